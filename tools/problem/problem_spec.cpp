@@ -1,0 +1,70 @@
+#include "problem/problem_spec.h"
+
+#include <stdexcept>
+
+namespace kagent {
+
+std::string to_string(ArgKind kind) {
+  switch (kind) {
+    case ArgKind::Tensor: return "tensor";
+    case ArgKind::Int: return "int";
+    case ArgKind::Float: return "float";
+    case ArgKind::Bool: return "bool";
+    case ArgKind::Unsupported: return "unsupported";
+  }
+  return "unsupported";
+}
+
+ArgKind arg_kind_from_string(const std::string& s) {
+  if (s == "tensor") return ArgKind::Tensor;
+  if (s == "int") return ArgKind::Int;
+  if (s == "float") return ArgKind::Float;
+  if (s == "bool") return ArgKind::Bool;
+  return ArgKind::Unsupported;
+}
+
+void to_json(nlohmann::json& j, const TensorArg& a) {
+  j = {{"name", a.name}, {"cpp_name", a.cpp_name}, {"kind", to_string(a.kind)},
+       {"dtype", a.dtype}, {"shape", a.shape}, {"is_buffer", a.is_buffer}};
+  if (!a.python_type.empty()) j["python_type"] = a.python_type;
+}
+
+void from_json(const nlohmann::json& j, TensorArg& a) {
+  a.name = j.at("name").get<std::string>();
+  a.cpp_name = j.value("cpp_name", a.name);
+  a.kind = arg_kind_from_string(j.value("kind", "tensor"));
+  a.dtype = j.value("dtype", "");
+  a.shape = j.value("shape", std::vector<int64_t>{});
+  a.is_buffer = j.value("is_buffer", false);
+  a.python_type = j.value("python_type", "");
+}
+
+void to_json(nlohmann::json& j, const OutputSpec& o) { j = {{"dtype", o.dtype}, {"shape", o.shape}}; }
+
+void from_json(const nlohmann::json& j, OutputSpec& o) {
+  o.dtype = j.at("dtype").get<std::string>();
+  o.shape = j.at("shape").get<std::vector<int64_t>>();
+}
+
+void to_json(nlohmann::json& j, const ProblemSpec& s) {
+  j = {{"name", s.name},       {"path", s.path},     {"sha256", s.sha256},
+       {"inputs", s.inputs},   {"params", s.params}, {"outputs", s.outputs},
+       {"output_is_tuple", s.output_is_tuple},       {"source", s.source},
+       {"torch_version", s.torch_version}};
+  j["level"] = s.level ? nlohmann::json(*s.level) : nlohmann::json(nullptr);
+}
+
+void from_json(const nlohmann::json& j, ProblemSpec& s) {
+  s.name = j.at("name").get<std::string>();
+  s.path = j.value("path", "");
+  s.sha256 = j.value("sha256", "");
+  if (j.contains("level") && !j["level"].is_null()) s.level = j["level"].get<int>();
+  s.inputs = j.value("inputs", std::vector<TensorArg>{});
+  s.params = j.value("params", std::vector<TensorArg>{});
+  s.outputs = j.value("outputs", std::vector<OutputSpec>{});
+  s.output_is_tuple = j.value("output_is_tuple", false);
+  s.source = j.value("source", "");
+  s.torch_version = j.value("torch_version", "");
+}
+
+}  // namespace kagent

@@ -1,0 +1,129 @@
+#include "result/eval_result.h"
+
+#include <array>
+#include <stdexcept>
+#include <utility>
+
+namespace kagent {
+
+namespace {
+constexpr std::array<std::pair<Status, const char*>, 9> kStatusNames{{
+    {Status::Correct, "correct"},
+    {Status::Wrong, "wrong"},
+    {Status::CompileError, "compile_error"},
+    {Status::RuntimeError, "runtime_error"},
+    {Status::Timeout, "timeout"},
+    {Status::Crash, "crash"},
+    {Status::Invalid, "invalid"},
+    {Status::ProblemError, "problem_error"},
+    {Status::InternalError, "internal_error"},
+}};
+
+template <class T>
+void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
+  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+template <class T>
+void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
+  if (j.contains(key) && !j[key].is_null()) v = j[key].get<T>();
+  else v.reset();
+}
+}  // namespace
+
+std::string to_string(Status s) {
+  for (const auto& [status, name] : kStatusNames)
+    if (status == s) return name;
+  return "internal_error";
+}
+
+Status status_from_string(const std::string& s) {
+  for (const auto& [status, name] : kStatusNames)
+    if (s == name) return status;
+  throw std::invalid_argument("unknown status '" + s + "'");
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registers, shared_static_bytes,
+                                                stack_frame_bytes, spill_store_bytes, spill_load_bytes,
+                                                constant_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
+                                                artifact, op_name, reason, resources)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
+                                                max_rel_error, worst_index, mismatched, numel, atol, rtol,
+                                                samples)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStats, median_ms, mean_ms, stdev_ms, min_ms, max_ms,
+                                                rel_stdev, iterations, total_s, stop_reason, host_median_ms)
+
+void to_json(nlohmann::json& j, const Correctness& c) {
+  j = {{"trials", c.trials},
+       {"trials_passed", c.trials_passed},
+       {"max_abs_error", c.max_abs_error},
+       {"max_rel_error", c.max_rel_error},
+       {"first_failure_trial", c.first_failure_trial},
+       {"first_failure_run", c.first_failure_run}};
+  put_optional(j, "first_failure", c.first_failure);
+}
+
+void from_json(const nlohmann::json& j, Correctness& c) {
+  c.trials = j.value("trials", 0);
+  c.trials_passed = j.value("trials_passed", 0);
+  c.max_abs_error = j.value("max_abs_error", 0.0);
+  c.max_rel_error = j.value("max_rel_error", 0.0);
+  c.first_failure_trial = j.value("first_failure_trial", -1);
+  c.first_failure_run = j.value("first_failure_run", "");
+  get_optional(j, "first_failure", c.first_failure);
+}
+
+void to_json(nlohmann::json& j, const Timing& t) {
+  j = nlohmann::json::object();
+  put_optional(j, "candidate", t.candidate);
+  put_optional(j, "eager", t.eager);
+  put_optional(j, "compiled", t.compiled);
+  put_optional(j, "speedup_eager", t.speedup_eager);
+  put_optional(j, "speedup_compiled", t.speedup_compiled);
+  j["baseline_cache_hit"] = t.baseline_cache_hit;
+}
+
+void from_json(const nlohmann::json& j, Timing& t) {
+  get_optional(j, "candidate", t.candidate);
+  get_optional(j, "eager", t.eager);
+  get_optional(j, "compiled", t.compiled);
+  get_optional(j, "speedup_eager", t.speedup_eager);
+  get_optional(j, "speedup_compiled", t.speedup_compiled);
+  t.baseline_cache_hit = j.value("baseline_cache_hit", false);
+}
+
+void to_json(nlohmann::json& j, const EvalResult& r) {
+  j = {{"status", to_string(r.status)},
+       {"reason", r.reason},
+       {"message", r.message},
+       {"runtime_error", r.runtime_error},
+       {"format", r.format},
+       {"device", r.device},
+       {"profile", r.profile},
+       {"eval_seconds", r.eval_seconds},
+       {"total_seconds", r.total_seconds},
+       {"worker_log_tail", r.worker_log_tail}};
+  put_optional(j, "compile", r.compile);
+  put_optional(j, "correctness", r.correctness);
+  put_optional(j, "timing", r.timing);
+}
+
+void from_json(const nlohmann::json& j, EvalResult& r) {
+  r.status = status_from_string(j.at("status").get<std::string>());
+  r.reason = j.value("reason", "");
+  r.message = j.value("message", "");
+  r.runtime_error = j.value("runtime_error", "");
+  r.format = j.value("format", "");
+  r.device = j.value("device", nlohmann::json());
+  r.profile = j.value("profile", nlohmann::json());
+  r.eval_seconds = j.value("eval_seconds", 0.0);
+  r.total_seconds = j.value("total_seconds", 0.0);
+  r.worker_log_tail = j.value("worker_log_tail", "");
+  get_optional(j, "compile", r.compile);
+  get_optional(j, "correctness", r.correctness);
+  get_optional(j, "timing", r.timing);
+}
+
+}  // namespace kagent

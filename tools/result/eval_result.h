@@ -1,0 +1,147 @@
+// EvalResult: the verdict on one candidate, as the worker and compiler produce it and
+// everything downstream (CLI report, feedback, trajectories, rewards) reads it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kagent {
+
+// The verdict. Order matters nowhere; names are the JSON strings.
+enum class Status {
+  Correct,       // compiled, every trial matched the reference
+  Wrong,         // ran, but some output differs (values, shape, dtype, count)
+  CompileError,  // nvcc or load_inline failed
+  RuntimeError,  // an exception or CUDA error inside the candidate
+  Timeout,       // the watchdog killed the worker
+  Crash,         // the worker died (signal, abort, exit())
+  Invalid,       // the candidate does not fit the problem (no forward, wrong signature)
+  ProblemError,  // the problem itself could not be loaded
+  InternalError, // kagent failed (worker could not start, protocol broken)
+};
+
+std::string to_string(Status s);
+Status status_from_string(const std::string& s);
+
+// A finer reason, stable strings that scripts and exit codes key on.
+namespace reason {
+inline constexpr const char* kMissingForward = "missing_forward";
+inline constexpr const char* kSignatureMismatch = "signature_mismatch";
+inline constexpr const char* kOutputCount = "output_count";
+inline constexpr const char* kShape = "shape_mismatch";
+inline constexpr const char* kDtype = "dtype_mismatch";
+inline constexpr const char* kValues = "value_mismatch";
+inline constexpr const char* kNonFinite = "non_finite";
+inline constexpr const char* kFileNotFound = "file_not_found";
+inline constexpr const char* kProblemLoad = "problem_load_error";
+inline constexpr const char* kProblemIncomplete = "problem_incomplete";
+inline constexpr const char* kCudaFatal = "cuda_fatal";
+inline constexpr const char* kNoGpu = "no_gpu";
+}  // namespace reason
+
+struct KernelResources {  // ptxas -v, per kernel
+  std::string kernel;     // demangled when possible
+  int registers = 0;
+  int64_t shared_static_bytes = 0;
+  int64_t stack_frame_bytes = 0;
+  int64_t spill_store_bytes = 0;
+  int64_t spill_load_bytes = 0;
+  int64_t constant_bytes = 0;
+};
+
+struct CompileInfo {
+  bool ok = false;
+  bool cache_hit = false;
+  double seconds = 0;          // wall time of nvcc (0 on a cache hit)
+  std::string errors;          // short: first errors, deduplicated, with source lines
+  std::string log;             // full compiler output, cut to a stated limit
+  std::string command;         // the nvcc command line
+  std::string artifact;        // path of the shared object
+  std::string op_name;         // dispatcher name of the bound forward, e.g. "kagent_3fa9c2d1e0b4a7c6::forward"
+  std::string reason;          // reason::kMissingForward / kSignatureMismatch when that is what failed
+  std::vector<KernelResources> resources;
+};
+
+struct Mismatch {
+  std::vector<int64_t> index;
+  double got = 0;
+  double expected = 0;
+};
+
+struct OutputCheck {           // one output of one trial
+  int output = 0;
+  bool ok = true;
+  std::string reason;          // empty when ok, else a reason:: string
+  std::string message;         // human text, e.g. "shape [4, 8] != expected [4, 16]"
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  std::vector<int64_t> worst_index;
+  int64_t mismatched = 0;      // elements outside tolerance
+  int64_t numel = 0;
+  double atol = 0, rtol = 0;
+  std::vector<Mismatch> samples;  // a few mismatching positions
+};
+
+struct Correctness {
+  int trials = 0;
+  int trials_passed = 0;
+  double max_abs_error = 0;
+  double max_rel_error = 0;
+  std::optional<OutputCheck> first_failure;  // with trial number below
+  int first_failure_trial = -1;
+  std::string first_failure_run;  // "before reference" or "after reference"
+};
+
+struct TimingStats {
+  double median_ms = 0, mean_ms = 0, stdev_ms = 0, min_ms = 0, max_ms = 0;
+  double rel_stdev = 0;        // stdev / mean
+  int iterations = 0;
+  double total_s = 0;          // GPU time spent in the measured region
+  std::string stop_reason;     // which stopping criterion ended the loop
+  double host_median_ms = 0;   // wall time to device-wide completion, a cross-check
+};
+
+struct Timing {
+  std::optional<TimingStats> candidate, eager, compiled;
+  std::optional<double> speedup_eager, speedup_compiled;  // baseline / candidate
+  bool baseline_cache_hit = false;
+};
+
+struct EvalResult {
+  Status status = Status::InternalError;
+  std::string reason;          // reason:: string, may be empty
+  std::string message;         // one human line
+  std::string runtime_error;   // exception text / CUDA error, cut
+  std::string format;          // "cuda" | "kernelbench"
+  std::optional<CompileInfo> compile;
+  std::optional<Correctness> correctness;
+  std::optional<Timing> timing;
+  nlohmann::json device;       // name, cc, sms, memory, l2, from the worker
+  nlohmann::json profile;      // filled by the profiler (issue 4); null when absent
+  double eval_seconds = 0;     // worker time for this evaluation (no compile)
+  double total_seconds = 0;    // end to end, compile included
+  std::string worker_log_tail; // last lines the worker printed, on crashes
+};
+
+void to_json(nlohmann::json& j, const KernelResources& r);
+void from_json(const nlohmann::json& j, KernelResources& r);
+void to_json(nlohmann::json& j, const CompileInfo& c);
+void from_json(const nlohmann::json& j, CompileInfo& c);
+void to_json(nlohmann::json& j, const Mismatch& m);
+void from_json(const nlohmann::json& j, Mismatch& m);
+void to_json(nlohmann::json& j, const OutputCheck& o);
+void from_json(const nlohmann::json& j, OutputCheck& o);
+void to_json(nlohmann::json& j, const Correctness& c);
+void from_json(const nlohmann::json& j, Correctness& c);
+void to_json(nlohmann::json& j, const TimingStats& t);
+void from_json(const nlohmann::json& j, TimingStats& t);
+void to_json(nlohmann::json& j, const Timing& t);
+void from_json(const nlohmann::json& j, Timing& t);
+void to_json(nlohmann::json& j, const EvalResult& r);
+void from_json(const nlohmann::json& j, EvalResult& r);
+
+}  // namespace kagent

@@ -1,0 +1,23 @@
+// Eager and torch.compile baseline times, measured like the candidate and cached per
+// (problem file hash, torch version, GPU, timing settings) on disk.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "result/eval_result.h"
+#include "worker/evaluator.h"
+#include "worker/problem_session.h"
+
+namespace kagent::worker {
+
+struct Baselines {
+  std::optional<TimingStats> eager, compiled;
+  std::string compiled_error;  // why there is no compiled baseline
+  bool cache_hit = false;
+};
+
+Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts,
+                        const std::string& gpu_name);
+
+}  // namespace kagent::worker

@@ -1,0 +1,197 @@
+#include "worker/client/worker_client.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "build_info.h"
+
+namespace kagent {
+
+namespace fs = std::filesystem;
+
+std::string default_worker_path() {
+  if (const char* env = std::getenv("KAGENT_WORKER")) return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path next = self.parent_path() / "kagent-worker";
+    if (fs::exists(next)) return next.string();
+  }
+  return (fs::path(build::kBinaryDir) / "kagent-worker").string();
+}
+
+WorkerClient::WorkerClient(WorkerOptions opts) : opts_(std::move(opts)) {
+  if (opts_.worker_path.empty()) opts_.worker_path = default_worker_path();
+  if (opts_.log_path.empty()) {
+    opts_.log_path = (fs::temp_directory_path() / fmt::format("kagent-worker-{}-{}.log", ::getpid(),
+                                                              reinterpret_cast<uintptr_t>(this)))
+                         .string();
+    own_log_ = true;
+  }
+}
+
+WorkerClient::~WorkerClient() {
+  stop();
+  if (own_log_) {
+    std::error_code ec;
+    fs::remove(opts_.log_path, ec);
+  }
+}
+
+void WorkerClient::stop() {
+  reader_.reset();
+  proc_.reset();  // RAII: kills the process group
+}
+
+std::string WorkerClient::log_tail(size_t bytes) const {
+  std::ifstream in(opts_.log_path, std::ios::binary);
+  if (!in) return {};
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<size_t>(in.tellg());
+  size_t from = size > bytes ? size - bytes : 0;
+  in.seekg(static_cast<std::streamoff>(from));
+  std::string s(size - from, '\0');
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  return s;
+}
+
+std::optional<WorkerError> WorkerClient::ensure_started() {
+  if (proc_ && proc_->running()) return std::nullopt;
+  stop();
+  if (!fs::exists(opts_.worker_path))
+    return WorkerError{"worker_start", "kagent-worker not found at " + opts_.worker_path + " (build it, or set KAGENT_WORKER)"};
+  SpawnOptions so;
+  so.argv = {opts_.worker_path};
+  so.output_file = opts_.log_path;
+  so.protocol_pipes = true;
+  so.env_set = opts_.env;
+  if (opts_.gpu) so.env_set.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", *opts_.gpu));
+  try {
+    proc_ = std::make_unique<Subprocess>(so);
+  } catch (const std::exception& e) {
+    return WorkerError{"worker_start", e.what()};
+  }
+  reader_ = std::make_unique<JsonLineReader>(proc_->reply_fd());
+  ++restarts_;
+  auto hello = reader_->read(opts_.start_timeout);
+  if (hello.state != JsonLineReader::State::Message) {
+    std::string how = hello.state == JsonLineReader::State::Timeout ? "did not answer in time" : "died while starting";
+    stop();
+    return WorkerError{"worker_start", "kagent-worker " + how + ": " + log_tail(600)};
+  }
+  if (!hello.message.value("ok", false)) {
+    stop();
+    return WorkerError{"worker_start", hello.message["error"].value("message", "worker failed to start")};
+  }
+  device_ = hello.message["result"]["device"];
+  return std::nullopt;
+}
+
+WorkerClient::Reply WorkerClient::request(nlohmann::json req, std::chrono::milliseconds timeout) {
+  int id = next_id_++;
+  req["id"] = id;
+  try {
+    write_json_line(proc_->request_fd(), req);
+  } catch (const std::exception& e) {
+    auto exit = proc_->wait(std::chrono::milliseconds(2000));
+    return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what()};
+  }
+  for (;;) {
+    JsonLineReader::Result msg;
+    try {
+      msg = reader_->read(timeout);
+    } catch (const std::exception& e) {  // garbage on the protocol pipe
+      return {Reply::Kind::Died, {}, e.what()};
+    }
+    if (msg.state == JsonLineReader::State::Timeout) return {Reply::Kind::Timeout, {}, {}};
+    if (msg.state == JsonLineReader::State::Closed) {
+      auto exit = proc_->wait(std::chrono::milliseconds(5000));
+      return {Reply::Kind::Died, {}, exit ? exit->describe() : "closed its pipe"};
+    }
+    if (msg.message.value("id", -1) != id) continue;  // a stale reply from an earlier, abandoned request
+    if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}};
+    return {Reply::Kind::Error, msg.message, {}};
+  }
+}
+
+std::variant<nlohmann::json, WorkerError> WorkerClient::hello() {
+  if (auto err = ensure_started()) return *err;
+  return device_;
+}
+
+std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::string& path) {
+  if (auto err = ensure_started()) return *err;
+  Reply r = request({{"op", "load_problem"}, {"path", path}}, opts_.start_timeout);
+  switch (r.kind) {
+    case Reply::Kind::Ok: return r.body["result"].get<ProblemSpec>();
+    case Reply::Kind::Error:
+      return WorkerError{r.body["error"].value("kind", "error"), r.body["error"].value("message", "")};
+    case Reply::Kind::Timeout:
+      stop();
+      return WorkerError{"problem_load_error", "loading the problem did not finish in time"};
+    case Reply::Kind::Died:
+      stop();
+      return WorkerError{"problem_load_error", "the worker died loading the problem (" + r.detail + "): " + log_tail(600)};
+  }
+  return WorkerError{"internal_error", "unreachable"};
+}
+
+EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
+                                  const nlohmann::json& options) {
+  EvalResult result;
+  result.format = candidate.format;
+  if (auto err = ensure_started()) {
+    result.status = Status::InternalError;
+    result.message = err->message;
+    return result;
+  }
+  nlohmann::json cand = {{"format", candidate.format}};
+  if (candidate.format == "kernelbench") cand["path"] = candidate.path;
+  else cand.update({{"artifact", candidate.artifact}, {"op_name", candidate.op_name}});
+  std::ofstream(opts_.log_path, std::ios::app) << "\n=== kagent: evaluate " << problem_path << "\n";
+  auto log_start = fs::file_size(opts_.log_path);
+  Reply r = request({{"op", "evaluate"}, {"problem", problem_path}, {"candidate", cand}, {"options", options}},
+                    opts_.request_timeout);
+  auto candidate_log = [&] {
+    std::string tail = log_tail(4000);
+    auto size = fs::file_size(opts_.log_path);
+    size_t fresh = size > log_start ? size - log_start : 0;  // only what this evaluation printed
+    return fresh < tail.size() ? tail.substr(tail.size() - fresh) : tail;
+  };
+  switch (r.kind) {
+    case Reply::Kind::Ok:
+      result = r.body["result"].get<EvalResult>();
+      if (r.body.value("fatal", false)) {
+        result.worker_log_tail = candidate_log();
+        proc_->wait(std::chrono::milliseconds(10000));
+        stop();
+      }
+      return result;
+    case Reply::Kind::Error:
+      result.status = Status::InternalError;
+      result.message = r.body["error"].value("message", "worker error");
+      return result;
+    case Reply::Kind::Timeout:
+      result.status = Status::Timeout;
+      result.message = fmt::format("no verdict within {:.0f} s: the candidate hangs (killed)",
+                                   std::chrono::duration<double>(opts_.request_timeout).count());
+      stop();
+      result.device = device_;
+      result.worker_log_tail = candidate_log();
+      return result;
+    case Reply::Kind::Died:
+      result.status = Status::Crash;
+      result.message = "the worker died during the evaluation: " + r.detail;
+      result.worker_log_tail = candidate_log();
+      result.device = device_;
+      stop();
+      return result;
+  }
+  return result;
+}
+
+}  // namespace kagent

@@ -1,0 +1,84 @@
+// The orchestrator's handle on one worker process (one GPU). It never touches CUDA:
+// it starts kagent-worker, speaks JSON lines with it, watches it with a timeout, turns
+// its death into a classified EvalResult and starts a fresh one on the next call.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "common/json_lines.h"
+#include "common/subprocess.h"
+#include "problem/problem_spec.h"
+#include "result/eval_result.h"
+
+namespace kagent {
+
+struct WorkerOptions {
+  std::string worker_path;                  // kagent-worker; default: next to the running binary
+  std::string log_path;                     // the worker's stdout/stderr; default: a temp file
+  std::optional<int> gpu;                   // CUDA_VISIBLE_DEVICES for the worker
+  std::chrono::milliseconds start_timeout{120'000};
+  std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
+  std::vector<std::string> env;             // extra KEY=VALUE for the worker
+};
+
+// What a candidate is, as the worker needs to know it.
+struct CandidateRef {
+  std::string format;    // "cuda" | "kernelbench"
+  std::string artifact;  // cuda: the compiled shared object
+  std::string op_name;   // cuda: dispatcher name of forward
+  std::string path;      // kernelbench: the Python file
+};
+
+// A request the worker answered with an error (problem failed to load, bad request).
+struct WorkerError {
+  std::string kind;      // e.g. problem_load_error, problem_incomplete, file_not_found, worker_start
+  std::string message;
+};
+
+class WorkerClient {
+ public:
+  explicit WorkerClient(WorkerOptions opts);
+  ~WorkerClient();
+  WorkerClient(const WorkerClient&) = delete;
+  WorkerClient& operator=(const WorkerClient&) = delete;
+
+  // The worker's device description; starts the worker when none runs.
+  std::variant<nlohmann::json, WorkerError> hello();
+  std::variant<ProblemSpec, WorkerError> load_problem(const std::string& path);
+  // Always returns a result: a crash, hang or broken protocol becomes a classified one.
+  EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate,
+                      const nlohmann::json& options = nlohmann::json::object());
+
+  int restarts() const { return restarts_; }
+  const std::string& log_path() const { return opts_.log_path; }
+
+ private:
+  struct Reply {
+    enum class Kind { Ok, Error, Timeout, Died } kind;
+    nlohmann::json body;
+    std::string detail;  // for Died: how it ended
+  };
+  std::optional<WorkerError> ensure_started();
+  Reply request(nlohmann::json req, std::chrono::milliseconds timeout);
+  void stop();
+  std::string log_tail(size_t bytes = 2000) const;
+
+  WorkerOptions opts_;
+  std::unique_ptr<Subprocess> proc_;
+  std::unique_ptr<JsonLineReader> reader_;
+  nlohmann::json device_;
+  int next_id_ = 1;
+  int restarts_ = -1;  // the first start is not a restart
+  bool own_log_ = false;
+};
+
+// Finds kagent-worker: $KAGENT_WORKER, next to /proc/self/exe, or the build directory.
+std::string default_worker_path();
+
+}  // namespace kagent

@@ -1,0 +1,234 @@
+"""Python half of the kagent worker, run by the interpreter the worker embeds.
+
+It does what only Python can do well: execute a KernelBench problem file, build its
+Model and inputs, derive the ProblemSpec, load `kernelbench`-format candidates and
+build the torch.compile baseline. Timing, checking and the native candidates stay in
+C++. Errors carry a `kind` so the C++ side can classify them without parsing text.
+"""
+
+import hashlib
+import importlib.util
+import inspect
+import os
+import re
+import sys
+import traceback
+
+import torch
+
+
+class KagentError(Exception):
+    """An error with a stable kind: problem_load_error, problem_incomplete, file_not_found,
+    candidate_load_error, compile_error, invalid."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+_module_counter = [0]
+
+
+def _short_exception(exc, path):
+    """One line: 'SyntaxError: invalid syntax (x.py, line 3)' or the last frame in the file."""
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} ({os.path.basename(path)}, line {exc.lineno})"
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == path:
+            where = f" ({os.path.basename(path)}, line {frame.lineno})"
+            break
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def _exec_file(path, kind):
+    if not os.path.isfile(path):
+        raise KagentError("file_not_found", f"no such file: {path}")
+    _module_counter[0] += 1
+    name = f"kagent_loaded_{_module_counter[0]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the file's own error, whatever it is
+        del sys.modules[name]
+        raise KagentError(kind, _short_exception(exc, path)) from None
+    return module
+
+
+def _dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _arg_entry(name, value):
+    entry = {"name": name, "cpp_name": re.sub(r"\W", "_", name), "dtype": "", "shape": []}
+    if isinstance(value, torch.Tensor):
+        entry.update(kind="tensor", dtype=_dtype_name(value.dtype), shape=list(value.shape))
+    elif isinstance(value, bool):
+        entry["kind"] = "bool"
+    elif isinstance(value, int):
+        entry["kind"] = "int"
+    elif isinstance(value, float):
+        entry["kind"] = "float"
+    else:
+        entry.update(kind="unsupported", python_type=type(value).__name__)
+    return entry
+
+
+def _forward_arg_names(model_cls, count):
+    """Names of forward's parameters (minus self); *args get x0, x1, ..."""
+    try:
+        params = list(inspect.signature(model_cls.forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            break
+        names.append(p.name)
+    while len(names) < count:
+        names.append(f"x{len(names)}")
+    return names[:count]
+
+
+def _flatten_outputs(out):
+    if isinstance(out, torch.Tensor):
+        return [out], False
+    if isinstance(out, (tuple, list)):
+        return list(out), True
+    raise KagentError("problem_incomplete", f"forward returns {type(out).__name__}, not a tensor or a tuple of tensors")
+
+
+class Problem:
+    """A loaded problem file: builds models and inputs on a device, reproducibly by seed."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.module = _exec_file(self.path, "problem_load_error")
+        missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(self.module, n)]
+        if missing:
+            raise KagentError("problem_incomplete", f"problem defines no {', '.join(missing)} ({os.path.basename(path)})")
+        with open(self.path, "rb") as f:
+            data = f.read()
+        self.source = data.decode("utf-8", errors="replace")
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.name = os.path.splitext(os.path.basename(self.path))[0]
+
+    def _call(self, fn_name):
+        try:
+            return getattr(self.module, fn_name)()
+        except Exception as exc:
+            raise KagentError("problem_load_error", f"{fn_name}() failed: {_short_exception(exc, self.path)}") from None
+
+    def init_inputs(self):
+        return list(self._call("get_init_inputs"))
+
+    def make_model(self, device, seed=42, cls=None):
+        torch.manual_seed(seed)
+        with torch.device(device):
+            try:
+                model = (cls or self.module.Model)(*self.init_inputs())
+            except KagentError:
+                raise
+            except Exception as exc:
+                raise KagentError("problem_load_error", f"Model(...) failed: {_short_exception(exc, self.path)}") from None
+        return model.to(device)
+
+    def make_inputs(self, device, seed):
+        torch.manual_seed(seed)
+        with torch.device(device):
+            inputs = list(self._call("get_inputs"))
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def spec(self, device="meta"):
+        """The ProblemSpec as a dict; shapes come from running on `device` (meta costs nothing)."""
+        model = self.make_model(device)
+        inputs = self.make_inputs(device, seed=0)
+        names = _forward_arg_names(self.module.Model, len(inputs))
+        with torch.no_grad():
+            try:
+                out = model(*inputs)
+            except Exception as exc:
+                if device == "meta":
+                    raise
+                raise KagentError("problem_load_error", f"Model.forward failed: {_short_exception(exc, self.path)}") from None
+        outputs, is_tuple = _flatten_outputs(out)
+        for o in outputs:
+            if not isinstance(o, torch.Tensor):
+                raise KagentError("problem_incomplete", f"forward returns a {type(o).__name__} among its outputs")
+        param_names = set(dict(model.named_parameters()).keys())
+        params = []
+        for key, value in model.state_dict(keep_vars=True).items():
+            entry = _arg_entry(key, value)
+            entry["is_buffer"] = key not in param_names
+            params.append(entry)
+        level = re.search(r"level(\d+)", self.path)
+        return {
+            "name": self.name,
+            "path": self.path,
+            "sha256": self.sha256,
+            "level": int(level.group(1)) if level else None,
+            "inputs": [_arg_entry(n, v) for n, v in zip(names, inputs)],
+            "params": params,
+            "outputs": [{"dtype": _dtype_name(o.dtype), "shape": list(o.shape)} for o in outputs],
+            "output_is_tuple": is_tuple,
+            "source": self.source,
+            "torch_version": torch.__version__,
+        }
+
+
+def derive_spec(problem):
+    """Meta tensors first (no memory, no GPU); the real device only when an op has no meta kernel."""
+    try:
+        return problem.spec("meta")
+    except KagentError:
+        raise
+    except Exception:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return problem.spec(device)
+
+
+def load_problem(path):
+    problem = Problem(path)
+    return problem, derive_spec(problem)
+
+
+def load_kernelbench_candidate(path, problem, device, seed=42):
+    """Executes a KernelBench-format answer (ModelNew, usually with load_inline) and builds
+    ModelNew with the same seed as the reference, so modules get the same weights."""
+    try:
+        module = _exec_file(os.path.abspath(path), "candidate_load_error")
+    except KagentError as err:
+        text = err.message
+        # load_inline raises "Error building extension ...": that is a compile error.
+        if "Error building extension" in text or "error:" in text and "ninja" in text.lower():
+            raise KagentError("compile_error", text) from None
+        raise
+    if not hasattr(module, "ModelNew"):
+        raise KagentError("invalid", "the candidate defines no class ModelNew")
+    try:
+        return problem.make_model(device, seed=seed, cls=module.ModelNew)
+    except KagentError as err:
+        raise KagentError("candidate_load_error", err.message.replace("Model(...)", "ModelNew(...)")) from None
+
+
+def compiled_model(model):
+    return torch.compile(model)
+
+
+def device_info():
+    if not torch.cuda.is_available():
+        return {"available": False}
+    p = torch.cuda.get_device_properties(0)
+    return {
+        "available": True,
+        "name": p.name,
+        "compute_capability": [p.major, p.minor],
+        "sms": p.multi_processor_count,
+        "memory_bytes": p.total_memory,
+        "l2_bytes": getattr(p, "L2_cache_size", 0),
+        "torch_version": torch.__version__,
+        "cuda_version": torch.version.cuda,
+    }

@@ -1,0 +1,56 @@
+#include "worker/problem_session.h"
+
+namespace kagent::worker {
+
+namespace {
+PyRef str(const std::string& s) { return check(PyUnicode_FromString(s.c_str())); }
+PyRef integer(int64_t v) { return check(PyLong_FromLongLong(v)); }
+
+// json.dumps of a Python object, parsed back: the spec crosses as text, once per problem.
+nlohmann::json to_json(PyObject* o) {
+  PyRef json_mod = check(PyImport_ImportModule("json"));
+  PyRef text = check(PyObject_CallMethod(json_mod.get(), "dumps", "O", o));
+  return nlohmann::json::parse(PyUnicode_AsUTF8(text.get()));
+}
+}  // namespace
+
+ProblemSession::ProblemSession(PythonRuntime& py, const std::string& path) : py_(py) {
+  PyRef pair = py_.call("load_problem", {str(path)});
+  problem_ = PyRef::borrow(PyTuple_GetItem(pair.get(), 0));
+  spec_json_ = to_json(PyTuple_GetItem(pair.get(), 1));
+  spec_ = spec_json_.get<ProblemSpec>();
+}
+
+PyRef ProblemSession::make_model(const std::string& device, int64_t seed) {
+  PyRef fn = check(PyObject_GetAttrString(problem_.get(), "make_model"));
+  return check(PyObject_CallFunction(fn.get(), "sL", device.c_str(), static_cast<long long>(seed)));
+}
+
+Values ProblemSession::make_inputs(const std::string& device, int64_t seed) {
+  PyRef fn = check(PyObject_GetAttrString(problem_.get(), "make_inputs"));
+  PyRef list = check(PyObject_CallFunctionObjArgs(fn.get(), str(device).get(), integer(seed).get(), nullptr));
+  Values out;
+  Py_ssize_t n = PyList_Size(list.get());
+  for (Py_ssize_t i = 0; i < n; ++i) out.push_back(from_python(PyList_GetItem(list.get(), i)));
+  return out;
+}
+
+Values ProblemSession::state_values(PyObject* model) {
+  PyRef method = check(PyObject_GetAttrString(model, "state_dict"));
+  PyRef no_args = check(PyTuple_New(0));
+  PyRef kwargs = check(Py_BuildValue("{s:O}", "keep_vars", Py_True));
+  PyRef sd = check(PyObject_Call(method.get(), no_args.get(), kwargs.get()));
+  PyRef values = check(PyObject_CallMethod(sd.get(), "values", nullptr));
+  PyRef seq = check(PySequence_List(values.get()));
+  Values out;
+  Py_ssize_t n = PyList_Size(seq.get());
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    c10::IValue v = from_python(PyList_GetItem(seq.get(), i));
+    // Parameters come as Parameters (requires_grad); the candidate gets plain tensors.
+    if (v.isTensor()) v = c10::IValue(v.toTensor().detach());
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace kagent::worker
