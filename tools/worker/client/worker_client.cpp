@@ -154,8 +154,11 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   else cand.update({{"artifact", candidate.artifact}, {"op_name", candidate.op_name}});
   std::ofstream(opts_.log_path, std::ios::app) << "\n=== kagent: evaluate " << problem_path << "\n";
   auto log_start = fs::file_size(opts_.log_path);
+  // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
+  auto timeout = opts_.request_timeout +
+                 (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
   Reply r = request({{"op", "evaluate"}, {"problem", problem_path}, {"candidate", cand}, {"options", options}},
-                    opts_.request_timeout);
+                    timeout);
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
     auto size = fs::file_size(opts_.log_path);
@@ -178,7 +181,7 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
     case Reply::Kind::Timeout:
       result.status = Status::Timeout;
       result.message = fmt::format("no verdict within {:.0f} s: the candidate hangs (killed)",
-                                   std::chrono::duration<double>(opts_.request_timeout).count());
+                                   std::chrono::duration<double>(timeout).count());
       stop();
       result.device = device_;
       result.worker_log_tail = candidate_log();

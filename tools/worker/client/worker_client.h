@@ -24,6 +24,7 @@ struct WorkerOptions {
   std::optional<int> gpu;                   // CUDA_VISIBLE_DEVICES for the worker
   std::chrono::milliseconds start_timeout{120'000};
   std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
+  std::chrono::milliseconds kernelbench_build_allowance{300'000};  // added for load_inline builds
   std::vector<std::string> env;             // extra KEY=VALUE for the worker
 };
 

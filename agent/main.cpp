@@ -1,0 +1,34 @@
+// kagent: the command line. Each subcommand lives in cli/<name>_command.cpp.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "build_info.h"
+#include "cli/eval_command.h"
+#include "cli/llm_command.h"
+#include "result/exit_status.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"kagent: an LLM writes CUDA kernels for PyTorch problems; kagent compiles, verifies, times and "
+               "profiles them"};
+  app.set_version_flag("--version", std::string("kagent ") + kagent::build::kVersion);
+  app.require_subcommand(1);
+  std::vector<kagent::cli::Command> commands = {
+      kagent::cli::add_eval_command(app),
+      kagent::cli::add_llm_command(app),
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, then the usage status every command shares.
+    std::cerr << "kagent: " << e.what() << " (see kagent --help)\n";
+    return kagent::exit_status::kUsage;
+  }
+  for (auto& c : commands)
+    if (c.app->parsed()) return c.run();
+  return kagent::exit_status::kUsage;
+}

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The whole GPU check, one command on the H200 machine:
+#   bash scripts/gpu_check.sh [suite|bench|all]
+# Builds kagent against the machine's torch, runs every test (GPU suites included), the
+# shipped example, and (bench|all) the evaluation benchmark. Logs go to $OUT (or ./gpu-out).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-suite}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=$(command -v python3)
+export PATH=$(dirname "$PY"):$PATH
+export KAGENT_CACHE_DIR=${KAGENT_CACHE_DIR:-/tmp/kagent-cache}
+# Headers this machine lacks travel in .carry/include (scripts/carry_headers.sh, run beforehand).
+
+{
+  echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
+  nvcc --version | tail -1; nproc
+} 2>&1 | tee "$OUT/machine.txt"
+
+echo "== build"
+start=$(date +%s)
+extra=()
+# Without libssl-dev there, use the carried headers and the runtime libcrypto.so.3.
+if [ ! -f /usr/include/openssl/sha.h ] && [ -d .carry/include/openssl ]; then
+  crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* 2>/dev/null | head -1)
+  extra+=(-DOPENSSL_INCLUDE_DIR=$PWD/.carry/include -DOPENSSL_CRYPTO_LIBRARY=$crypto -DOPENSSL_SSL_LIBRARY=$crypto)
+fi
+[ -f /usr/include/httplib.h ] || extra+=(-DHTTPLIB_INCLUDE_DIR=$PWD/.carry/include)
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PY" "${extra[@]}" > "$OUT/build.log" 2>&1 &&
+  cmake --build build-gpu -j "$(nproc)" -- -k 0 >> "$OUT/build.log" 2>&1
+rc=$?
+echo "build rc=$rc in $(( $(date +%s) - start )) s"
+# Keep going: a target that failed to build shows up as a failed test below.
+[ $rc -ne 0 ] && grep -E "error|FAILED" "$OUT/build.log" | head -20
+[ -x build-gpu/kagent-worker ] || exit 1
+
+echo "== tests"
+# CPU suites in parallel; GPU suites alone, so nothing else disturbs their timings.
+ctest --test-dir build-gpu --output-on-failure --timeout 600 -LE gpu -j 8 > "$OUT/ctest.log" 2>&1
+trc=$?
+ctest --test-dir build-gpu --output-on-failure --timeout 900 -L gpu -V > "$OUT/ctest_gpu.log" 2>&1
+grc=$?
+cat "$OUT/ctest_gpu.log" >> "$OUT/ctest.log"
+trc=$(( trc | grc ))
+grep -E "^(ok|FAIL) |GPU suite:|SKIPPED|tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest.log" | head -60
+echo "ctest rc=$trc"
+
+echo "== example"
+./build-gpu/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu 2>&1 | tee "$OUT/example.txt"
+
+if [ "$what" = bench ] || [ "$what" = all ]; then
+  echo "== bench"
+  "$PY" bench/eval/bench_eval.py --kagent build-gpu/kagent --out "$OUT/bench_eval.json" 2>&1 | tee "$OUT/bench_eval.txt"
+fi
+exit $trc

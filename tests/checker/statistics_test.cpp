@@ -1,0 +1,62 @@
+// kagent::stats on fixed sample sets (values checked against numpy).
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "timer/statistics.h"
+
+namespace stats = kagent::stats;
+using V = std::vector<double>;
+
+TEST_CASE("median, mean, min, max") {
+  CHECK(stats::median(V{3, 1, 2}) == 2);
+  CHECK(stats::median(V{4, 1, 3, 2}) == 2.5);
+  CHECK(stats::median(V{7}) == 7);
+  CHECK(stats::mean(V{1, 2, 3, 4}) == 2.5);
+  CHECK(stats::min(V{3, -1, 2}) == -1);
+  CHECK(stats::max(V{3, -1, 2}) == 3);
+}
+
+TEST_CASE("sample standard deviation and relative stdev") {
+  const V xs{2, 4, 4, 4, 5, 5, 7, 9};  // population stdev 2, sample stdev sqrt(32/7)
+  CHECK(stats::stdev(xs) == doctest::Approx(std::sqrt(32.0 / 7.0)));
+  CHECK(stats::rel_stdev(xs) == doctest::Approx(std::sqrt(32.0 / 7.0) / 5.0));
+  CHECK(stats::stdev(V{5}) == 0);
+  CHECK(stats::rel_stdev(V{0, 0}) == 0);
+  CHECK(std::isinf(stats::rel_stdev(V{-1, 1})));
+}
+
+TEST_CASE("percentile interpolates linearly like numpy") {
+  const V xs{4, 1, 3, 2};
+  CHECK(stats::percentile(xs, 0) == 1);
+  CHECK(stats::percentile(xs, 100) == 4);
+  CHECK(stats::percentile(xs, 25) == doctest::Approx(1.75));
+  CHECK(stats::percentile(xs, 90) == doctest::Approx(3.7));
+  CHECK(stats::percentile(V{1, 1, 5}, 75) == doctest::Approx(3.0));
+  CHECK_THROWS_AS(stats::percentile(xs, 101), std::invalid_argument);
+  CHECK_THROWS_AS(stats::percentile(xs, -1), std::invalid_argument);
+}
+
+TEST_CASE("empty sample sets throw") {
+  const V none;
+  CHECK_THROWS_AS(stats::mean(none), std::invalid_argument);
+  CHECK_THROWS_AS(stats::median(none), std::invalid_argument);
+  CHECK_THROWS_AS(stats::min(none), std::invalid_argument);
+  CHECK_THROWS_AS(stats::max(none), std::invalid_argument);
+  CHECK_THROWS_AS(stats::stdev(none), std::invalid_argument);
+  CHECK_THROWS_AS(stats::percentile(none, 50), std::invalid_argument);
+}
+
+TEST_CASE("RunningStats matches the batch statistics") {
+  const V xs{1.5, 2.25, 1.75, 9.0, 1.0, 1.125};
+  stats::RunningStats r;
+  CHECK(r.stdev() == 0);
+  for (double x : xs) r.add(x);
+  CHECK(r.count() == 6);
+  CHECK(r.mean() == doctest::Approx(stats::mean(xs)));
+  CHECK(r.sum() == doctest::Approx(16.625));
+  CHECK(r.stdev() == doctest::Approx(stats::stdev(xs)));
+  CHECK(r.rel_stdev() == doctest::Approx(stats::rel_stdev(xs)));
+}

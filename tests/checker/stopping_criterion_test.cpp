@@ -1,0 +1,154 @@
+// Stopping criteria fed with synthetic sample sequences.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "timer/stopping_criterion.h"
+
+using kagent::AnyOf;
+using kagent::CapCriterion;
+using kagent::CapParams;
+using kagent::StdRelCriterion;
+using kagent::StdRelParams;
+using kagent::StoppingCriterion;
+
+namespace {
+
+// Feeds samples (seconds) with a fake wall clock advancing by `dt` per sample until the
+// criterion finishes or the samples run out; returns how many were fed.
+template <class Next>
+int64_t feed(StoppingCriterion& c, Next next, int64_t limit, double dt = 1e-3) {
+  int64_t n = 0;
+  while (!c.is_finished() && n < limit) {
+    c.add(next(n), dt * static_cast<double>(n + 1));
+    ++n;
+  }
+  return n;
+}
+
+// Uniform in [-1, 1), deterministic.
+struct Jitter {
+  std::mt19937_64 gen{12345};
+  double operator()() { return static_cast<double>(gen() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
+};
+
+AnyOf default_combo(StdRelParams s, CapParams c) {
+  std::vector<std::unique_ptr<StoppingCriterion>> v;
+  v.push_back(std::make_unique<StdRelCriterion>(s));
+  v.push_back(std::make_unique<CapCriterion>(c));
+  return AnyOf(std::move(v));
+}
+
+}  // namespace
+
+TEST_CASE("a stable series finishes with a noise reason, but not before min_samples") {
+  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+  for (int i = 0; i < 19; ++i) {
+    c.add(1e-3, 1e-3 * (i + 1));
+    CHECK_FALSE(c.is_finished());
+    CHECK(c.reason().empty());
+  }
+  c.add(1e-3, 0.02);
+  CHECK(c.is_finished());
+  CHECK(c.reason() == "noise 0.0% < 1.0%");
+}
+
+TEST_CASE("min_time is respected") {
+  StdRelCriterion c(StdRelParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
+  // 1 ms per sample of wall time: needs 500 samples before it may stop.
+  const int64_t n = feed(c, [](int64_t) { return 2e-3; }, 10000);
+  CHECK(n == 500);
+  CHECK(c.reason() == "noise 0.0% < 1.0%");
+}
+
+TEST_CASE("a noisy-then-stable series finishes on noise, below the target") {
+  Jitter j;
+  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+  auto series = [&](int64_t i) {
+    if (i < 5) return 1e-3 * (1.0 + (i % 2 ? 0.1 : -0.1));  // warm-up-like transient, +-10%
+    return 1e-3 * (1.0 + 0.001 * j());                      // then +-0.1%
+  };
+  const int64_t n = feed(c, series, 5000);
+  REQUIRE(c.is_finished());
+  MESSAGE("finished after " << n << ": " << c.reason());
+  CHECK(n < 5000);
+  CHECK(n > 100);  // the transient keeps the noise above 1% for a while
+  CHECK(c.reason().rfind("noise ", 0) == 0);
+  CHECK(c.reason().find("< 1.0%") != std::string::npos);
+  CHECK(c.reason().find("1.0% < 1.0%") == std::string::npos);  // enough digits to show it is below
+  CHECK(c.current_noise() < 0.01);
+}
+
+TEST_CASE("a stationary noisy series stops once its noise has converged") {
+  Jitter j;
+  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+  const int64_t n = feed(c, [&](int64_t) { return 1e-3 * (1.0 + 0.2 * j()); }, 100000);
+  REQUIRE(c.is_finished());
+  MESSAGE("finished after " << n << ": " << c.reason());
+  CHECK(c.reason().rfind("noise converged at ", 0) == 0);
+  CHECK(c.reason().find("(target 1.0%)") != std::string::npos);
+  CHECK(n > static_cast<int64_t>(StdRelCriterion::kMinNoiseReadings));
+  CHECK(n % StdRelCriterion::kNoiseCheckEvery == 0);
+  // Uniform +-20% has a rel stdev of 0.2/sqrt(3) = 11.5%.
+  CHECK(c.current_noise() == doctest::Approx(0.115).epsilon(0.1));
+}
+
+TEST_CASE("a forever-noisy series ends at the cap") {
+  SUBCASE("iterations") {
+    Jitter j;
+    AnyOf c = default_combo({.min_samples = 20, .min_time_s = 0, .max_noise = 0.01},
+                            {.max_iterations = 60, .max_time_s = 100});
+    // Never quiet: each sample is 1x or 3x, and convergence needs more than 64 readings.
+    const int64_t n = feed(c, [&](int64_t) { return j() > 0 ? 1e-3 : 3e-3; }, 100000);
+    CHECK(n == 60);
+    CHECK(c.reason() == "max iterations 60");
+  }
+  SUBCASE("time") {
+    // A slow, noisy runner (50 ms per sample, 1x or 3x): the time cap comes long before
+    // 64 noise readings could be judged converged.
+    Jitter j;
+    AnyOf c = default_combo({.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01},
+                            {.max_iterations = 5000, .max_time_s = 2.0});
+    const int64_t n = feed(c, [&](int64_t) { return j() > 0 ? 50e-3 : 150e-3; }, 1000000, 0.1);
+    CHECK(n == 20);
+    CHECK(c.reason() == "max time 2.0 s");
+  }
+}
+
+TEST_CASE("caps win over min_samples") {
+  AnyOf c = default_combo({.min_samples = 20, .min_time_s = 0, .max_noise = 0.01},
+                          {.max_iterations = 10, .max_time_s = 100});
+  const int64_t n = feed(c, [](int64_t) { return 1e-3; }, 1000);
+  CHECK(n == 10);
+  CHECK(c.reason() == "max iterations 10");
+}
+
+TEST_CASE("AnyOf reports the first finished criterion in order") {
+  // Both finish on sample 20: the noise criterion comes first.
+  AnyOf c = default_combo({.min_samples = 20, .min_time_s = 0, .max_noise = 0.01},
+                          {.max_iterations = 20, .max_time_s = 100});
+  CHECK(feed(c, [](int64_t) { return 1e-3; }, 1000) == 20);
+  CHECK(c.reason() == "noise 0.0% < 1.0%");
+  CHECK_THROWS(AnyOf({}));
+}
+
+TEST_CASE("parameters are validated") {
+  CHECK_THROWS(StdRelCriterion(StdRelParams{.min_samples = 0}));
+  CHECK_THROWS(StdRelCriterion(StdRelParams{.max_noise = 0}));
+  CHECK_THROWS(CapCriterion(CapParams{.max_iterations = 0}));
+  CHECK_THROWS(CapCriterion(CapParams{.max_time_s = 0}));
+}
+
+TEST_CASE("reason formatting") {
+  CHECK(kagent::format_percent(0.008) == "0.8%");
+  CHECK(kagent::format_percent(0.01) == "1.0%");
+  CHECK(kagent::format_percent(0.0095) == "0.95%");
+  CHECK(kagent::format_percent(0.009996, 4) == "0.9996%");
+  CHECK(kagent::format_seconds(2) == "2.0 s");
+  CHECK(kagent::format_seconds(0.25) == "0.25 s");
+}

@@ -1,0 +1,86 @@
+// The GPU verdict suite: every kernel of tests/gpu/kernels/manifest.json, compiled and
+// evaluated by the real worker on the real GPU, through ONE WorkerClient so that the run
+// must go on after each crash, hang and CUDA fault. Skips, saying why, without a GPU.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "compiler/native_compiler.h"
+#include "compiler/nvcc_command.h"
+#include "result/eval_result.h"
+#include "worker/client/worker_client.h"
+
+using namespace kagent;
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") {
+  WorkerOptions wo;
+  wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+  wo.request_timeout = std::chrono::seconds(45);
+  WorkerClient worker(wo);
+  auto hello = worker.hello();
+  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
+  auto device = std::get<nlohmann::json>(hello);
+  if (!device.value("available", false)) {
+    std::cout << "SKIPPED: GPU verdict suite: no CUDA device visible to the worker\n";
+    return;
+  }
+  const fs::path root = KAGENT_SOURCE_DIR;
+  auto manifest = nlohmann::json::parse(slurp(root / "tests/gpu/kernels/manifest.json"));
+  fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
+  CompileOptions co;
+  co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
+                                        device["compute_capability"][1].get<int>());
+  co.cache_dir = (cache / "compile").string();
+  nlohmann::json options = {{"compiled_baseline", false}, {"cache_dir", cache.string()}};
+
+  int passed = 0, failed = 0;
+  for (const auto& e : manifest) {
+    const std::string name = e["name"];
+    const std::string problem = (root / e["problem"].get<std::string>()).string();
+    const std::string cand_path = (root / e["candidate"].get<std::string>()).string();
+    const std::string format = e.value("format", "cuda");
+    EvalResult r;
+    if (format == "cuda") {
+      auto spec = worker.load_problem(problem);
+      REQUIRE_MESSAGE(std::holds_alternative<ProblemSpec>(spec), name << ": problem failed to load");
+      co.display_name = fs::path(cand_path).filename().string();
+      CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), slurp(cand_path), co);
+      if (!ci.ok) {
+        r.status = ci.reason.empty() ? Status::CompileError : Status::Invalid;
+        r.reason = ci.reason;
+        r.message = ci.errors;
+      } else {
+        r = worker.evaluate(problem, CandidateRef{"cuda", ci.artifact, ci.op_name, ""}, options);
+      }
+      r.compile = ci;
+    } else {
+      r = worker.evaluate(problem, CandidateRef{"kernelbench", "", "", cand_path}, options);
+    }
+    const std::string got = to_string(r.status);
+    bool ok = got == e["expect"].get<std::string>() &&
+              (!e.contains("expect_reason") || r.reason == e["expect_reason"].get<std::string>());
+    std::string speed = r.timing && r.timing->speedup_eager ? fmt::format(" {:.2f}x eager", *r.timing->speedup_eager) : "";
+    std::cout << fmt::format("{:<4} {:<28} {:<14} {:<18} eval {:5.2f}s{}  {}\n", ok ? "ok" : "FAIL", name, got,
+                             r.reason, r.eval_seconds, speed, r.message.substr(0, 90));
+    CHECK_MESSAGE(ok, name << ": expected " << e["expect"] << " " << e.value("expect_reason", "") << ", got " << got
+                           << " " << r.reason << ": " << r.message << "\n" << r.runtime_error);
+    (ok ? passed : failed)++;
+  }
+  std::cout << fmt::format("GPU suite: {} passed, {} failed ({} worker restarts) on {}\n", passed, failed,
+                           worker.restarts(), device.value("name", "?"));
+}

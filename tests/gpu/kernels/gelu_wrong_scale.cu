@@ -1,0 +1,27 @@
+// Wrong on purpose: GELU without the factor 0.5, so every output is twice the reference
+// (exact only where GELU is 0). Expected verdict: wrong / value_mismatch.
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+__global__ void gelu_twice_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = x[i];
+    y[i] = v * (1.0f + erff(v * 0.70710678118654752440f));  // BUG: missing 0.5f
+  }
+}
+
+at::Tensor forward(at::Tensor x) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat, "x must be a float32 CUDA tensor");
+  at::Tensor xc = x.contiguous();
+  at::Tensor y = at::empty_like(xc);
+  const int64_t n = xc.numel();
+  if (n == 0) return y;
+  const int threads = 256;
+  const int64_t blocks = (n + threads - 1) / threads;
+  gelu_twice_kernel<<<static_cast<unsigned>(blocks), threads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}

@@ -1,0 +1,168 @@
+#include "checker/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <ATen/ops/stack.h>
+#include <ATen/ops/where.h>
+#include <cstdio>
+
+namespace kagent {
+
+std::string format_shape(c10::IntArrayRef sizes) {
+  std::string s = "[";
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(sizes[i]);
+  }
+  return s + "]";
+}
+
+std::string format_dtype(c10::ScalarType dtype) {
+  return "torch." + c10::getDtypeNames(dtype).first;
+}
+
+std::vector<int64_t> unravel_index(int64_t flat, c10::IntArrayRef sizes) {
+  std::vector<int64_t> idx(sizes.size(), 0);
+  for (size_t d = sizes.size(); d-- > 0;) {
+    if (sizes[d] <= 0) continue;
+    idx[d] = flat % sizes[d];
+    flat /= sizes[d];
+  }
+  return idx;
+}
+
+namespace {
+
+// No fmt here: in torch-linked targets <fmt/format.h> resolves to torch's bundled fmt
+// (another major version than the libfmt the project links), so it would not link.
+std::string fmt_value(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string fmt_index(const std::vector<int64_t>& idx) { return format_shape(idx); }
+
+}  // namespace
+
+OutputCheck compare_output(const at::Tensor& got_in, const at::Tensor& expected_in, int output_index,
+                           const ToleranceConfig& tolerances, int max_samples) {
+  OutputCheck r;
+  r.output = output_index;
+
+  if (!expected_in.defined() || !got_in.defined()) {
+    if (expected_in.defined() == got_in.defined()) return r;  // both None
+    r.ok = false;
+    r.reason = reason::kShape;
+    r.message = got_in.defined() ? "got a tensor of shape " + format_shape(got_in.sizes()) + ", expected None"
+                                 : "got None, expected a tensor of shape " + format_shape(expected_in.sizes());
+    return r;
+  }
+  // No autograd graph for the comparison's temporaries.
+  const at::Tensor expected = expected_in.detach();
+  const c10::ScalarType dtype = expected.scalar_type();
+  const Tolerance tol = tolerances.resolve(dtype);
+  r.atol = tol.atol;
+  r.rtol = tol.rtol;
+  r.numel = expected.numel();
+
+  if (got_in.sizes() != expected.sizes()) {
+    r.ok = false;
+    r.reason = reason::kShape;
+    r.message = "shape " + format_shape(got_in.sizes()) + " != expected " + format_shape(expected.sizes());
+    return r;
+  }
+  if (got_in.scalar_type() != dtype) {
+    r.ok = false;
+    r.reason = reason::kDtype;
+    r.message = "dtype " + format_dtype(got_in.scalar_type()) + " != expected " + format_dtype(dtype);
+    return r;
+  }
+  if (r.numel == 0) return r;
+
+  at::Tensor got = got_in.detach();
+  if (got.device() != expected.device()) got = got.to(expected.device());
+
+  const bool is_complex = c10::isComplexType(dtype);
+  const bool exact = !(c10::isFloatingType(dtype) || is_complex);
+  const auto wide = is_complex ? at::kComplexDouble : at::kDouble;
+
+  // Everything elementwise on flat float64 views; reshape copies only non-contiguous inputs.
+  const at::Tensor g = got.to(wide).reshape(-1);
+  const at::Tensor e = expected.to(wide).reshape(-1);
+  const at::Tensor diff = g.sub(e).abs();  // real; NaN/inf where either side is non-finite
+  const at::Tensor mag = e.abs();
+  const at::Tensor g_fin = g.isfinite();
+  const at::Tensor e_fin = e.isfinite();
+  const at::Tensor both_fin = g_fin.logical_and(e_fin);
+
+  at::Tensor ok_elem;
+  if (exact) {
+    // Native comparison: int64 values beyond 2^53 would collide in float64.
+    ok_elem = got.reshape(-1).eq(expected.reshape(-1));
+  } else {
+    // Restricted to finite pairs: inf <= atol + rtol * inf would otherwise pass.
+    const at::Tensor within = both_fin.logical_and(diff.le(mag.mul(tol.rtol).add(tol.atol)));
+    const at::Tensor same_nonfinite =
+        both_fin.logical_not().logical_and(g.eq(e).logical_or(g.isnan().logical_and(e.isnan())));
+    ok_elem = within.logical_or(same_nonfinite);
+  }
+  const at::Tensor bad = ok_elem.logical_not();
+  const at::Tensor nonfinite_bad = bad.logical_and(g_fin.logical_not()).logical_and(e_fin);
+
+  const double inf = std::numeric_limits<double>::infinity();
+  const at::Tensor diff_f = at::where(both_fin, diff, 0.0);
+  const at::Tensor rel_f = at::where(both_fin.logical_and(mag.gt(0)), diff.div(mag), 0.0);
+  // Ranking of elements: non-finite mismatches first, then by absolute error.
+  const at::Tensor score = at::where(bad.logical_and(both_fin.logical_not()), inf, diff_f);
+
+  // One small device->host copy for all scalar results.
+  const at::Tensor stats = at::stack({diff_f.max(), rel_f.max(), bad.sum().to(at::kDouble),
+                                      nonfinite_bad.sum().to(at::kDouble), score.argmax().to(at::kDouble)})
+                               .cpu();
+  const double* s = stats.const_data_ptr<double>();
+  r.max_abs_error = s[0];
+  r.max_rel_error = s[1];
+  r.mismatched = static_cast<int64_t>(s[2]);
+  const int64_t nonfinite = static_cast<int64_t>(s[3]);
+  r.worst_index = unravel_index(static_cast<int64_t>(s[4]), expected.sizes());
+  if (r.mismatched == 0) return r;
+
+  // The worst failing elements, worst first; worst_index points at the worst failure.
+  const int64_t k = std::min<int64_t>(std::max(max_samples, 1), r.mismatched);
+  const at::Tensor top = std::get<1>(at::where(bad, score, -inf).topk(k));
+  const at::Tensor shown_g = is_complex ? g.index_select(0, top).abs() : g.index_select(0, top);
+  const at::Tensor shown_e = is_complex ? e.index_select(0, top).abs() : e.index_select(0, top);
+  const at::Tensor picked = at::stack({top.to(at::kDouble), shown_g, shown_e}).cpu();
+  const double* p = picked.const_data_ptr<double>();
+  std::vector<Mismatch> worst(static_cast<size_t>(k));
+  for (int64_t i = 0; i < k; ++i) {
+    worst[i].index = unravel_index(static_cast<int64_t>(p[i]), expected.sizes());
+    worst[i].got = p[k + i];
+    worst[i].expected = p[2 * k + i];
+  }
+  r.worst_index = worst[0].index;
+  r.ok = false;
+  const std::string where_worst = "worst at " + fmt_index(worst[0].index) + ": got " + fmt_value(worst[0].got) +
+                                  ", expected " + fmt_value(worst[0].expected);
+  const std::string tol_text =
+      exact ? std::string("exact match required") : "atol " + fmt_value(tol.atol) + ", rtol " + fmt_value(tol.rtol);
+  const std::string outside = std::to_string(r.mismatched) + " of " + std::to_string(r.numel) +
+                              " elements outside tolerance (" + tol_text + "); " + where_worst;
+  if (nonfinite > 0) {
+    r.reason = reason::kNonFinite;
+    r.message = std::to_string(nonfinite) + " non-finite value" + (nonfinite == 1 ? "" : "s") +
+                " where the reference is finite; " + outside;
+  } else {
+    r.reason = reason::kValues;
+    r.message = outside + "; max abs error " + fmt_value(r.max_abs_error) + ", max rel error " +
+                fmt_value(r.max_rel_error);
+  }
+  if (max_samples < static_cast<int>(worst.size())) worst.resize(static_cast<size_t>(std::max(max_samples, 0)));
+  r.samples = std::move(worst);
+  return r;
+}
+
+}  // namespace kagent

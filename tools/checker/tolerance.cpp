@@ -1,0 +1,55 @@
+#include "checker/tolerance.h"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace kagent {
+
+Tolerance default_tolerance(c10::ScalarType dtype) {
+  using c10::ScalarType;
+  switch (dtype) {
+    case ScalarType::Float:
+    case ScalarType::ComplexFloat:
+      return {1e-2, 1e-2};
+    case ScalarType::Half:
+    case ScalarType::ComplexHalf:
+      return {1e-2, 1e-2};
+    case ScalarType::BFloat16:
+      return {2e-2, 2e-2};
+    case ScalarType::Double:
+    case ScalarType::ComplexDouble:
+      return {1e-5, 1e-5};
+    case ScalarType::Float8_e4m3fn:
+    case ScalarType::Float8_e4m3fnuz:
+      return {1.25e-1, 1.25e-1};
+    case ScalarType::Float8_e5m2:
+    case ScalarType::Float8_e5m2fnuz:
+      return {2.5e-1, 2.5e-1};
+    default:
+      break;
+  }
+  if (c10::isFloatingType(dtype) || c10::isComplexType(dtype)) return {1e-2, 1e-2};  // other exotic floats
+  return {0, 0};  // integers, bool: exact
+}
+
+namespace {
+void validate(const std::optional<double>& v, const char* name) {
+  if (v && (!std::isfinite(*v) || *v < 0))
+    throw std::invalid_argument(std::string("tolerance ") + name + " must be finite and >= 0, got " +
+                                std::to_string(*v));
+}
+}  // namespace
+
+Tolerance ToleranceConfig::resolve(c10::ScalarType dtype) const {
+  validate(atol, "atol");
+  validate(rtol, "rtol");
+  Tolerance t = default_tolerance(dtype);
+  if (c10::isFloatingType(dtype) || c10::isComplexType(dtype)) {
+    if (atol) t.atol = *atol;
+    if (rtol) t.rtol = *rtol;
+  }
+  return t;
+}
+
+}  // namespace kagent

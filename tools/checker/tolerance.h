@@ -1,0 +1,39 @@
+// Tolerances for comparing a candidate's outputs with the reference's, per dtype.
+// An element passes when |got - expected| <= atol + rtol * |expected|.
+#pragma once
+
+#include <optional>
+
+#include <c10/core/ScalarType.h>
+
+namespace kagent {
+
+struct Tolerance {
+  double atol = 0;
+  double rtol = 0;
+};
+
+// Defaults per dtype (the reference's dtype decides):
+//   float32            1e-2 / 1e-2  KernelBench v0.1, so verdicts match published numbers.
+//   float16            1e-2 / 1e-2  eps is 9.8e-4; 1e-2 allows ~10 ulp, enough for a
+//                                   different reduction order with fp32 accumulation.
+//   bfloat16           2e-2 / 2e-2  eps is 7.8e-3: one ulp of rounding already costs 0.8%,
+//                                   two differently rounded steps cost ~1.6%, so 1e-2 would
+//                                   fail kernels that are as right as the reference.
+//   float64            1e-5 / 1e-5  double kernels are asked for double accuracy.
+//   float8 (e4m3/e5m2) 1.25e-1 / 2.5e-1 one ulp of the format.
+//   complex            as their real component type, on the complex magnitude.
+//   integer, bool      exact (0 / 0).
+Tolerance default_tolerance(c10::ScalarType dtype);
+
+// User overrides. A set atol/rtol replaces the default for every floating (and complex)
+// dtype; integer and bool outputs stay exact because "close" means nothing there.
+struct ToleranceConfig {
+  std::optional<double> atol;
+  std::optional<double> rtol;
+
+  // Throws std::invalid_argument for a negative or non-finite override.
+  Tolerance resolve(c10::ScalarType dtype) const;
+};
+
+}  // namespace kagent

@@ -1,0 +1,39 @@
+// compile_native: a native candidate's source -> a shared object whose static
+// initializer registers `kagent_<hash>::forward` with the c10 dispatcher.
+//
+// Pipeline: append kagent's checks and entry point to the source (user lines keep their
+// numbers), compile it with nvcc (-c, ptxas -v), compile the per-signature host
+// registration once (cached, in parallel), link with --no-undefined against libtorch.
+// Results (failures too) are cached by content hash; see compile_cache.h.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "problem/problem_spec.h"
+#include "result/eval_result.h"
+
+namespace kagent {
+
+struct CompileOptions {
+  std::string arch = "sm_90a";            // see arch_for_compute_capability()
+  std::string cache_dir;                  // empty: $KAGENT_CACHE_DIR/compile, else ~/.cache/kagent/compile
+  std::string nvcc;                       // empty: $KAGENT_NVCC, else the build's nvcc
+  std::vector<std::string> extra_flags;   // appended to the candidate's nvcc command
+  std::chrono::seconds timeout{300};      // per nvcc invocation
+  bool use_cache = true;                  // false: always compile (the result is still stored)
+  int max_errors = 5;                     // errors shown in CompileInfo::errors
+  std::size_t log_limit = 20000;          // bytes of CompileInfo::log
+  std::string display_name = "kernel.cu"; // the candidate's file name in errors and logs
+  // `#include <torch/extension.h>` / <torch/torch.h> resolve to kagent's light versions
+  // (see extension_shim.h), moving to heavier ones only when a file needs them; false:
+  // the real headers (C++ frontend, pybind11, Python.h) from the start.
+  bool light_extension_header = true;
+};
+
+CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, const CompileOptions& options);
+
+}  // namespace kagent

@@ -1,0 +1,104 @@
+#include "result/eval_report.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace kagent {
+
+std::string format_ms(double ms) {
+  if (ms >= 100) return fmt::format("{:.1f} ms", ms);
+  if (ms >= 1) return fmt::format("{:.3f} ms", ms);
+  return fmt::format("{:.1f} us", ms * 1000);
+}
+
+std::string format_index(const std::vector<int64_t>& index) {
+  return fmt::format("[{}]", fmt::join(index, ", "));
+}
+
+namespace {
+
+std::string upper(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return s;
+}
+
+std::string indent(const std::string& text, size_t max_lines = 40) {
+  std::istringstream in(text);
+  std::string line, out;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    if (n++ == max_lines) {
+      out += "    [... more lines cut]\n";
+      break;
+    }
+    out += "    " + line + "\n";
+  }
+  return out;
+}
+
+std::string timing_line(const char* label, const TimingStats& t) {
+  return fmt::format("{} {} (median of {}, noise {:.1f}%)", label, format_ms(t.median_ms), t.iterations,
+                     t.rel_stdev * 100);
+}
+
+}  // namespace
+
+std::string render_eval_report(const EvalResult& r, const std::string& title) {
+  std::string s;
+  std::string device = r.device.is_object() ? r.device.value("name", "") : "";
+  s += fmt::format("kagent eval  {}{}\n", title, device.empty() ? "" : "  on " + device);
+  s += fmt::format("verdict   {}{}  {}\n", upper(to_string(r.status)), r.reason.empty() ? "" : " (" + r.reason + ")",
+                   r.message);
+
+  if (r.compile) {
+    const auto& c = *r.compile;
+    if (c.ok) {
+      s += fmt::format("compile   ok in {:.1f} s{}\n", c.seconds, c.cache_hit ? " (cached)" : "");
+      for (const auto& k : c.resources)
+        s += fmt::format("          {}: {} registers, {} B spill stores, {} B spill loads, {} B static smem, {} B stack\n",
+                         k.kernel, k.registers, k.spill_store_bytes, k.spill_load_bytes, k.shared_static_bytes,
+                         k.stack_frame_bytes);
+    } else {
+      s += "compile   FAILED\n" + indent(c.errors.empty() ? c.log : c.errors);
+    }
+  }
+  if (!r.runtime_error.empty() && r.status != Status::Correct) s += "error\n" + indent(r.runtime_error, 20);
+
+  if (r.correctness && r.correctness->first_failure) {
+    const auto& c = *r.correctness;
+    const auto& f = *c.first_failure;
+    s += fmt::format("correct   {}/{} trials passed; failed in trial {} ({}), output {}\n", c.trials_passed, c.trials,
+                     c.first_failure_trial + 1, c.first_failure_run, f.output);
+    if (f.numel > 0)
+      s += fmt::format("          {} of {} elements outside atol={:g} rtol={:g}; max abs error {:.4g}, max rel error "
+                       "{:.4g} at {}\n",
+                       f.mismatched, f.numel, f.atol, f.rtol, f.max_abs_error, f.max_rel_error,
+                       format_index(f.worst_index));
+    for (const auto& m : f.samples)
+      s += fmt::format("          at {}: got {:.6g}, expected {:.6g}\n", format_index(m.index), m.got, m.expected);
+  } else if (r.correctness) {
+    s += fmt::format("correct   {}/{} trials, max abs error {:.3g}, max rel error {:.3g}\n",
+                     r.correctness->trials_passed, r.correctness->trials, r.correctness->max_abs_error,
+                     r.correctness->max_rel_error);
+  }
+
+  if (r.timing && r.timing->candidate) {
+    const auto& t = *r.timing;
+    s += timing_line("timing    candidate", *t.candidate) + "\n";
+    if (t.eager) s += timing_line("          eager    ", *t.eager) + "\n";
+    if (t.compiled) s += timing_line("          compile  ", *t.compiled) + "\n";
+    std::string sp;
+    if (t.speedup_eager) sp += fmt::format("{:.2f}x over eager", *t.speedup_eager);
+    if (t.speedup_compiled) sp += fmt::format("{}{:.2f}x over torch.compile", sp.empty() ? "" : ", ", *t.speedup_compiled);
+    if (!sp.empty()) s += "speedup   " + sp + (t.baseline_cache_hit ? "  (baselines cached)" : "") + "\n";
+  }
+  if (!r.worker_log_tail.empty() && (r.status == Status::Crash || r.status == Status::Timeout ||
+                                     r.reason == reason::kCudaFatal))
+    s += "worker output (tail)\n" + indent(r.worker_log_tail, 15);
+  s += fmt::format("time      evaluation {:.2f} s, total {:.2f} s\n", r.eval_seconds, r.total_seconds);
+  return s;
+}
+
+}  // namespace kagent

@@ -1,0 +1,17 @@
+// The human-readable report of one evaluation (`kagent eval` without --json).
+#pragma once
+
+#include <string>
+
+#include "result/eval_result.h"
+
+namespace kagent {
+
+// `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu".
+std::string render_eval_report(const EvalResult& r, const std::string& title);
+
+// Fixed-width summaries reused by other reports.
+std::string format_ms(double ms);
+std::string format_index(const std::vector<int64_t>& index);
+
+}  // namespace kagent

@@ -1,0 +1,123 @@
+#include "timer/cold_measurement.h"
+
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <c10/cuda/CUDAStream.h>
+
+#include "timer/cuda_check.h"
+#include "timer/cuda_event.h"
+#include "timer/statistics.h"
+
+namespace kagent {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct Iteration {
+  double event_ms;
+  double host_ms;
+};
+
+// Everything one iteration needs, created once per measurement.
+class ColdIteration {
+ public:
+  ColdIteration(const std::function<void()>& run, L2Flush* flush)
+      : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()) {}
+
+  Iteration operator()() {
+    if (flush_) flush_->flush(stream_);
+    KAGENT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto t0 = Clock::now();
+    start_.record(stream_);
+    run_();
+    if (stream_ != nullptr && stream_ != cudaStreamLegacy) {
+      // A non-default current stream may be non-blocking: make the legacy stream wait for it.
+      join_.record(stream_);
+      KAGENT_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, join_.get(), 0));
+    }
+    end_.record(cudaStreamLegacy);
+    end_.synchronize();
+    KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+    const double host_ms = seconds_since(t0) * 1e3;
+    return {end_.elapsed_ms_since(start_), host_ms};
+  }
+
+ private:
+  const std::function<void()>& run_;
+  L2Flush* flush_;
+  cudaStream_t stream_;
+  CudaEvent start_, end_;
+  CudaEvent join_{cudaEventDisableTiming};
+};
+
+}  // namespace
+
+std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& cfg) {
+  std::vector<std::unique_ptr<StoppingCriterion>> c;
+  c.push_back(std::make_unique<StdRelCriterion>(StdRelParams{cfg.min_samples, cfg.min_time_s, cfg.max_noise}));
+  c.push_back(std::make_unique<CapCriterion>(CapParams{cfg.max_iterations, cfg.max_time_s}));
+  return std::make_unique<AnyOf>(std::move(c));
+}
+
+TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& cfg, L2Flush* flush) {
+  const auto criterion = make_stopping_criterion(cfg);
+  return measure_cold(run, cfg, *criterion, flush);
+}
+
+TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& cfg, StoppingCriterion& criterion,
+                         L2Flush* flush) {
+  std::optional<L2Flush> owned;
+  if (!cfg.flush_l2) {
+    flush = nullptr;
+  } else if (!flush) {
+    flush = &owned.emplace();
+  } else {
+    int device = 0;
+    KAGENT_CUDA_CHECK(cudaGetDevice(&device));
+    if (flush->device() != device)
+      throw std::invalid_argument("measure_cold: the L2Flush belongs to device " + std::to_string(flush->device()) +
+                                  ", the current device is " + std::to_string(device));
+  }
+  ColdIteration iteration(run, flush);
+
+  // Warm-up: at least warmup_runs and warmup_time_s, but never past max_time_s (a runner
+  // that takes seconds is not run warmup_runs times over).
+  const auto warm0 = Clock::now();
+  for (int runs = 0; runs < cfg.warmup_runs || seconds_since(warm0) < cfg.warmup_time_s; ++runs) {
+    if (runs > 0 && seconds_since(warm0) >= cfg.max_time_s) break;
+    iteration();
+  }
+
+  std::vector<double> event_ms, host_ms;
+  const auto loop0 = Clock::now();
+  do {  // at least one sample, so the statistics below are defined
+    const Iteration it = iteration();
+    event_ms.push_back(it.event_ms);
+    host_ms.push_back(it.host_ms);
+    criterion.add(it.event_ms * 1e-3, seconds_since(loop0));
+  } while (!criterion.is_finished());
+
+  TimingStats t;
+  t.median_ms = stats::median(event_ms);
+  t.mean_ms = stats::mean(event_ms);
+  t.stdev_ms = stats::stdev(event_ms);
+  t.min_ms = stats::min(event_ms);
+  t.max_ms = stats::max(event_ms);
+  t.rel_stdev = stats::rel_stdev(event_ms);
+  t.iterations = static_cast<int>(event_ms.size());
+  double sum_ms = 0;
+  for (double v : event_ms) sum_ms += v;
+  t.total_s = sum_ms * 1e-3;
+  t.stop_reason = criterion.reason();
+  t.host_median_ms = stats::median(host_ms);
+  return t;
+}
+
+}  // namespace kagent

@@ -1,0 +1,36 @@
+// Summary statistics of timing samples. Pure C++; every function throws
+// std::invalid_argument on an empty sample set (a statistic of nothing is a bug upstream).
+#pragma once
+
+#include <span>
+
+namespace kagent::stats {
+
+double mean(std::span<const double> xs);
+double median(std::span<const double> xs);  // mean of the two middle values for even counts
+double min(std::span<const double> xs);
+double max(std::span<const double> xs);
+// Sample standard deviation (n - 1 in the denominator); 0 for a single sample.
+double stdev(std::span<const double> xs);
+// stdev / mean; 0 when all samples are 0, +inf when the mean is 0 but the samples are not.
+double rel_stdev(std::span<const double> xs);
+// p in [0, 100], linear interpolation between closest ranks (numpy's default).
+double percentile(std::span<const double> xs, double p);
+
+// Running mean and variance (Welford), O(1) per sample, for stopping criteria that
+// look at every sample after every measurement.
+class RunningStats {
+ public:
+  void add(double x);
+  long count() const { return n_; }
+  double mean() const { return mean_; }
+  double sum() const { return sum_; }
+  double stdev() const;      // sample stdev, 0 below two samples
+  double rel_stdev() const;  // as stats::rel_stdev
+
+ private:
+  long n_ = 0;
+  double mean_ = 0, m2_ = 0, sum_ = 0;
+};
+
+}  // namespace kagent::stats

@@ -1,0 +1,95 @@
+// When to stop taking timing samples. Criteria see each sample and the wall time elapsed
+// since the measured loop began, and say when they are done and why; they are pure C++
+// (no CUDA) so they can be tested with synthetic sample sequences.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "timer/statistics.h"
+
+namespace kagent {
+
+class StoppingCriterion {
+ public:
+  virtual ~StoppingCriterion() = default;
+  // sample_s: one measurement (seconds); elapsed_s: wall seconds since the loop began.
+  virtual void add(double sample_s, double elapsed_s) = 0;
+  virtual bool is_finished() const = 0;
+  // Why it finished, e.g. "noise 0.8% < 1.0%"; empty while not finished.
+  virtual std::string reason() const = 0;
+};
+
+// nvbench's "stdrel": finished once at least min_samples and min_time_s are reached and
+// either the relative stdev of all samples is below max_noise, or the noise has stopped
+// improving (the last up-to-512 noise readings vary by under 5% of the current one, looked
+// at every 16 samples once 64 readings exist): a kernel that is inherently noisier than
+// max_noise then ends as soon as more samples would not tell more.
+// Unlike nvbench, min_time_s is wall time of the loop, not accumulated GPU time, so a
+// 5 us kernel is not run 100,000 times; the budget that matters here is evaluation latency.
+struct StdRelParams {
+  int64_t min_samples = 20;
+  double min_time_s = 0.1;
+  double max_noise = 0.01;  // relative stdev
+};
+
+class StdRelCriterion final : public StoppingCriterion {
+ public:
+  explicit StdRelCriterion(StdRelParams p = {});
+  void add(double sample_s, double elapsed_s) override;
+  bool is_finished() const override { return !reason_.empty(); }
+  std::string reason() const override { return reason_; }
+  double current_noise() const { return stats_.rel_stdev(); }
+
+  static constexpr size_t kNoiseWindow = 512;
+  static constexpr size_t kMinNoiseReadings = 64;
+  static constexpr int64_t kNoiseCheckEvery = 16;
+  static constexpr double kNoiseConvergedRel = 0.05;
+
+ private:
+  StdRelParams p_;
+  stats::RunningStats stats_;
+  std::deque<double> noise_;  // rel stdev after each sample, last kNoiseWindow
+  double elapsed_s_ = 0;
+  std::string reason_;
+};
+
+// Hard caps, which win over every other criterion (including min_samples).
+struct CapParams {
+  int64_t max_iterations = 5000;
+  double max_time_s = 1.0;  // wall time of the loop
+};
+
+class CapCriterion final : public StoppingCriterion {
+ public:
+  explicit CapCriterion(CapParams p = {});
+  void add(double sample_s, double elapsed_s) override;
+  bool is_finished() const override { return !reason_.empty(); }
+  std::string reason() const override { return reason_; }
+
+ private:
+  CapParams p_;
+  int64_t count_ = 0;
+  std::string reason_;
+};
+
+// Finished when any child is; the reason is that of the first finished child in order.
+class AnyOf final : public StoppingCriterion {
+ public:
+  explicit AnyOf(std::vector<std::unique_ptr<StoppingCriterion>> children);
+  void add(double sample_s, double elapsed_s) override;
+  bool is_finished() const override;
+  std::string reason() const override;
+
+ private:
+  std::vector<std::unique_ptr<StoppingCriterion>> children_;
+};
+
+// "0.8%" style text for a fraction, and "2.0 s" for seconds: `decimals` at most, one at least.
+std::string format_percent(double fraction, int decimals = 2);
+std::string format_seconds(double s);
+
+}  // namespace kagent
