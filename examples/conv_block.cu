@@ -6,7 +6,7 @@
 // window's max is taken before bias and ReLU: relu(max(c) + b) == max(relu(c + b)) exactly,
 // since both adding b and relu are monotone in float arithmetic. The conv output never
 // touches memory. Pooling is floor mode (an odd last row/column is dropped), as nn.MaxPool2d(2).
-#include <ATen/ATen.h>
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 

@@ -1,7 +1,7 @@
 // Exact GELU, y = 0.5 * x * (1 + erf(x / sqrt(2))), for a float32 tensor of any shape.
 // Memory-bound: each thread moves one float4 (16 B) in and out; a scalar tail covers
 // numel % 4 and inputs whose data pointer is not 16-byte aligned.
-#include <ATen/ATen.h>
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 

@@ -5,7 +5,7 @@
 // multiplied). Bias and ReLU are applied in the epilogue before the single store.
 // Any M, N, K: rows/columns past the edge load zeros and are not stored. float4 loads
 // when K % 4 == 0 and the pointers are 16-byte aligned, float4 stores when N % 4 == 0.
-#include <ATen/ATen.h>
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 

@@ -12,6 +12,21 @@ using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
+// KernelBench's problems live beside the checkout (../shared/kernelbench); a device run
+// carries a copy and names it in KAGENT_KERNELBENCH_DIR.
+std::string kernelbench_dir() {
+  const char* env = std::getenv("KAGENT_KERNELBENCH_DIR");
+  return env && *env ? env : KAGENT_KERNELBENCH_DIR;
+}
+
+bool have_kernelbench() {
+  if (fs::is_directory(kernelbench_dir())) return true;
+  // CI always has it: there its absence is a failure, not a skip.
+  if (std::getenv("CI")) FAIL("KernelBench problems expected at " << kernelbench_dir());
+  MESSAGE("SKIPPED: no KernelBench problems at " << kernelbench_dir());
+  return false;
+}
+
 WorkerClient& worker() {
   static WorkerClient w([] {
     WorkerOptions o;
@@ -37,9 +52,10 @@ WorkerError load_error(const std::string& source) {
 }  // namespace
 
 TEST_CASE("every KernelBench level 1 and level 2 problem loads and yields a spec") {
+  if (!have_kernelbench()) return;
   int loaded = 0;
   for (const char* level : {"level1", "level2"}) {
-    fs::path dir = fs::path(KAGENT_KERNELBENCH_DIR) / level;
+    fs::path dir = fs::path(kernelbench_dir()) / level;
     REQUIRE_MESSAGE(fs::is_directory(dir), "KernelBench problems expected at " << dir);
     for (const auto& entry : fs::directory_iterator(dir)) {
       if (entry.path().extension() != ".py") continue;
@@ -55,7 +71,8 @@ TEST_CASE("every KernelBench level 1 and level 2 problem loads and yields a spec
 }
 
 TEST_CASE("spec of a fused problem: inputs, state_dict order, outputs, signature") {
-  ProblemSpec s = load(KAGENT_KERNELBENCH_DIR "/level2/76_Gemm_Add_ReLU.py");
+  if (!have_kernelbench()) return;
+  ProblemSpec s = load(kernelbench_dir() + "/level2/76_Gemm_Add_ReLU.py");
   REQUIRE(s.inputs.size() == 1);
   CHECK(s.inputs[0].name == "x");
   CHECK(s.inputs[0].dtype == "float32");
@@ -70,11 +87,12 @@ TEST_CASE("spec of a fused problem: inputs, state_dict order, outputs, signature
 }
 
 TEST_CASE("scalars among the inputs, buffers among the parameters") {
-  ProblemSpec relu = load(KAGENT_KERNELBENCH_DIR "/level1/19_ReLU.py");
+  if (!have_kernelbench()) return;
+  ProblemSpec relu = load(kernelbench_dir() + "/level1/19_ReLU.py");
   CHECK(relu.inputs[0].shape.size() == 2);
   CHECK(relu.params.empty());
   // BatchNorm: running stats are buffers and come in state_dict order after weight and bias.
-  ProblemSpec bn = load(KAGENT_KERNELBENCH_DIR "/level1/33_BatchNorm.py");
+  ProblemSpec bn = load(kernelbench_dir() + "/level1/33_BatchNorm.py");
   bool has_buffer = false;
   for (const auto& p : bn.params) has_buffer |= p.is_buffer;
   CHECK(has_buffer);
@@ -105,7 +123,8 @@ TEST_CASE("the worker reports its device; without a GPU an evaluation says so") 
   auto device = std::get<nlohmann::json>(hello);
   CHECK(device.contains("available"));
   if (!device["available"].get<bool>()) {
-    EvalResult r = worker().evaluate(KAGENT_KERNELBENCH_DIR "/level1/19_ReLU.py", CandidateRef{"kernelbench", "", "", "x.py"});
+    EvalResult r = worker().evaluate(KAGENT_SOURCE_DIR "/examples/elementwise_gelu.py",
+                                     CandidateRef{"kernelbench", "", "", "x.py"});
     CHECK(r.status == Status::InternalError);
     CHECK(r.reason == "no_gpu");
   }

@@ -25,7 +25,6 @@ std::string schema_type(const std::string& cpp_type) {
   throw std::invalid_argument("binding: unsupported forward parameter type " + cpp_type);
 }
 
-bool single_tensor_output(const ProblemSpec& spec) { return forward_return_type(spec) == "torch::Tensor"; }
 
 // A C++ string literal's body.
 std::string escape(std::string_view s) {
@@ -96,14 +95,16 @@ std::string schema_for(const ProblemSpec& spec) {
     s += schema_type(p.cpp_type) + " " + p.name;
     first = false;
   }
-  return s + (single_tensor_output(spec) ? ") -> Tensor" : ") -> Tensor[]");
+  // Always a list: how many outputs a candidate returns is checked at run time, where a
+  // wrong count is a verdict (output_count) rather than a compile error.
+  return s + ") -> Tensor[]";
 }
 
 Binding generate_binding(const ProblemSpec& spec, std::string_view source, std::string_view op_namespace) {
   const auto params = forward_params(spec);
-  const bool single = single_tensor_output(spec);
-  const bool one_output = spec.outputs.size() == 1;
-  const std::string ret = single ? "at::Tensor" : "std::vector<at::Tensor>";
+  // The entry always returns a list (see schema_for), so any of Tensor, vector and tuple is
+  // accepted here and the output count is judged when the candidate runs.
+  const std::string ret = "std::vector<at::Tensor>";
   const std::string wanted = forward_signature(spec);
 
   std::string types, entry_params, entry_args;
@@ -125,9 +126,7 @@ Binding generate_binding(const ProblemSpec& spec, std::string_view source, std::
   b.schema = schema_for(spec);
 
   const std::string returns_text =
-      single ? "torch::Tensor"
-             : std::string("std::vector<torch::Tensor> or std::tuple of torch::Tensor") +
-                   (one_output ? " (or one torch::Tensor)" : "");
+      std::string("torch::Tensor, std::vector<torch::Tensor> or std::tuple of torch::Tensor");
   const std::string call_msg =
       source_mentions_forward(source)
           ? fmt::format("{} be callable as: {}  (inputs in order, then parameters and buffers in state_dict order)",
@@ -135,11 +134,7 @@ Binding generate_binding(const ProblemSpec& spec, std::string_view source, std::
           : fmt::format("{}: the file must define the host function {}", kMissingForwardMarker, wanted);
   const std::string ret_msg = fmt::format("{} return {}; expected: {}", kSignatureMarker, returns_text, wanted);
 
-  // Written per case: a non-dependent conversion in a discarded `if constexpr` branch is
-  // still checked, so the single-tensor version must not mention vectors at all.
-  const std::string to_result =
-      single ? std::string(R"cpp(template <class R> at::Tensor to_result(R&& r) { return at::Tensor(std::forward<R>(r)); })cpp")
-             : std::string(R"cpp(template <class R> std::vector<at::Tensor> to_result(R&& r) {
+  const std::string to_result = std::string(R"cpp(template <class R> std::vector<at::Tensor> to_result(R&& r) {
   if constexpr (std::is_convertible_v<R&&, std::vector<at::Tensor>>) {
     return std::vector<at::Tensor>(std::forward<R>(r));
   } else if constexpr (tensor_tuple<std::decay_t<R>>::value) {
@@ -177,12 +172,8 @@ template <class... T>
 struct tensor_tuple<std::tuple<T...>> : std::bool_constant<(std::is_convertible_v<T, at::Tensor> && ...)> {{}};
 
 template <class R> constexpr bool returns_ok() {{
-  if constexpr ({single}) {{
-    return std::is_convertible_v<R, at::Tensor>;
-  }} else {{
-    return std::is_convertible_v<R, std::vector<at::Tensor>> || tensor_tuple<std::decay_t<R>>::value ||
-           ({one_output} && std::is_convertible_v<R, at::Tensor>);
-  }}
+  return std::is_convertible_v<R, std::vector<at::Tensor>> || tensor_tuple<std::decay_t<R>>::value ||
+         std::is_convertible_v<R, at::Tensor>;
 }}
 
 {to_result}
@@ -209,8 +200,7 @@ extern "C" const char kagent_op_namespace[] = "{ns}";
 extern "C" const char kagent_op_schema[] = "{schema}";
 )cpp",
                                    fmt::arg("banner", kSuffixBanner), fmt::arg("ns", b.op_namespace),
-                                   fmt::arg("single", single ? "true" : "false"),
-                                   fmt::arg("one_output", one_output ? "true" : "false"), fmt::arg("ret", ret),
+                                   fmt::arg("ret", ret),
                                    fmt::arg("types", types), fmt::arg("call_msg", escape(call_msg)),
                                    fmt::arg("ret_msg", escape(ret_msg)), fmt::arg("to_result", to_result), fmt::arg("entry_params", entry_params),
                                    fmt::arg("entry_args", entry_args), fmt::arg("schema", escape(b.schema)));

@@ -34,6 +34,10 @@ struct CompileOptions {
   bool light_extension_header = true;
 };
 
+// The candidate's failures (compile errors, a bad signature, an unsupported argument type,
+// an unknown arch, a timeout) come back as ok=false with errors/reason. Throws only when
+// kagent itself cannot work (cache folder not writable, no nvcc to start is reported in
+// errors instead).
 CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, const CompileOptions& options);
 
 }  // namespace kagent

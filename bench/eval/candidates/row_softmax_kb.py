@@ -10,7 +10,7 @@ cuda_source = r'''
 // Pass 1 keeps an online (max, sum of exp) pair per thread and merges the pairs across
 // the block; pass 2 reads the row again (mostly from L2) and writes exp(x - max) / sum.
 // float4 loads and stores when the row length is a multiple of 4 and the data 16-byte aligned.
-#include <ATen/ATen.h>
+#include <torch/extension.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAException.h>
 

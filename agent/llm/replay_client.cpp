@@ -1,0 +1,94 @@
+#include "llm/replay_client.h"
+
+#include <chrono>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace kagent::llm {
+
+using nlohmann::json;
+
+ReplayClient::ReplayClient(const LlmConfig& cfg, ClientHooks hooks) : cfg_(cfg), hooks_(std::move(hooks)) {
+  const std::string path = cfg_.replay_file();
+  std::ifstream in(path);
+  if (!in) throw TerminalError(ErrorKind::Config, fmt::format("cannot read replay file {}", path));
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos || line[first] == '#') continue;
+    json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw TerminalError(ErrorKind::Config, fmt::format("{}:{}: not a JSON object", path, n));
+    bool has_text = j.contains("text") && j["text"].is_string();
+    bool has_error = j.contains("error") && j["error"].is_object();
+    if (!has_text && !has_error)
+      throw TerminalError(ErrorKind::Config, fmt::format("{}:{}: needs a \"text\" string or an \"error\" object", path, n));
+    if (has_error && !kind_from_name(j["error"].value("kind", "")))
+      throw TerminalError(ErrorKind::Config,
+                          fmt::format("{}:{}: unknown error kind \"{}\"", path, n, j["error"].value("kind", "")));
+    entries_.push_back(std::move(j));
+  }
+}
+
+std::string ReplayClient::describe() const {
+  return fmt::format("replay of {} ({} answers)", cfg_.replay_file(), entries_.size());
+}
+
+ChatResponse ReplayClient::chat(const ChatRequest&, const StreamCallback& on_event) {
+  RetryStream stream(on_event);
+  return run_with_retries(cfg_.retry, hooks_.cancel, hooks_.on_attempt, [&](int) { return play(stream); });
+}
+
+ChatResponse ReplayClient::play(RetryStream& stream) {
+  json e;
+  size_t index = 0;
+  {
+    std::lock_guard lock(mu_);
+    if (next_ >= entries_.size())
+      throw TerminalError(ErrorKind::Exhausted, fmt::format("replay file {} has no answer #{} (it holds {})",
+                                                            cfg_.replay_file(), next_ + 1, entries_.size()));
+    index = next_++;
+    e = entries_[index];
+  }
+  stream.begin_attempt();
+  const CancelToken never;
+  const CancelToken& cancel = hooks_.cancel ? *hooks_.cancel : never;
+  if (int ms = e.value("delay_ms", 0); ms > 0 && !cancel.sleep_for(std::chrono::milliseconds(ms)))
+    throw TerminalError(ErrorKind::Cancelled, "cancelled");
+  if (e.contains("error") && e["error"].is_object()) {
+    const json& err = e["error"];
+    throw_error(*kind_from_name(err.value("kind", "")),
+                err.value("message", fmt::format("recorded error (answer #{})", index + 1)), err.value("http_status", 0));
+  }
+  ChatResponse r;
+  r.text = e.value("text", "");
+  r.reasoning = e.value("reasoning", "");
+  r.finish_reason = e.value("finish_reason", "stop");
+  r.model = e.value("model", "replay");
+  if (e.contains("usage") && e["usage"].is_object()) {
+    const json& u = e["usage"];
+    r.usage.prompt_tokens = u.value("prompt_tokens", 0L);
+    r.usage.completion_tokens = u.value("completion_tokens", 0L);
+    r.usage.reasoning_tokens = u.value("reasoning_tokens", 0L);
+    r.usage.total_tokens = u.value("total_tokens", r.usage.prompt_tokens + r.usage.completion_tokens);
+  }
+  if (stream) {
+    // Word-sized pieces, so a consumer sees the same shape of stream as from a server.
+    auto emit_pieces = [&](StreamEvent::Kind kind, const std::string& s) {
+      size_t i = 0;
+      while (i < s.size()) {
+        size_t j = s.find_first_of(" \n", i);
+        j = j == std::string::npos ? s.size() : j + 1;
+        if (r.first_token_s < 0) r.first_token_s = 0;
+        stream(StreamEvent{kind, std::string_view(s).substr(i, j - i)});
+        i = j;
+      }
+    };
+    emit_pieces(StreamEvent::Kind::Reasoning, r.reasoning);
+    emit_pieces(StreamEvent::Kind::Text, r.text);
+  }
+  return r;
+}
+
+}  // namespace kagent::llm
