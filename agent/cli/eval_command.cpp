@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -12,6 +13,7 @@
 #include "common/paths.h"
 #include "compiler/native_compiler.h"
 #include "compiler/nvcc_command.h"
+#include "problem/spec_cache.h"
 #include "result/eval_report.h"
 #include "result/exit_status.h"
 #include "worker/client/worker_client.h"
@@ -24,7 +26,7 @@ namespace {
 
 struct EvalArgs {
   std::string problem, candidate, format, arch, cache_dir;
-  bool json = false, no_timing = false, no_baselines = false, no_compile_baseline = false;
+  bool json = false, no_timing = false, no_baselines = false, no_compile_baseline = false, no_compile_cache = false;
   int trials = 5;
   int64_t seed = 42;
   std::optional<double> atol, rtol;
@@ -64,7 +66,7 @@ int fail_line(const EvalArgs& a, int code, const std::string& line, EvalResult r
 }
 
 int run_eval(const EvalArgs& a) {
-  const double started = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  const double started_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   EvalResult r;
   r.format = a.format;
   for (const auto& path : {a.problem, a.candidate}) {
@@ -84,52 +86,102 @@ int run_eval(const EvalArgs& a) {
   wo.gpu = a.gpu;
   wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(a.timeout_s * 1000));
   WorkerClient worker(wo);
-  auto spec_or = worker.load_problem(problem);
-  if (auto* err = std::get_if<WorkerError>(&spec_or)) {
-    r.status = err->kind == "worker_start" ? Status::InternalError : Status::ProblemError;
-    r.reason = err->kind == "problem_incomplete" ? reason::kProblemIncomplete
-               : err->kind == "file_not_found"   ? reason::kFileNotFound
-                                                 : reason::kProblemLoad;
-    r.message = err->message;
-    int code = exit_status::for_result(r);
-    std::string line = r.status == Status::InternalError ? "cannot start the worker: " + err->message
-                                                         : "cannot load problem " + a.problem + ": " + err->message;
-    return fail_line(a, code, line, r);
-  }
-  const ProblemSpec spec = std::get<ProblemSpec>(spec_or);
-  const std::string title = fmt::format("{} <- {} ({})", spec.name, fs::path(a.candidate).filename().string(), format);
-  nlohmann::json device = std::get<nlohmann::json>(worker.hello());
-  r.device = device;
+  const std::string cache = a.cache_dir.empty() ? cache_root() : a.cache_dir;
 
-  CandidateRef cand{format, {}, {}, candidate_path};
-  if (format == "cuda") {
+  // A known problem's spec is on disk: compile while the worker starts (it imports torch
+  // and initialises CUDA, seconds that would otherwise come before nvcc's).
+  std::optional<ProblemSpec> cached = load_cached_spec(cache, problem);
+  std::future<std::variant<nlohmann::json, WorkerError>> started;
+  ProblemSpec spec;
+  if (cached) {
+    spec = *cached;
+    started = std::async(std::launch::async, [&worker] { return worker.hello(); });
+  } else {
+    auto spec_or = worker.load_problem(problem);
+    if (auto* err = std::get_if<WorkerError>(&spec_or)) {
+      r.status = err->kind == "worker_start" ? Status::InternalError : Status::ProblemError;
+      r.reason = err->kind == "problem_incomplete" ? reason::kProblemIncomplete
+                 : err->kind == "file_not_found"   ? reason::kFileNotFound
+                                                   : reason::kProblemLoad;
+      r.message = err->message;
+      int code = exit_status::for_result(r);
+      std::string line = r.status == Status::InternalError ? "cannot start the worker: " + err->message
+                                                           : "cannot load problem " + a.problem + ": " + err->message;
+      return fail_line(a, code, line, r);
+    }
+    spec = std::get<ProblemSpec>(spec_or);
+    store_cached_spec(cache, spec);
+  }
+  const std::string title = fmt::format("{} <- {} ({})", spec.name, fs::path(a.candidate).filename().string(), format);
+  // The GPU's architecture: the worker's answer when there is one, else the last one seen.
+  const fs::path device_file = fs::path(cache) / fmt::format("device-{}.json", a.gpu.value_or(0));
+  auto device_of = [&](std::variant<nlohmann::json, WorkerError> hello) -> std::optional<nlohmann::json> {
+    if (auto* err = std::get_if<WorkerError>(&hello)) {
+      fail_line(a, exit_status::kInternal, "cannot start the worker: " + err->message, r);
+      return std::nullopt;
+    }
+    auto d = std::get<nlohmann::json>(hello);
+    std::ofstream(device_file) << d.dump();
+    return d;
+  };
+  nlohmann::json device;
+  if (!started.valid()) {
+    auto d = device_of(worker.hello());
+    if (!d) return exit_status::kInternal;
+    device = *d;
+  } else {
+    std::ifstream in(device_file);
+    device = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  }
+  auto arch_of = [&](const nlohmann::json& d) {
+    if (!a.arch.empty()) return a.arch;
+    if (d.is_object() && d.value("available", false))
+      return arch_for_compute_capability(d["compute_capability"][0].get<int>(), d["compute_capability"][1].get<int>());
+    return CompileOptions{}.arch;
+  };
+
+  auto compile = [&](const std::string& arch) {
     CompileOptions co;
     co.display_name = fs::path(a.candidate).filename().string();
-    if (!a.arch.empty()) co.arch = a.arch;
-    else if (device.value("available", false))
-      co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
-                                            device["compute_capability"][1].get<int>());
+    co.arch = arch;
+    co.use_cache = !a.no_compile_cache;
     if (!a.cache_dir.empty()) co.cache_dir = (fs::path(a.cache_dir) / "compile").string();
-    CompileInfo ci;
+    return compile_native(spec, read_file(candidate_path), co);
+  };
+  std::optional<CompileInfo> ci;
+  std::string arch = arch_of(device);
+  if (format == "cuda") {
     try {
-      ci = compile_native(spec, read_file(candidate_path), co);
+      ci = compile(arch);
     } catch (const std::invalid_argument& e) {  // a problem a native candidate cannot express
       r.status = Status::Invalid;
       r.message = e.what();
       return fail_line(a, exit_status::kInvalidCandidate, r.message, r);
     }
-    r.compile = ci;
-    if (!ci.ok) {
-      r.status = ci.reason.empty() ? Status::CompileError : Status::Invalid;
-      r.reason = ci.reason;
-      r.message = ci.reason == reason::kMissingForward     ? "the candidate defines no forward function"
-                  : ci.reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
-                                                            : "nvcc failed";
+  }
+  if (started.valid()) {
+    auto d = device_of(started.get());
+    if (!d) return exit_status::kInternal;
+    device = *d;
+    // A different GPU than last time: build again for the one that is there.
+    if (ci && ci->ok && arch_of(device) != arch) ci = compile(arch_of(device));
+  }
+  r.device = device;
+
+  CandidateRef cand{format, {}, {}, candidate_path};
+  if (ci) {
+    r.compile = *ci;
+    if (!ci->ok) {
+      r.status = ci->reason.empty() ? Status::CompileError : Status::Invalid;
+      r.reason = ci->reason;
+      r.message = ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
+                  : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
+                                                             : "nvcc failed";
       if (!a.json) std::cerr << "kagent eval: " << r.message << "\n";
-      return finish(a, r, title, started);
+      return finish(a, r, title, started_s);
     }
-    cand.artifact = ci.artifact;
-    cand.op_name = ci.op_name;
+    cand.artifact = ci->artifact;
+    cand.op_name = ci->op_name;
   }
 
   nlohmann::json options = {{"trials", a.trials},
@@ -137,7 +189,7 @@ int run_eval(const EvalArgs& a) {
                             {"measure", !a.no_timing},
                             {"eager_baseline", !a.no_baselines},
                             {"compiled_baseline", !a.no_baselines && !a.no_compile_baseline},
-                            {"cache_dir", a.cache_dir.empty() ? cache_root() : a.cache_dir}};
+                            {"cache_dir", cache}};
   if (a.atol) options["atol"] = *a.atol;
   if (a.rtol) options["rtol"] = *a.rtol;
   EvalResult got = worker.evaluate(problem, cand, options);
@@ -145,7 +197,7 @@ int run_eval(const EvalArgs& a) {
   if (got.reason == reason::kNoGpu)
     std::cerr << "kagent eval: no CUDA device visible" << (r.compile ? " (the candidate compiled)" : "")
               << "; cannot evaluate\n";
-  return finish(a, got, title, started);
+  return finish(a, got, title, started_s);
 }
 
 }  // namespace
@@ -169,7 +221,8 @@ Command add_eval_command(CLI::App& app) {
   sub->add_flag("--no-compile-baseline", args->no_compile_baseline, "do not time torch.compile");
   sub->add_option("--timeout", args->timeout_s, "seconds before a hanging evaluation is killed (default 180)");
   sub->add_option("--gpu", args->gpu, "GPU index for the worker (CUDA_VISIBLE_DEVICES)");
-  sub->add_option("--cache-dir", args->cache_dir, "cache folder for compiled candidates and baselines");
+  sub->add_option("--cache-dir", args->cache_dir, "cache folder for compiled candidates, specs and baselines");
+  sub->add_flag("--no-compile-cache", args->no_compile_cache, "compile even when a cached build exists");
   return {sub, [args] { return run_eval(*args); }};
 }
 

@@ -49,13 +49,13 @@ TEST_CASE("schema and entry point follow the spec") {
   CHECK(schema_for(s) == "forward(Tensor x, int dim, Tensor gemm_weight, float scale, bool flag) -> Tensor[]");
   auto b = generate_binding(s, "torch::Tensor forward(torch::Tensor x) { return x; }", "kagent_0123456789abcdef");
   CHECK(b.op_name == "kagent_0123456789abcdef::forward");
-  CHECK(b.candidate_suffix.find("at::Tensor kagent_entry_forward(at::Tensor a0, int64_t a1, at::Tensor a2, double a3, "
+  CHECK(b.candidate_suffix.find("std::vector<at::Tensor> kagent_entry_forward(at::Tensor a0, int64_t a1, at::Tensor a2, double a3, "
                                 "bool a4)") != std::string::npos);
   CHECK(b.candidate_suffix.find("kagent_op_namespace[] = \"kagent_0123456789abcdef\"") != std::string::npos);
   // The message spells the exact expected signature.
   CHECK(b.candidate_suffix.find("kagent: forward must be callable as: torch::Tensor forward(torch::Tensor x, int64_t "
                                 "dim, torch::Tensor gemm_weight, double scale, bool flag)") != std::string::npos);
-  CHECK(b.host_key == "at::Tensor(at::Tensor, int64_t, at::Tensor, double, bool)");
+  CHECK(b.host_key == "std::vector<at::Tensor>(at::Tensor, int64_t, at::Tensor, double, bool)");
   CHECK(b.host_source.find("kagent_0123456789abcdef") == std::string::npos);  // shared across candidates
   CHECK(b.host_source.find("TorchLibraryInit") != std::string::npos);
 
