@@ -15,11 +15,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string cache_key(const ProblemSession& problem, const EvalOptions& opts, const std::string& gpu) {
+std::string cache_key(const ProblemSession& problem, const EvalOptions& opts, const nlohmann::json& device) {
   const auto& t = opts.timing;
-  return sha256_hex(fmt::format("v1|{}|{}|{}|{}|{}|{}|{}|{}|{}", problem.spec().sha256, problem.spec().torch_version,
-                                gpu, opts.seed, t.min_samples, t.min_time_s, t.max_noise, t.max_time_s,
-                                t.max_iterations))
+  return sha256_hex(fmt::format("v1|{}|{}|{}|{}|{}|{}|{}|{}|{}", problem.sha256(), device.value("torch_version", ""),
+                                device.value("name", ""), opts.seed, t.min_samples, t.min_time_s, t.max_noise,
+                                t.max_time_s, t.max_iterations))
       .substr(0, 32);
 }
 
@@ -42,10 +42,10 @@ Baselines from_json(const nlohmann::json& j) {
 }  // namespace
 
 Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts,
-                        const std::string& gpu_name) {
+                        const nlohmann::json& device) {
   fs::path file;
   if (!opts.cache_dir.empty()) {
-    file = fs::path(opts.cache_dir) / "baselines" / (cache_key(problem, opts, gpu_name) + ".json");
+    file = fs::path(opts.cache_dir) / "baselines" / (cache_key(problem, opts, device) + ".json");
     std::ifstream in(file);
     if (in) {
       try {

@@ -17,7 +17,8 @@ struct Baselines {
   bool cache_hit = false;
 };
 
+// `device` is the worker's device description (its name and torch version enter the key).
 Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts,
-                        const std::string& gpu_name);
+                        const nlohmann::json& device);
 
 }  // namespace kagent::worker

@@ -190,9 +190,18 @@ def derive_spec(problem):
         return problem.spec(device)
 
 
-def load_problem(path):
-    problem = Problem(path)
-    return problem, derive_spec(problem)
+def open_problem(path):
+    """The problem without its spec: what an evaluation needs (the spec's meta forward
+    costs a second or two the first time, for importing torch's meta registrations)."""
+    return Problem(path)
+
+
+def warm_up(problem, seed=42):
+    """One reference run on the GPU, so that library handles and lazily loaded kernels are
+    ready before the candidate arrives; kagent asks for it while nvcc compiles."""
+    with torch.no_grad():
+        problem.make_model("cuda", seed)(*problem.make_inputs("cuda", seed))
+    torch.cuda.synchronize()
 
 
 def load_kernelbench_candidate(path, problem, device, seed=42):

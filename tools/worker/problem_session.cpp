@@ -15,10 +15,23 @@ nlohmann::json to_json(PyObject* o) {
 }  // namespace
 
 ProblemSession::ProblemSession(PythonRuntime& py, const std::string& path) : py_(py) {
-  PyRef pair = py_.call("load_problem", {str(path)});
-  problem_ = PyRef::borrow(PyTuple_GetItem(pair.get(), 0));
-  spec_json_ = to_json(PyTuple_GetItem(pair.get(), 1));
-  spec_ = spec_json_.get<ProblemSpec>();
+  problem_ = py_.call("open_problem", {str(path)});
+  PyRef sha = check(PyObject_GetAttrString(problem_.get(), "sha256"));
+  sha256_ = to_std_string(sha.get());
+}
+
+const nlohmann::json& ProblemSession::spec_json() {
+  if (!spec_) {
+    PyRef spec = py_.call("derive_spec", {problem_});
+    spec_json_ = to_json(spec.get());
+    spec_ = spec_json_.get<ProblemSpec>();
+  }
+  return spec_json_;
+}
+
+const ProblemSpec& ProblemSession::spec() {
+  spec_json();
+  return *spec_;
 }
 
 PyRef ProblemSession::make_model(const std::string& device, int64_t seed) {

@@ -2,6 +2,7 @@
 // reproducible models and inputs on the GPU.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,11 +15,14 @@ namespace kagent::worker {
 
 class ProblemSession {
  public:
-  // Throws PythonError with kind file_not_found / problem_load_error / problem_incomplete.
+  // Executes the problem file. Throws PythonError with kind file_not_found /
+  // problem_load_error / problem_incomplete.
   ProblemSession(PythonRuntime& py, const std::string& path);
 
-  const ProblemSpec& spec() const { return spec_; }
-  const nlohmann::json& spec_json() const { return spec_json_; }
+  // Derived on first use: an evaluation does not need it, and deriving costs a meta forward.
+  const ProblemSpec& spec();
+  const nlohmann::json& spec_json();
+  const std::string& sha256() const { return sha256_; }
   PyRef problem() const { return problem_; }
 
   // The reference Model on `device`, weights drawn from `seed` (KernelBench's convention).
@@ -31,7 +35,8 @@ class ProblemSession {
  private:
   PythonRuntime& py_;
   PyRef problem_;
-  ProblemSpec spec_;
+  std::string sha256_;
+  std::optional<ProblemSpec> spec_;
   nlohmann::json spec_json_;
 };
 

@@ -58,6 +58,16 @@ nlohmann::json WorkerService::handle(const nlohmann::json& request) {
       return {{"ok", true}, {"result", problem(path).spec_json()}};
     }
     if (op == "evaluate") return evaluate(request);
+    if (op == "prepare") {
+      // Sent while nvcc compiles: load the problem and run the reference once, so the
+      // evaluation that follows starts warm. Failures are reported by that evaluation.
+      ProblemSession& session = problem(request.at("path").get<std::string>());
+      if (device_.value("available", false)) {
+        at::NoGradGuard no_grad;
+        py_.call("warm_up", {session.problem()});
+      }
+      return {{"ok", true}, {"result", nullptr}};
+    }
     return error_reply("bad_request", "unknown op '" + op + "'");
   } catch (const PythonError& e) {
     return error_reply(e.kind, e.message);
@@ -148,7 +158,7 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
         Values inputs = session->make_inputs("cuda", opts.seed);
         timing.candidate = measure_cold([&] { run_checked(*candidate, inputs); }, opts.timing);
         if (opts.eager_baseline || opts.compiled_baseline) {
-          Baselines b = get_baselines(py_, *session, opts, device_.value("name", "gpu"));
+          Baselines b = get_baselines(py_, *session, opts, device_);
           timing.eager = b.eager;
           timing.compiled = b.compiled;
           timing.baseline_cache_hit = b.cache_hit;

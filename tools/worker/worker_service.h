@@ -1,5 +1,5 @@
 // The worker's request handler: one JSON request in, one JSON reply out.
-// Requests: {"op":"hello"}, {"op":"load_problem","path"}, {"op":"evaluate","problem",
+// Requests: {"op":"hello"}, {"op":"load_problem","path"}, {"op":"prepare","path"}, {"op":"evaluate","problem",
 // "candidate":{"format":"cuda","artifact","op_name"} | {"format":"kernelbench","path"}, "options"}.
 // Replies: {"ok":true,"result":...} or {"ok":false,"error":{"kind","message"}}; "fatal":true
 // when the CUDA context is lost and the process must be replaced.

@@ -140,6 +140,13 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
   return WorkerError{"internal_error", "unreachable"};
 }
 
+void WorkerClient::prepare(const std::string& path) {
+  if (ensure_started()) return;
+  Reply r = request({{"op", "prepare"}, {"path", path}}, opts_.request_timeout);
+  // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
+  if (r.kind == Reply::Kind::Timeout || r.kind == Reply::Kind::Died) stop();
+}
+
 EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
                                   const nlohmann::json& options) {
   EvalResult result;

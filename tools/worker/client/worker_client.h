@@ -52,6 +52,9 @@ class WorkerClient {
   // The worker's device description; starts the worker when none runs.
   std::variant<nlohmann::json, WorkerError> hello();
   std::variant<ProblemSpec, WorkerError> load_problem(const std::string& path);
+  // Loads the problem and runs its reference once (while a candidate compiles). Best effort:
+  // whatever fails here, the evaluation reports.
+  void prepare(const std::string& path);
   // Always returns a result: a crash, hang or broken protocol becomes a classified one.
   EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate,
                       const nlohmann::json& options = nlohmann::json::object());
