@@ -1,0 +1,147 @@
+#include "prompt/prompt_builder.h"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "problem/forward_signature.h"
+#include "result/eval_report.h"
+
+namespace kagent::prompt {
+
+namespace {
+
+using nlohmann::json;
+
+std::string format_bytes(double b) {
+  constexpr double kKi = 1024.0, kMi = kKi * 1024, kGi = kMi * 1024;
+  if (b >= kGi) return fmt::format("{:.1f} GiB", b / kGi);
+  if (b >= kMi) return fmt::format("{:g} MiB", std::round(b / kMi * 10) / 10);
+  if (b >= kKi) return fmt::format("{:g} KiB", std::round(b / kKi * 10) / 10);
+  return fmt::format("{:g} B", b);
+}
+
+std::string number_or_empty(const json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_number()) return "";
+  return it->dump();
+}
+
+std::string bytes_or_empty(const json& d, const char* key) {
+  auto it = d.find(key);
+  if (it == d.end() || !it->is_number() || it->get<double>() <= 0) return "";
+  return format_bytes(it->get<double>());
+}
+
+json arg_json(const TensorArg& a) {
+  bool tensor = a.kind == ArgKind::Tensor;
+  return {{"name", a.name},
+          {"cpp_name", a.cpp_name},
+          {"renamed", a.cpp_name != a.name},
+          {"kind", to_string(a.kind)},
+          {"is_tensor", tensor},
+          {"dtype", a.dtype},
+          {"shape", tensor ? format_index(a.shape) : ""},
+          {"buffer", a.is_buffer}};
+}
+
+}  // namespace
+
+Baselines Baselines::from(const EvalResult& r) {
+  Baselines b;
+  if (r.timing && r.timing->eager) b.eager_ms = r.timing->eager->median_ms;
+  if (r.timing && r.timing->compiled) b.compile_ms = r.timing->compiled->median_ms;
+  return b;
+}
+
+json system_variables(AnswerFormat format, const json& device) {
+  json v = {{"format", to_string(format)},
+            {"gpu", false},
+            {"gpu_name", ""},
+            {"gpu_sms", ""},
+            {"gpu_memory", ""},
+            {"gpu_l2", ""},
+            {"gpu_cc", ""},
+            {"gpu_arch", ""}};
+  if (!device.is_object() || device.empty()) return v;
+  v["gpu"] = true;
+  v["gpu_name"] = device.value("name", "");
+  v["gpu_sms"] = number_or_empty(device, "sms");
+  v["gpu_memory"] = bytes_or_empty(device, "memory_bytes");
+  v["gpu_l2"] = bytes_or_empty(device, "l2_bytes");
+  auto cc = device.find("compute_capability");
+  if (cc != device.end()) {
+    if (cc->is_array() && cc->size() == 2 && (*cc)[0].is_number_integer() && (*cc)[1].is_number_integer()) {
+      int major = (*cc)[0].get<int>(), minor = (*cc)[1].get<int>();
+      v["gpu_cc"] = fmt::format("{}.{}", major, minor);
+      // as kagent compiles (arch_for_compute_capability in tools/compiler): "a" from Hopper on
+      v["gpu_arch"] = fmt::format("sm_{}{}{}", major, minor, major >= 9 ? "a" : "");
+    } else if (cc->is_string()) {
+      v["gpu_cc"] = cc->get<std::string>();
+    }
+  }
+  return v;
+}
+
+json task_variables(const ProblemSpec& spec, AnswerFormat format, const Baselines& baselines) {
+  json v = {{"name", spec.name},
+            {"level", spec.level ? json(*spec.level) : json(false)},
+            {"source", spec.source},
+            {"format_cuda", format == AnswerFormat::Cuda},
+            {"format_kernelbench", format == AnswerFormat::KernelBench},
+            {"signature", ""},
+            {"return_type", ""},
+            {"output_is_tuple", spec.output_is_tuple},
+            {"torch_version", spec.torch_version}};
+  if (format == AnswerFormat::Cuda) {
+    v["signature"] = forward_signature(spec);
+    v["return_type"] = forward_return_type(spec);
+  }
+  json in = json::array(), params = json::array(), outs = json::array();
+  for (const auto& a : spec.inputs) in.push_back(arg_json(a));
+  for (const auto& a : spec.params) params.push_back(arg_json(a));
+  for (size_t i = 0; i < spec.outputs.size(); ++i)
+    outs.push_back({{"index", i}, {"dtype", spec.outputs[i].dtype}, {"shape", format_index(spec.outputs[i].shape)}});
+  v["inputs"] = in;
+  v["has_params"] = !params.empty();
+  v["params"] = params;
+  v["outputs"] = outs;
+  v["baseline_eager_ms"] = baselines.eager_ms ? format_ms(*baselines.eager_ms) : "";
+  v["baseline_compile_ms"] = baselines.compile_ms ? format_ms(*baselines.compile_ms) : "";
+  v["baselines"] = baselines.eager_ms.has_value() || baselines.compile_ms.has_value();
+  return v;
+}
+
+json format_error_variables(const FormatError& e, AnswerFormat format) {
+  std::string others;
+  for (const auto& l : e.other_languages) others += (others.empty() ? "" : ", ") + (l.empty() ? "untagged" : l);
+  return {{"kind", e.kind},
+          {"no_code", e.kind == format_error::kNoCode},
+          {"several_blocks", e.kind == format_error::kSeveralBlocks},
+          {"count", e.count},
+          {"truncated", e.truncated},
+          {"other_languages", others},
+          {"language", format == AnswerFormat::Cuda ? "cuda" : "python"},
+          {"format_cuda", format == AnswerFormat::Cuda},
+          {"format_kernelbench", format == AnswerFormat::KernelBench}};
+}
+
+std::string PromptBuilder::system_prompt(AnswerFormat format, const json& device) const {
+  return templates_.render(format == AnswerFormat::Cuda ? "system_cuda" : "system_kernelbench",
+                           system_variables(format, device));
+}
+
+std::string PromptBuilder::task_prompt(const ProblemSpec& spec, AnswerFormat format, const Baselines& b) const {
+  return templates_.render("task", task_variables(spec, format, b));
+}
+
+std::string PromptBuilder::feedback_prompt(const EvalResult& r, const ProblemSpec* spec,
+                                           const FeedbackLimits& limits) const {
+  return templates_.render("feedback", feedback_variables(r, spec, limits));
+}
+
+std::string PromptBuilder::format_error_prompt(const FormatError& e, AnswerFormat format) const {
+  return templates_.render("format_error", format_error_variables(e, format));
+}
+
+}  // namespace kagent::prompt
