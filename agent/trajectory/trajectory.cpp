@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "build_info.h"
+#include "common/enum_names.h"
 
 namespace kagent::traj {
 
@@ -30,14 +31,14 @@ T get_or(const nlohmann::json& j, const char* key, T fallback) {
   return fallback;
 }
 
-constexpr std::array<std::pair<SampleStatus, const char*>, 4> kStatusNames{{
+constexpr EnumNames<SampleStatus, 4> kStatusNames{{
     {SampleStatus::Running, "running"},
     {SampleStatus::Finished, "finished"},
     {SampleStatus::Failed, "failed"},
     {SampleStatus::Stopped, "stopped"},
 }};
 
-constexpr std::array<std::pair<StopReason, const char*>, 6> kStopNames{{
+constexpr EnumNames<StopReason, 6> kStopNames{{
     {StopReason::None, "none"},
     {StopReason::TurnLimit, "turn_limit"},
     {StopReason::TargetSpeedup, "target_speedup"},
@@ -126,29 +127,13 @@ TokenCounts Trajectory::total_tokens() const {
   return t;
 }
 
-std::string to_string(SampleStatus s) {
-  for (const auto& [v, name] : kStatusNames)
-    if (v == s) return name;
-  return "running";
-}
+std::string to_string(SampleStatus s) { return enum_name(kStatusNames, s, "running"); }
 
-SampleStatus sample_status_from_string(const std::string& s) {
-  for (const auto& [v, name] : kStatusNames)
-    if (s == name) return v;
-  throw std::invalid_argument("unknown sample status '" + s + "'");
-}
+SampleStatus sample_status_from_string(const std::string& s) { return enum_value(kStatusNames, s, "sample status"); }
 
-std::string to_string(StopReason r) {
-  for (const auto& [v, name] : kStopNames)
-    if (v == r) return name;
-  return "none";
-}
+std::string to_string(StopReason r) { return enum_name(kStopNames, r, "none"); }
 
-StopReason stop_reason_from_string(const std::string& s) {
-  for (const auto& [v, name] : kStopNames)
-    if (s == name) return v;
-  throw std::invalid_argument("unknown stop reason '" + s + "'");
-}
+StopReason stop_reason_from_string(const std::string& s) { return enum_value(kStopNames, s, "stop reason"); }
 
 std::string now_iso8601() {
   auto now = std::chrono::system_clock::now();

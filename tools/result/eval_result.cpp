@@ -1,5 +1,7 @@
 #include "result/eval_result.h"
 
+#include "common/enum_names.h"
+
 #include <array>
 #include <stdexcept>
 #include <utility>
@@ -7,7 +9,7 @@
 namespace kagent {
 
 namespace {
-constexpr std::array<std::pair<Status, const char*>, 9> kStatusNames{{
+constexpr EnumNames<Status, 9> kStatusNames{{
     {Status::Correct, "correct"},
     {Status::Wrong, "wrong"},
     {Status::CompileError, "compile_error"},
@@ -31,17 +33,9 @@ void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v)
 }
 }  // namespace
 
-std::string to_string(Status s) {
-  for (const auto& [status, name] : kStatusNames)
-    if (status == s) return name;
-  return "internal_error";
-}
+std::string to_string(Status s) { return enum_name(kStatusNames, s, "internal_error"); }
 
-Status status_from_string(const std::string& s) {
-  for (const auto& [status, name] : kStatusNames)
-    if (s == name) return status;
-  throw std::invalid_argument("unknown status '" + s + "'");
-}
+Status status_from_string(const std::string& s) { return enum_value(kStatusNames, s, "status"); }
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registers, shared_static_bytes,
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
