@@ -58,6 +58,7 @@ trc=${trc:-0}
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== bench"
-  "$PY" bench/eval/bench_eval.py --kagent build-gpu/kagent --out "$OUT/bench_eval.json" 2>&1 | tee "$OUT/bench_eval.txt"
+  # Extra arguments go to the benchmark (e.g. --kb-twins); the whole call must stay under 10 minutes.
+  "$PY" bench/eval/bench_eval.py --kagent build-gpu/kagent --out "$OUT/bench_eval.json" "${@:2}" 2>&1 | tee "$OUT/bench_eval.txt"
 fi
 exit $trc
