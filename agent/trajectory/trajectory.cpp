@@ -9,27 +9,11 @@
 
 #include "build_info.h"
 #include "common/enum_names.h"
+#include "common/json_optional.h"
 
 namespace kagent::traj {
 
 namespace {
-
-template <class T>
-void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-template <class T>
-void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
-  if (j.contains(key) && !j[key].is_null()) v = j[key].get<T>();
-  else v.reset();
-}
-
-template <class T>
-T get_or(const nlohmann::json& j, const char* key, T fallback) {
-  if (j.contains(key) && !j[key].is_null()) return j[key].get<T>();
-  return fallback;
-}
 
 constexpr EnumNames<SampleStatus, 4> kStatusNames{{
     {SampleStatus::Running, "running"},

@@ -1,6 +1,7 @@
 #include "result/eval_result.h"
 
 #include "common/enum_names.h"
+#include "common/json_optional.h"
 
 #include <array>
 #include <stdexcept>
@@ -21,16 +22,6 @@ constexpr EnumNames<Status, 9> kStatusNames{{
     {Status::InternalError, "internal_error"},
 }};
 
-template <class T>
-void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-template <class T>
-void get_optional(const nlohmann::json& j, const char* key, std::optional<T>& v) {
-  if (j.contains(key) && !j[key].is_null()) v = j[key].get<T>();
-  else v.reset();
-}
 }  // namespace
 
 std::string to_string(Status s) { return enum_name(kStatusNames, s, "internal_error"); }
