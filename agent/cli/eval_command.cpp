@@ -2,14 +2,13 @@
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "common/paths.h"
 #include "compiler/native_compiler.h"
 #include "compiler/nvcc_command.h"
@@ -33,13 +32,6 @@ struct EvalArgs {
   double timeout_s = 180;
   std::optional<int> gpu;
 };
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Prints the result the way the user asked, returns its exit status.
 int finish(const EvalArgs& a, EvalResult r, const std::string& title, double started_s) {
@@ -104,9 +96,7 @@ int run_eval(const EvalArgs& a) {
     auto spec_or = worker.load_problem(problem);
     if (auto* err = std::get_if<WorkerError>(&spec_or)) {
       r.status = err->kind == "worker_start" ? Status::InternalError : Status::ProblemError;
-      r.reason = err->kind == "problem_incomplete" ? reason::kProblemIncomplete
-                 : err->kind == "file_not_found"   ? reason::kFileNotFound
-                                                   : reason::kProblemLoad;
+      r.reason = problem_error_reason(err->kind);
       r.message = err->message;
       int code = exit_status::for_result(r);
       std::string line = r.status == Status::InternalError ? "cannot start the worker: " + err->message
@@ -125,7 +115,11 @@ int run_eval(const EvalArgs& a) {
       return std::nullopt;
     }
     auto d = std::get<nlohmann::json>(hello);
-    std::ofstream(device_file) << d.dump();
+    try {
+      write_file_atomic(device_file, d.dump());
+    } catch (const std::exception&) {
+      // only a hint for the next run's nvcc target
+    }
     return d;
   };
   nlohmann::json device;
@@ -136,8 +130,7 @@ int run_eval(const EvalArgs& a) {
     device = *d;
     prepared = std::async(std::launch::async, [&worker, &problem] { worker.prepare(problem); });
   } else {
-    std::ifstream in(device_file);
-    device = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+    device = fs::exists(device_file) ? nlohmann::json::parse(read_file(device_file), nullptr, false) : nlohmann::json();
   }
   auto arch_of = [&](const nlohmann::json& d) {
     if (!a.arch.empty()) return a.arch;

@@ -12,75 +12,21 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/files.h"
+
 namespace kagent::traj {
 
 namespace fs = std::filesystem;
 
-// ---- small file helpers ---------------------------------------------------------------
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-  if (this != &o) reset(o.release());
-  return *this;
-}
-
-void UniqueFd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 namespace {
+
+using kagent::fsync_dir;
+using kagent::read_file;
+using kagent::write_all;
+using kagent::write_file_atomic;
 
 [[noreturn]] void throw_errno(const std::string& what, const fs::path& p) {
   throw std::system_error(errno, std::generic_category(), what + " " + p.string());
-}
-
-void write_all(int fd, const std::string& data, const fs::path& p) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw_errno("write", p);
-    }
-    off += static_cast<size_t>(n);
-  }
-}
-
-void fsync_dir(const fs::path& dir) {
-  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd) ::fsync(fd.get());  // best effort: some filesystems refuse fsync on directories
-}
-
-// Write to a temporary file in the same folder, fsync, rename over `path`.
-void write_file_atomic(const fs::path& path, const std::string& data, bool durable) {
-  fs::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd) throw_errno("cannot create", tmp);
-    try {
-      write_all(fd.get(), data, tmp);
-      if (durable && ::fsync(fd.get()) != 0) throw_errno("fsync", tmp);
-    } catch (...) {
-      ::unlink(tmp.c_str());
-      throw;
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    int e = errno;
-    ::unlink(tmp.c_str());
-    errno = e;
-    throw_errno("rename to", path);
-  }
-  if (durable) fsync_dir(path.parent_path());
-}
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + p.string());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 std::string dump(const nlohmann::json& j, int indent = -1) {

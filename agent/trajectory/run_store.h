@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "trajectory/rewards.h"
 #include "trajectory/trajectory.h"
 
@@ -69,25 +70,6 @@ struct SampleOutcome {
 
 void to_json(nlohmann::json& j, const BestKernel& b);
 void to_json(nlohmann::json& j, const SampleOutcome& o);
-
-// Owns a file descriptor; closes it once.
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  ~UniqueFd() { reset(); }
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-  int release() { int f = fd_; fd_ = -1; return f; }
-  void reset(int fd = -1);
-
- private:
-  int fd_ = -1;
-};
 
 struct RunStoreOptions {
   RewardConfig rewards;                 // scores turns to pick best turns and the best kernel
@@ -157,7 +139,7 @@ class RunStore {
   nlohmann::json config_;
   Options opts_;
   mutable std::mutex mu_;
-  UniqueFd append_fd_;
+  Fd append_fd_;
   ResumeState loaded_;
   std::map<int, SampleOutcome> outcomes_;
   std::map<int, bool> finished_;

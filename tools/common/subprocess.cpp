@@ -25,21 +25,6 @@ std::string ExitInfo::describe() const {
   return "still running";
 }
 
-Fd& Fd::operator=(Fd&& o) noexcept {
-  if (this != &o) reset(o.release());
-  return *this;
-}
-Fd::~Fd() { reset(); }
-int Fd::release() {
-  int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-void Fd::reset(int fd) {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
-}
-
 namespace {
 
 std::pair<Fd, Fd> make_pipe() {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/fd.h"
+
 namespace kagent {
 
 // How a child ended.
@@ -18,25 +20,6 @@ struct ExitInfo {
   bool signaled = false;  // killed by a signal, see signal
   int signal = 0;
   std::string describe() const;  // "exit 3", "signal 11 (Segmentation fault)"
-};
-
-// An owned file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  ~Fd();
-  int get() const { return fd_; }
-  int release();
-  void reset(int fd = -1);
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
 };
 
 struct SpawnOptions {

@@ -1,13 +1,11 @@
 #include "problem/spec_cache.h"
 
-#include <unistd.h>
-
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "common/files.h"
 #include "common/sha256.h"
 
 namespace kagent {
@@ -23,9 +21,9 @@ fs::path entry(const std::string& cache_dir, const std::string& sha) {
 std::optional<ProblemSpec> load_cached_spec(const std::string& cache_dir, const std::string& problem_path) {
   try {
     const std::string sha = sha256_file_hex(problem_path);
-    std::ifstream in(entry(cache_dir, sha));
-    if (!in) return std::nullopt;
-    ProblemSpec spec = nlohmann::json::parse(in).get<ProblemSpec>();
+    const fs::path file = entry(cache_dir, sha);
+    if (!fs::exists(file)) return std::nullopt;
+    ProblemSpec spec = nlohmann::json::parse(read_file(file)).get<ProblemSpec>();
     if (spec.sha256 != sha) return std::nullopt;
     spec.path = fs::absolute(problem_path).string();  // same content may live elsewhere
     return spec;
@@ -35,17 +33,13 @@ std::optional<ProblemSpec> load_cached_spec(const std::string& cache_dir, const 
 }
 
 void store_cached_spec(const std::string& cache_dir, const ProblemSpec& spec) {
-  std::error_code ec;
   fs::path file = entry(cache_dir, spec.sha256);
-  fs::create_directories(file.parent_path(), ec);
-  fs::path tmp = file;
-  tmp += fmt::format(".{}.tmp", ::getpid());
-  {
-    std::ofstream out(tmp);
-    out << nlohmann::json(spec).dump();
-    if (!out) return;  // a cache is an optimisation; failing to write one is not an error
+  try {
+    fs::create_directories(file.parent_path());
+    write_file_atomic(file, nlohmann::json(spec).dump());
+  } catch (const std::exception&) {
+    // A cache is an optimisation; failing to write one is not an error.
   }
-  fs::rename(tmp, file, ec);
 }
 
 }  // namespace kagent

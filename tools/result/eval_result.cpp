@@ -28,6 +28,12 @@ std::string to_string(Status s) { return enum_name(kStatusNames, s, "internal_er
 
 Status status_from_string(const std::string& s) { return enum_value(kStatusNames, s, "status"); }
 
+const char* problem_error_reason(const std::string& kind) {
+  if (kind == "problem_incomplete") return reason::kProblemIncomplete;
+  if (kind == "file_not_found") return reason::kFileNotFound;
+  return reason::kProblemLoad;
+}
+
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registers, shared_static_bytes,
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
                                                 constant_bytes)

@@ -43,6 +43,10 @@ inline constexpr const char* kCudaFatal = "cuda_fatal";
 inline constexpr const char* kNoGpu = "no_gpu";
 }  // namespace reason
 
+// The reason for a problem that failed to load, from the worker's error kind
+// (file_not_found, problem_incomplete, problem_load_error).
+const char* problem_error_reason(const std::string& kind);
+
 struct KernelResources {  // ptxas -v, per kernel
   std::string kernel;     // demangled when possible
   int registers = 0;

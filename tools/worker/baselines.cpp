@@ -1,12 +1,10 @@
 #include "worker/baselines.h"
 
 #include <filesystem>
-#include <fstream>
-
-#include <unistd.h>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "common/sha256.h"
 
 namespace kagent::worker {
@@ -46,10 +44,9 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
   fs::path file;
   if (!opts.cache_dir.empty()) {
     file = fs::path(opts.cache_dir) / "baselines" / (cache_key(problem, opts, device) + ".json");
-    std::ifstream in(file);
-    if (in) {
+    if (fs::exists(file)) {
       try {
-        Baselines b = from_json(nlohmann::json::parse(in));
+        Baselines b = from_json(nlohmann::json::parse(read_file(file)));
         // A cached entry lacking what is asked for now is measured again.
         if ((!opts.eager_baseline || b.eager) && (!opts.compiled_baseline || b.compiled || !b.compiled_error.empty())) {
           b.cache_hit = true;
@@ -80,15 +77,12 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
     }
   }
   if (!file.empty()) {
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    fs::path tmp = file;
-    tmp += fmt::format(".{}.tmp", ::getpid());
-    {
-      std::ofstream out(tmp);
-      out << to_json(b).dump(2);
+    try {
+      fs::create_directories(file.parent_path());
+      write_file_atomic(file, to_json(b).dump(2));  // a concurrent writer's copy is just as good
+    } catch (const std::exception&) {
+      // Unwritable cache: the numbers are still returned; they are measured again next time.
     }
-    fs::rename(tmp, file, ec);  // atomic publish; a concurrent writer's copy is just as good
   }
   return b;
 }

@@ -5,13 +5,6 @@ namespace kagent::worker {
 namespace {
 PyRef str(const std::string& s) { return check(PyUnicode_FromString(s.c_str())); }
 PyRef integer(int64_t v) { return check(PyLong_FromLongLong(v)); }
-
-// json.dumps of a Python object, parsed back: the spec crosses as text, once per problem.
-nlohmann::json to_json(PyObject* o) {
-  PyRef json_mod = check(PyImport_ImportModule("json"));
-  PyRef text = check(PyObject_CallMethod(json_mod.get(), "dumps", "O", o));
-  return nlohmann::json::parse(PyUnicode_AsUTF8(text.get()));
-}
 }  // namespace
 
 ProblemSession::ProblemSession(PythonRuntime& py, const std::string& path) : py_(py) {

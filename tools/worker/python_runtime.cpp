@@ -19,6 +19,12 @@ std::string to_std_string(PyObject* o) {
   return c;
 }
 
+nlohmann::json to_json(PyObject* o) {
+  PyRef json_mod = check(PyImport_ImportModule("json"));
+  PyRef text = check(PyObject_CallMethod(json_mod.get(), "dumps", "O", o));
+  return nlohmann::json::parse(PyUnicode_AsUTF8(text.get()));
+}
+
 void throw_python_error() {
   PyObject *type = nullptr, *value = nullptr, *tb = nullptr;
   PyErr_Fetch(&type, &value, &tb);

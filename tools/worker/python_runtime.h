@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kagent::worker {
 
 // An owned (strong) reference.
@@ -77,5 +79,7 @@ class PythonRuntime {
 };
 
 std::string to_std_string(PyObject* o);  // str(o)
+// json.dumps(o) parsed back: specs and device facts cross from Python as text, rarely.
+nlohmann::json to_json(PyObject* o);
 
 }  // namespace kagent::worker

@@ -17,12 +17,6 @@ nlohmann::json error_reply(const std::string& kind, const std::string& message) 
   return {{"ok", false}, {"error", {{"kind", kind}, {"message", message}}}};
 }
 
-nlohmann::json py_to_json(PyObject* o) {
-  PyRef json_mod = check(PyImport_ImportModule("json"));
-  PyRef text = check(PyObject_CallMethod(json_mod.get(), "dumps", "O", o));
-  return nlohmann::json::parse(PyUnicode_AsUTF8(text.get()));
-}
-
 std::string cut(const std::string& s, size_t limit = 4000) {
   if (s.size() <= limit) return s;
   return s.substr(0, limit) + fmt::format("\n[... cut {} bytes]", s.size() - limit);
@@ -31,15 +25,13 @@ std::string cut(const std::string& s, size_t limit = 4000) {
 // Problem-loading failures carry a kind from the Python side; map them onto a verdict.
 void set_problem_error(EvalResult& r, const PythonError& e) {
   r.status = Status::ProblemError;
-  r.reason = e.kind == "problem_incomplete" ? reason::kProblemIncomplete
-             : e.kind == "file_not_found"   ? reason::kFileNotFound
-                                            : reason::kProblemLoad;
+  r.reason = problem_error_reason(e.kind);
   r.message = e.message;
 }
 
 }  // namespace
 
-WorkerService::WorkerService(PythonRuntime& py) : py_(py) { device_ = py_to_json(py_.call("device_info", {}).get()); }
+WorkerService::WorkerService(PythonRuntime& py) : py_(py) { device_ = to_json(py_.call("device_info", {}).get()); }
 
 ProblemSession& WorkerService::problem(const std::string& path) {
   auto it = problems_.find(path);
