@@ -1,5 +1,7 @@
 #include "common/json_lines.h"
 
+#include "common/files.h"
+
 #include <poll.h>
 #include <unistd.h>
 
@@ -10,16 +12,7 @@
 namespace kagent {
 
 void write_json_line(int fd, const nlohmann::json& j) {
-  std::string line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  size_t off = 0;
-  while (off < line.size()) {
-    ssize_t n = ::write(fd, line.data() + off, line.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error(std::string("protocol write failed: ") + std::strerror(errno));
-    }
-    off += static_cast<size_t>(n);
-  }
+  write_all(fd, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n", "protocol pipe");
 }
 
 JsonLineReader::Result JsonLineReader::read(std::optional<std::chrono::milliseconds> timeout) {

@@ -9,7 +9,7 @@
 
 namespace kagent {
 
-// Writes `j` and a newline; throws std::runtime_error when the peer is gone.
+// Writes `j` and a newline; throws std::system_error when the peer is gone.
 void write_json_line(int fd, const nlohmann::json& j);
 
 // Reads newline-framed JSON from a descriptor it does not own.
