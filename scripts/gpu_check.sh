@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole GPU check, one command on the H200 machine:
-#   bash scripts/gpu_check.sh [suite|bench|all]
+#   bash scripts/gpu_check.sh [suite|gpu|profiler|bench|all]
 # Builds kagent against the machine's torch; suite: every test (GPU suites included) and the
-# shipped example; bench: the evaluation benchmark; all: both. Logs go to $OUT (or ./gpu-out).
+# shipped examples (eval and solve); gpu: the same without the CPU suites; profiler: the ncu cross-check and the profiler's cost;
+# bench: the evaluation benchmark; all: everything. Logs go to $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-suite}
@@ -38,23 +39,40 @@ echo "build rc=$rc in $(( $(date +%s) - start )) s"
 [ $rc -ne 0 ] && grep -E "error|FAILED" "$OUT/build.log" | head -20
 [ -x build-gpu/kagent-worker ] || exit 1
 
-if [ "$what" = suite ] || [ "$what" = all ]; then
+if [ "$what" = suite ] || [ "$what" = gpu ] || [ "$what" = all ]; then
 echo "== tests"
-# CPU suites in parallel; GPU suites alone, so nothing else disturbs their timings.
-ctest --test-dir build-gpu --output-on-failure --timeout 600 -LE gpu -j 8 > "$OUT/ctest.log" 2>&1
-trc=$?
+# CPU suites in parallel (CI runs them too: `gpu` skips them); GPU suites alone, so nothing
+# else disturbs their timings.
+trc=0
+: > "$OUT/ctest.log"
+if [ "$what" != gpu ]; then
+  ctest --test-dir build-gpu --output-on-failure --timeout 600 -LE gpu -j 8 > "$OUT/ctest.log" 2>&1
+  trc=$?
+fi
 ctest --test-dir build-gpu --output-on-failure --timeout 900 -L gpu -V > "$OUT/ctest_gpu.log" 2>&1
 grc=$?
 cat "$OUT/ctest_gpu.log" >> "$OUT/ctest.log"
 trc=$(( trc | grc ))
-grep -E "^(ok|FAIL) |GPU suite:|SKIPPED|tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest.log" | head -60
+grep -E "^([0-9]+: )?(ok|FAIL|caught|clean|blocked|skip) |GPU suite:|Guard suite:|Sandbox suite:|profiler gpu:|range profiler:|Solve replay:|SKIPPED|tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest.log" | head -90
 echo "ctest rc=$trc"
 
 echo "== example"
 ./build-gpu/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu 2>&1 | tee "$OUT/example.txt"
 
+echo "== solve example (the README's console output)"
+rm -rf /tmp/kagent-runs
+./build-gpu/kagent solve examples/elementwise_gelu.py --llm replay:examples/elementwise_gelu.replay.jsonl \
+  --runs-dir /tmp/kagent-runs 2>&1 | tee "$OUT/solve.txt"
+
 fi
 trc=${trc:-0}
+
+if [ "$what" = profiler ] || [ "$what" = all ]; then
+  echo "== profiler: Nsight Compute cross-check and the profiler's cost"
+  OUT=$OUT bash scripts/ncu_check.sh build-gpu 2>&1 | tail -25
+  "$PY" bench/profiler/bench_profiler.py --kagent build-gpu/kagent --out "$OUT/bench_profiler.json" 2>&1 |
+    tee "$OUT/bench_profiler.txt"
+fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== bench"

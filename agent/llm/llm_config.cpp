@@ -28,7 +28,7 @@ void add_llm_flags(CLI::App& app, LlmFlags& f) {
     app.add_flag_function(name, [&dst, value](std::int64_t) { dst = value; }, help)->group(g);
   };
   str("--config", f.config, "JSON config file (default: $XDG_CONFIG_HOME/kagent/config.json if present)");
-  str("--provider", f.provider, "openai | anthropic | replay:FILE  [env KAGENT_PROVIDER]");
+  str("--provider,--llm", f.provider, "openai | anthropic | replay:FILE  [env KAGENT_PROVIDER]");
   str("--base-url", f.base_url, "server URL, e.g. http://localhost:8000/v1  [env KAGENT_BASE_URL]");
   str("--api-key", f.api_key, "API key  [env KAGENT_API_KEY, OPENAI_API_KEY, ANTHROPIC_API_KEY]");
   str("--model", f.model, "model name  [env KAGENT_MODEL]");

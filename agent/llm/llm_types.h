@@ -32,6 +32,9 @@ struct ChatRequest {
   std::vector<ChatMessage> messages;
   std::string system;                 // empty: none
   std::optional<Sampling> sampling;   // unset: the client's configured sampling
+  // Where the request belongs, e.g. {"sample": 2, "turn": 0}: never sent to a server; the
+  // replay provider picks the recorded answer that carries the same keys.
+  nlohmann::json tag;
 };
 
 struct Usage {

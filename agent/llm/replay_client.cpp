@@ -35,20 +35,39 @@ std::string ReplayClient::describe() const {
   return fmt::format("replay of {} ({} answers)", cfg_.replay_file(), entries_.size());
 }
 
-ChatResponse ReplayClient::chat(const ChatRequest&, const StreamCallback& on_event) {
+ChatResponse ReplayClient::chat(const ChatRequest& req, const StreamCallback& on_event) {
   RetryStream stream(on_event);
-  return run_with_retries(cfg_.retry, hooks_.cancel, hooks_.on_attempt, [&](int) { return play(stream); });
+  return run_with_retries(cfg_.retry, hooks_.cancel, hooks_.on_attempt, [&](int) { return play(req.tag, stream); });
 }
 
-ChatResponse ReplayClient::play(RetryStream& stream) {
+namespace {
+// An entry with "sample"/"turn" keys answers only requests tagged the same (so parallel samples
+// and resumed runs get their own answers); an entry without them answers any request.
+bool entry_matches(const json& entry, const json& tag) {
+  for (const char* key : {"sample", "turn"})
+    if (entry.contains(key) && (!tag.is_object() || !tag.contains(key) || tag[key] != entry[key])) return false;
+  return true;
+}
+}  // namespace
+
+ChatResponse ReplayClient::play(const json& tag, RetryStream& stream) {
   json e;
   size_t index = 0;
   {
     std::lock_guard lock(mu_);
-    if (next_ >= entries_.size())
-      throw TerminalError(ErrorKind::Exhausted, fmt::format("replay file {} has no answer #{} (it holds {})",
-                                                            cfg_.replay_file(), next_ + 1, entries_.size()));
-    index = next_++;
+    if (used_.size() != entries_.size()) used_.assign(entries_.size(), false);
+    size_t i = 0;
+    while (i < entries_.size() && (used_[i] || !entry_matches(entries_[i], tag))) ++i;
+    if (i == entries_.size()) {
+      std::string which = tag.is_object() && tag.contains("sample")
+                              ? fmt::format(" for sample {} turn {}", tag.value("sample", 0), tag.value("turn", 0) + 1)
+                              : "";
+      throw TerminalError(ErrorKind::Exhausted, fmt::format("replay file {} has no more answers{} (it holds {})",
+                                                            cfg_.replay_file(), which, entries_.size()));
+    }
+    used_[i] = true;
+    ++next_;
+    index = i;
     e = entries_[index];
   }
   stream.begin_attempt();

@@ -7,7 +7,9 @@
 //    "delay_ms": 0}
 // or a failure, which goes through the retry loop like a real one and uses up its line:
 //   {"error": {"kind": "rate_limited", "message": "...", "http_status": 429}}
-// Only "text" or "error" is required. When the file runs out, chat() throws TerminalError(Exhausted).
+// Only "text" or "error" is required. "sample" and "turn" (0-based) tie an entry to requests tagged
+// the same (ChatRequest::tag, set by `kagent solve`); entries without them are played in order to any
+// request. When no entry is left for a request, chat() throws TerminalError(Exhausted).
 #pragma once
 
 #include <mutex>
@@ -26,11 +28,12 @@ class ReplayClient : public LlmClient {
   size_t size() const { return entries_.size(); }
 
  private:
-  ChatResponse play(RetryStream& stream);
+  ChatResponse play(const nlohmann::json& tag, RetryStream& stream);
   LlmConfig cfg_;
   ClientHooks hooks_;
   std::vector<nlohmann::json> entries_;
   std::mutex mu_;
+  std::vector<bool> used_;
   size_t next_ = 0;
 };
 

@@ -80,10 +80,17 @@ json feedback_variables(const EvalResult& r, const ProblemSpec* spec, const Feed
   std::string status = to_string(r.status);
   v["status"] = upper(status);
   for (const char* s : {"correct", "wrong", "compile_error", "runtime_error", "timeout", "crash", "invalid",
-                        "problem_error", "internal_error"})
+                        "problem_error", "internal_error", "rejected"})
     v[std::string("status_") + s] = status == s;
   v["reason"] = r.reason;
   v["message"] = r.message;
+
+  // reward-hack guards: what they rejected or flagged, with the numbers they saw
+  json guards = json::array();
+  for (const auto& g : r.guards)
+    guards.push_back({{"name", g.name}, {"action", g.action}, {"rejected", g.action == kGuardReject},
+                      {"message", cut_text(g.message, 3, 600)}});
+  v["guards"] = guards;
 
   // compiler
   v["compile_errors"] = "";

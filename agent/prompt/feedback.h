@@ -32,7 +32,8 @@ std::string cut_text(const std::string& text, size_t max_lines, size_t max_bytes
 // The variables feedback.txt reads (all always present unless marked "section"):
 //   status ("WRONG"), status_<name> bools (status_correct, status_wrong, status_compile_error,
 //   status_runtime_error, status_timeout, status_crash, status_invalid, status_problem_error,
-//   status_internal_error), reason, message;
+//   status_internal_error, status_rejected), reason, message;
+//   guards (list of {name, action, rejected (bool), message}): the reward-hack guards' findings;
 //   compile_errors (cut; "" unless the compile failed), compile_seconds, compile_cached;
 //   runtime_error (cut), worker_log (cut, crash/timeout only);
 //   correctness (section object): trials, trials_passed, max_abs_error, max_rel_error,

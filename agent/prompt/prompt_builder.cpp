@@ -62,13 +62,24 @@ json system_variables(AnswerFormat format, const json& device) {
             {"gpu_memory", ""},
             {"gpu_l2", ""},
             {"gpu_cc", ""},
-            {"gpu_arch", ""}};
+            {"gpu_arch", ""},
+            {"gpu_bandwidth", ""},
+            {"gpu_smem_block", ""},
+            {"gpu_smem_sm", ""},
+            {"gpu_regs_sm", ""},
+            {"gpu_threads_sm", ""}};
   if (!device.is_object() || device.empty()) return v;
   v["gpu"] = true;
   v["gpu_name"] = device.value("name", "");
   v["gpu_sms"] = number_or_empty(device, "sms");
   v["gpu_memory"] = bytes_or_empty(device, "memory_bytes");
   v["gpu_l2"] = bytes_or_empty(device, "l2_bytes");
+  if (auto bw = device.find("measured_dram_gbps"); bw != device.end() && bw->is_number() && bw->get<double>() > 0)
+    v["gpu_bandwidth"] = fmt::format("{:.0f} GB/s", bw->get<double>());
+  v["gpu_smem_block"] = bytes_or_empty(device, "shared_memory_per_block_optin");
+  v["gpu_smem_sm"] = bytes_or_empty(device, "shared_memory_per_sm");
+  v["gpu_regs_sm"] = number_or_empty(device, "registers_per_sm");
+  v["gpu_threads_sm"] = number_or_empty(device, "max_threads_per_sm");
   auto cc = device.find("compute_capability");
   if (cc != device.end()) {
     if (cc->is_array() && cc->size() == 2 && (*cc)[0].is_number_integer() && (*cc)[1].is_number_integer()) {

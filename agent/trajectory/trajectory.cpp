@@ -220,6 +220,7 @@ void to_json(nlohmann::json& j, const Turn& t) {
        {"reasoning", t.reasoning},
        {"answer", t.answer},
        {"code", t.code},
+       {"feedback", t.feedback},
        {"tokens", t.tokens},
        {"llm_seconds", t.llm_seconds},
        {"eval_seconds", t.eval_seconds},
@@ -239,6 +240,7 @@ void from_json(const nlohmann::json& j, Turn& t) {
   t.reasoning = get_or<std::string>(j, "reasoning", "");
   t.answer = get_or<std::string>(j, "answer", "");
   t.code = get_or<std::string>(j, "code", "");
+  t.feedback = get_or<std::string>(j, "feedback", "");
   t.tokens = get_or<TokenCounts>(j, "tokens", TokenCounts{});
   t.llm_seconds = get_or<double>(j, "llm_seconds", 0.0);
   t.eval_seconds = get_or<double>(j, "eval_seconds", 0.0);

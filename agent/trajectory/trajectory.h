@@ -97,6 +97,7 @@ struct Turn {
   std::string answer;                     // the answer text
   std::string code;                       // extracted code; empty on a format error
   std::optional<EvalResult> eval;         // the verdict; absent when the turn failed earlier
+  std::string feedback;                   // what the model is told about this turn (the next user message)
   TokenCounts tokens;
   double llm_seconds = 0;                 // latency of the LLM call (retries included)
   double eval_seconds = 0;                // compile + evaluation, end to end

@@ -213,5 +213,5 @@ TEST_CASE("kagent llm: bad replay file is 2, an exhausted one is 8") {
   auto empty = run_kagent({"llm", "--provider", "replay:" + dir.write("empty.jsonl", ""), "hi"}, {});
   CHECK(empty.status == 8);
   CHECK(empty.err_lines() == 1);
-  CHECK(has(empty.err, "no answer #1"));
+  CHECK(has(empty.err, "has no more answers"));
 }

@@ -217,3 +217,19 @@ TEST_CASE("feedback: profile only when present; crash shows the worker's tail") 
   CHECK_FALSE(has(text, "log line 10\n"));
   CHECK(has(text, "more lines cut]"));
 }
+
+TEST_CASE("feedback: a rejected candidate is told which guard caught it and why; flags are listed too") {
+  EvalResult r;
+  r.status = Status::Rejected;
+  r.reason = "library_share";
+  r.message = "the candidate's own kernels took 3% of GPU time";
+  r.guards = {{"library_share", kGuardReject, "own kernels 3% of 1.20 ms; at::native::gemm 97%"},
+              {"excessive_speedup", kGuardFlag, "41.0x over eager"}};
+  PromptBuilder b;
+  std::string text = b.feedback_prompt(r);
+  CHECK(text.find("# Result: REJECTED (library_share)") != std::string::npos);
+  CHECK(text.find("rejected by the verifier") != std::string::npos);
+  CHECK(text.find("- guard `library_share` (rejected): own kernels 3% of 1.20 ms") != std::string::npos);
+  CHECK(text.find("- guard `excessive_speedup` (flagged for review): 41.0x over eager") != std::string::npos);
+  CHECK(text.find("{{") == std::string::npos);
+}

@@ -50,6 +50,11 @@ nlohmann::json h200() {
           {"sms", 132},
           {"memory_bytes", 150109880320LL},
           {"l2_bytes", 62914560},
+          {"measured_dram_gbps", 4213.6},
+          {"shared_memory_per_block_optin", 232448},
+          {"shared_memory_per_sm", 233472},
+          {"registers_per_sm", 65536},
+          {"max_threads_per_sm", 2048},
           {"compute_capability", {9, 0}}};
 }
 
@@ -71,6 +76,10 @@ TEST_CASE("system prompt (cuda): answer format, verifier rules, GPU facts") {
   CHECK(has(s, "60 MiB"));
   CHECK(has(s, "compute capability 9.0"));
   CHECK(has(s, "sm_90a"));
+  CHECK(has(s, "about 4214 GB/s of DRAM bandwidth"));
+  CHECK(has(s, "shared memory: 227 KiB per block (opt-in"));
+  CHECK(has(s, "228 KiB per SM"));
+  CHECK(has(s, "65536 32-bit registers per SM, at most 2048 resident threads per SM"));
   CHECK_FALSE(has(s, "{{"));
 }
 

@@ -43,6 +43,19 @@ std::string timing_line(const char* label, const TimingStats& t) {
                      t.rel_stdev * 100);
 }
 
+// One line per reward-hack guard finding; a single "passed" line when the guards ran clean.
+std::string render_guard_lines(const EvalResult& r) {
+  if (r.guards.empty())
+    return r.guards_seconds > 0 ? fmt::format("guards    passed ({:.2f} s)\n", r.guards_seconds) : "";
+  std::string s;
+  for (size_t i = 0; i < r.guards.size(); ++i) {
+    const auto& g = r.guards[i];
+    s += fmt::format("{}{:<6} {}: {}\n", i == 0 ? "guards    " : "          ", g.action, g.name, g.message);
+  }
+  if (r.guards_seconds > 0) s += fmt::format("          ({:.2f} s of guards)\n", r.guards_seconds);
+  return s;
+}
+
 }  // namespace
 
 std::string render_eval_report(const EvalResult& r, const std::string& title) {
@@ -94,6 +107,10 @@ std::string render_eval_report(const EvalResult& r, const std::string& title) {
     if (t.speedup_compiled) sp += fmt::format("{}{:.2f}x over torch.compile", sp.empty() ? "" : ", ", *t.speedup_compiled);
     if (!sp.empty()) s += "speedup   " + sp + (t.baseline_cache_hit ? "  (baselines cached)" : "") + "\n";
   }
+  s += render_guard_lines(r);
+  if (r.profile.is_object() && r.profile.contains("text") && r.profile["text"].is_string())
+    s += fmt::format("profile   ({:.2f} s)\n", r.profile.value("seconds", 0.0)) +
+         indent(r.profile["text"].get<std::string>(), 30);
   if (!r.worker_log_tail.empty() && (r.status == Status::Crash || r.status == Status::Timeout ||
                                      r.reason == reason::kCudaFatal))
     s += "worker output (tail)\n" + indent(r.worker_log_tail, 15);

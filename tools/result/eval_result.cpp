@@ -10,7 +10,7 @@
 namespace kagent {
 
 namespace {
-constexpr EnumNames<Status, 9> kStatusNames{{
+constexpr EnumNames<Status, 10> kStatusNames{{
     {Status::Correct, "correct"},
     {Status::Wrong, "wrong"},
     {Status::CompileError, "compile_error"},
@@ -20,6 +20,7 @@ constexpr EnumNames<Status, 9> kStatusNames{{
     {Status::Invalid, "invalid"},
     {Status::ProblemError, "problem_error"},
     {Status::InternalError, "internal_error"},
+    {Status::Rejected, "rejected"},
 }};
 
 }  // namespace
@@ -85,6 +86,17 @@ void from_json(const nlohmann::json& j, Timing& t) {
   t.baseline_cache_hit = j.value("baseline_cache_hit", false);
 }
 
+// Written out, not by macro: the macro's functions are inline, and callers outside this file need them.
+void to_json(nlohmann::json& j, const GuardFinding& g) {
+  j = {{"name", g.name}, {"action", g.action}, {"message", g.message}};
+}
+
+void from_json(const nlohmann::json& j, GuardFinding& g) {
+  g.name = j.value("name", "");
+  g.action = j.value("action", "");
+  g.message = j.value("message", "");
+}
+
 void to_json(nlohmann::json& j, const EvalResult& r) {
   j = {{"status", to_string(r.status)},
        {"reason", r.reason},
@@ -93,6 +105,8 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"format", r.format},
        {"device", r.device},
        {"profile", r.profile},
+       {"guards", r.guards},
+       {"guards_seconds", r.guards_seconds},
        {"eval_seconds", r.eval_seconds},
        {"total_seconds", r.total_seconds},
        {"worker_log_tail", r.worker_log_tail}};
@@ -109,6 +123,8 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.format = j.value("format", "");
   r.device = j.value("device", nlohmann::json());
   r.profile = j.value("profile", nlohmann::json());
+  r.guards = j.value("guards", std::vector<GuardFinding>{});
+  r.guards_seconds = j.value("guards_seconds", 0.0);
   r.eval_seconds = j.value("eval_seconds", 0.0);
   r.total_seconds = j.value("total_seconds", 0.0);
   r.worker_log_tail = j.value("worker_log_tail", "");

@@ -22,6 +22,7 @@ enum class Status {
   Invalid,       // the candidate does not fit the problem (no forward, wrong signature)
   ProblemError,  // the problem itself could not be loaded
   InternalError, // kagent failed (worker could not start, protocol broken)
+  Rejected,      // matched the reference, but a reward-hack guard caught a cheat; reason = the guard's name
 };
 
 std::string to_string(Status s);
@@ -115,6 +116,18 @@ struct Timing {
   bool baseline_cache_hit = false;
 };
 
+// What one reward-hack guard found (tools/worker/guard_*.h). "reject" turns the verdict into
+// Status::Rejected; "flag" (e.g. an excessive speedup, a guard that could not run) keeps the
+// verdict and asks for a human look.
+struct GuardFinding {
+  std::string name;     // the guard: no_kernel, library_share, leftover_memory, ...
+  std::string action;   // "reject" | "flag"
+  std::string message;  // what it saw, with the numbers
+};
+
+inline constexpr const char* kGuardReject = "reject";
+inline constexpr const char* kGuardFlag = "flag";
+
 struct EvalResult {
   Status status = Status::InternalError;
   std::string reason;          // reason:: string, may be empty
@@ -126,6 +139,8 @@ struct EvalResult {
   std::optional<Timing> timing;
   nlohmann::json device;       // name, cc, sms, memory, l2, from the worker
   nlohmann::json profile;      // filled by the profiler (issue 4); null when absent
+  std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
+  double guards_seconds = 0;   // worker time the guards took (part of eval_seconds)
   double eval_seconds = 0;     // worker time for this evaluation (no compile)
   double total_seconds = 0;    // end to end, compile included
   std::string worker_log_tail; // last lines the worker printed, on crashes
@@ -145,6 +160,8 @@ void to_json(nlohmann::json& j, const TimingStats& t);
 void from_json(const nlohmann::json& j, TimingStats& t);
 void to_json(nlohmann::json& j, const Timing& t);
 void from_json(const nlohmann::json& j, Timing& t);
+void to_json(nlohmann::json& j, const GuardFinding& g);
+void from_json(const nlohmann::json& j, GuardFinding& g);
 void to_json(nlohmann::json& j, const EvalResult& r);
 void from_json(const nlohmann::json& j, EvalResult& r);
 

@@ -20,6 +20,7 @@ int for_result(const EvalResult& r) {
     case Status::Invalid: return kInvalidCandidate;
     case Status::ProblemError: return kProblemLoad;
     case Status::InternalError: return kInternal;
+    case Status::Rejected: return kRejected;
   }
   return kInternal;
 }

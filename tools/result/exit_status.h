@@ -21,6 +21,7 @@ inline constexpr int kCrash = 12;
 inline constexpr int kInvalidCandidate = 13;
 inline constexpr int kInternal = 14;
 inline constexpr int kNoGpu = 15;
+inline constexpr int kRejected = 16;  // a reward-hack guard caught a cheat
 
 int for_result(const EvalResult& r);
 

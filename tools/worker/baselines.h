@@ -1,5 +1,6 @@
 // Eager and torch.compile baseline times, measured like the candidate and cached per
-// (problem file hash, torch version, GPU, timing settings) on disk.
+// (problem file hash, torch version, GPU, timing settings) on disk. The worker only reads
+// that cache; the orchestrator writes it from the evaluate reply (client/baseline_cache.h).
 #pragma once
 
 #include <optional>

@@ -18,6 +18,8 @@ EvalOptions eval_options_from_json(const nlohmann::json& j) {
   o.eager_baseline = j.value("eager_baseline", o.eager_baseline);
   o.compiled_baseline = j.value("compiled_baseline", o.compiled_baseline);
   o.cache_dir = j.value("cache_dir", o.cache_dir);
+  o.profile = j.value("profile", o.profile);
+  if (j.contains("guards")) o.guards = guard_options_from_json(j["guards"]);
   if (j.contains("timing")) {
     const auto& t = j["timing"];
     o.timing.min_samples = t.value("min_samples", o.timing.min_samples);
@@ -61,19 +63,25 @@ void rethrow_if_fatal(const std::string& what) {
 
 }  // namespace
 
+void check_cuda(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return;
+  cudaGetLastError();
+  std::string error = fmt::format("{}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  if (is_sticky(e)) throw CudaFatalError(error);
+  throw std::runtime_error(error);
+}
+
 std::vector<at::Tensor> run_checked(Runner& runner, const Values& inputs) {
-  std::vector<at::Tensor> out;
+  std::vector<at::Tensor> out = run_unsynchronized(runner, inputs);
+  // Asynchronous kernel faults surface here.
+  check_cuda(cudaDeviceSynchronize(), "CUDA error after forward");
+  return out;
+}
+
+std::vector<at::Tensor> run_unsynchronized(Runner& runner, const Values& inputs) {
   std::string error;
   try {
-    out = runner.run(inputs);
-    cudaError_t e = cudaDeviceSynchronize();  // asynchronous kernel faults surface here
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      error = fmt::format("CUDA error after forward: {} ({})", cudaGetErrorString(e), cudaGetErrorName(e));
-      if (is_sticky(e)) throw CudaFatalError(error);
-      throw std::runtime_error(error);
-    }
-    return out;
+    return runner.run(inputs);
   } catch (const CudaFatalError&) {
     throw;
   } catch (const c10::Error& e) {

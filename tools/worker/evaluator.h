@@ -4,11 +4,13 @@
 
 #include <string>
 
+#include <cuda_runtime_api.h>
 #include <nlohmann/json.hpp>
 
 #include "checker/tolerance.h"
 #include "result/eval_result.h"
 #include "timer/cold_measurement.h"
+#include "worker/guard_options.h"
 #include "worker/problem_session.h"
 #include "worker/runners.h"
 
@@ -23,6 +25,8 @@ struct EvalOptions {
   bool compiled_baseline = true;
   MeasureConfig timing;
   std::string cache_dir;        // baselines are cached under cache_dir/baselines
+  GuardOptions guards;          // reward-hack guards (options "guards")
+  bool profile = true;          // CUPTI profile phase after timing a correct candidate (options "profile")
 };
 
 EvalOptions eval_options_from_json(const nlohmann::json& j);
@@ -35,6 +39,11 @@ struct CudaFatalError : std::runtime_error {
 // Runs `candidate`; CUDA errors (also asynchronous ones) surface here as exceptions.
 // A sticky error becomes CudaFatalError.
 std::vector<at::Tensor> run_checked(Runner& runner, const Values& inputs);
+// The same without the device-wide synchronisation after forward (the side-stream guard
+// looks at the moment forward returns); errors raised by forward itself are mapped alike.
+std::vector<at::Tensor> run_unsynchronized(Runner& runner, const Values& inputs);
+// A failed CUDA call of kagent's own: CudaFatalError when the context is lost, else runtime_error.
+void check_cuda(cudaError_t err, const char* what);
 
 // Fills result.correctness and, when wrong, status/reason/message.
 void check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, const EvalOptions& opts,

@@ -3,14 +3,44 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <ATen/Parallel.h>
+#include <cuda_runtime_api.h>
+
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "build_info.h"
 #include "common/json_lines.h"
+#include "sandbox/apply_sandbox.h"
+#include "sandbox/violation_verdict.h"
 #include "worker/python_runtime.h"
 #include "worker/worker_service.h"
+
+namespace {
+
+void write_start_error(int fd, const std::string& message) {
+  try {
+    kagent::write_json_line(fd, {{"ok", false}, {"error", {{"kind", "worker_start"}, {"message", message}}}});
+  } catch (...) {
+  }
+}
+
+// Thread pools and the CUDA context come up lazily; started now, before RLIMIT_NPROC is
+// set relative to the threads running, they do not eat into the candidates' allowance.
+void start_runtime_threads(const nlohmann::json& device) {
+  at::parallel_for(0, int64_t{1} << 16, 1, [](int64_t, int64_t) {});
+  if (device.value("available", false)) {
+    cudaError_t e = cudaFree(nullptr);  // creates the primary context torch uses
+    if (e != cudaSuccess) {
+      std::fprintf(stderr, "kagent-worker: CUDA context: %s\n", cudaGetErrorString(e));
+      cudaGetLastError();
+    }
+  }
+}
+
+}  // namespace
 
 int main() {
   constexpr int kRequestFd = 3, kReplyFd = 4;
@@ -23,28 +53,56 @@ int main() {
   const char* python_env = std::getenv("KAGENT_PYTHON");
   const std::string python = python_env ? python_env : kagent::build::kPythonExecutable;
 
+  // The sandbox closes in two steps around the runtime's start:
+  //  1. now, while this process has one thread: namespaces, Landlock and the uid switch only
+  //     take a whole process while it is single-threaded (a later thread pool would stay
+  //     outside), and the environment that sends caches into the scratch folder must be set
+  //     before the interpreter copies it. Python, torch and CUDA then start inside the
+  //     sandbox, which is what they run in for every candidate anyway.
+  //  2. after they started: the resource limits, measured against the address space and the
+  //     threads the runtime needs (RLIMIT_NPROC counts threads).
+  // Both come before the first request, so no candidate code ever runs outside.
+  std::unique_ptr<kagent::sandbox::Sandbox> sandbox;
+  try {
+    sandbox = kagent::sandbox::Sandbox::enter(kagent::sandbox::SandboxPolicy::from_environment(), {{python}});
+  } catch (const std::exception& e) {
+    write_start_error(kReplyFd, std::string("sandbox: ") + e.what());
+    return 1;
+  }
+
   try {
     kagent::worker::PythonRuntime py(python);
     kagent::worker::WorkerService service(py);
-    kagent::write_json_line(kReplyFd, service.handle({{"op", "hello"}}));
+    start_runtime_threads(service.device());
+    sandbox->limit_resources();
+    nlohmann::json hello = service.handle({{"op", "hello"}});
+    if (hello.contains("result")) hello["result"]["sandbox"] = sandbox->report();
+    // What the runtime itself tried during start-up is not a candidate's doing: logged, so
+    // that a false alarm shows.
+    if (auto v = sandbox->end_request(); v.any())
+      std::fprintf(stderr, "kagent-worker: sandbox refusals during start-up: %s\n", nlohmann::json(v).dump().c_str());
+    kagent::write_json_line(kReplyFd, hello);
     kagent::JsonLineReader reader(kRequestFd);
     for (;;) {
       auto msg = reader.read(std::nullopt);
       if (msg.state != kagent::JsonLineReader::State::Message) return 0;  // kagent closed the pipe
+      sandbox->begin_request();
       nlohmann::json reply = service.handle(msg.message);
+      const auto violations = sandbox->end_request();
+      if (msg.message.value("op", "") == "evaluate") kagent::sandbox::apply_violations(reply, violations);
+      else if (violations.any())  // problem code: the user's own, reported in the log only
+        std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
       reply["id"] = msg.message.value("id", 0);
       kagent::write_json_line(kReplyFd, reply);
       std::fflush(stdout);
+      std::fflush(stderr);
       if (service.must_exit()) std::_Exit(3);  // the CUDA context is gone; a fresh worker takes over
     }
   } catch (const kagent::worker::PythonError& e) {
-    kagent::write_json_line(kReplyFd, {{"ok", false}, {"error", {{"kind", "worker_start"}, {"message", e.message}}}});
+    write_start_error(kReplyFd, e.message);
     return 1;
   } catch (const std::exception& e) {
-    try {
-      kagent::write_json_line(kReplyFd, {{"ok", false}, {"error", {{"kind", "worker_start"}, {"message", e.what()}}}});
-    } catch (...) {
-    }
+    write_start_error(kReplyFd, e.what());
     return 1;
   }
 }

@@ -6,8 +6,12 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
+#include "profiler/profile_capture.h"
+#include "profiler/profile_text.h"
+#include "timer/l2_flush.h"
 #include "worker/baselines.h"
 #include "worker/evaluator.h"
+#include "worker/guard_pass.h"
 
 namespace kagent::worker {
 
@@ -27,6 +31,53 @@ void set_problem_error(EvalResult& r, const PythonError& e) {
   r.status = Status::ProblemError;
   r.reason = problem_error_reason(e.kind);
   r.message = e.message;
+}
+
+int64_t tensor_bytes(const Values& values) {
+  int64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
+  return n;
+}
+
+// The profile phase (DESIGN "Profiler"), after timing: one call of the candidate under kernel
+// activity tracing, then one under hardware counters, each after an L2 flush as in every timed
+// iteration. It never changes the verdict: a failure becomes {"error": ...} (a lost CUDA
+// context also retires the worker).
+nlohmann::json profile_phase(Runner& candidate, ProblemSession& session, PyObject* reference_model,
+                             const nlohmann::json& cand, const nlohmann::json& device, int64_t seed, bool& fatal) {
+  const auto start = std::chrono::steady_clock::now();
+  nlohmann::json p;
+  try {
+    Values inputs = session.make_inputs("cuda", seed);
+    profiler::ProfileContext ctx;
+    ctx.own_kernels = cand.value("kernels", std::vector<std::string>{});
+    ctx.device = device;
+    ctx.io_bytes = tensor_bytes(inputs) + tensor_bytes(session.state_values(reference_model));
+    int64_t output_bytes = 0;
+    L2Flush l2;
+    const auto run_once = [&] {
+      output_bytes = 0;
+      for (const auto& t : run_checked(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
+    };
+    const auto flush = [&] {
+      l2.flush(nullptr);
+      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
+    };
+    const profiler::ProfileCapture capture = profiler::capture_profile(run_once, flush);
+    ctx.io_bytes += output_bytes;
+    p = profiler::build_profile(capture, ctx);
+  } catch (const CudaFatalError& e) {
+    fatal = true;
+    p = {{"error", cut(e.what(), 500)}};
+  } catch (const PythonError& e) {
+    p = {{"error", cut(e.message, 500)}};
+  } catch (const std::exception& e) {
+    p = {{"error", cut(e.what(), 500)}};
+  }
+  p["text"] = profiler::render_profile_text(p);
+  p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
 }
 
 }  // namespace
@@ -50,6 +101,21 @@ nlohmann::json WorkerService::handle(const nlohmann::json& request) {
       return {{"ok", true}, {"result", problem(path).spec_json()}};
     }
     if (op == "evaluate") return evaluate(request);
+    if (op == "baselines") {
+      // The reference's eager and torch.compile times before any candidate is correct (for the
+      // task prompt); measured like an evaluation's, and the orchestrator caches them.
+      if (!device_.value("available", false)) return error_reply("no_gpu", "no CUDA device is visible to the worker");
+      ProblemSession& session = problem(request.at("problem").get<std::string>());
+      EvalOptions opts = eval_options_from_json(request.value("options", nlohmann::json::object()));
+      at::NoGradGuard no_grad;
+      Baselines b = get_baselines(py_, session, opts, device_);
+      return {{"ok", true},
+              {"result",
+               {{"eager", b.eager ? nlohmann::json(*b.eager) : nlohmann::json(nullptr)},
+                {"compiled", b.compiled ? nlohmann::json(*b.compiled) : nlohmann::json(nullptr)},
+                {"compiled_error", b.compiled_error},
+                {"cache_hit", b.cache_hit}}}};
+    }
     if (op == "prepare") {
       // Sent while nvcc compiles: load the problem and run the reference once, so the
       // evaluation that follows starts warm. Failures are reported by that evaluation.
@@ -106,18 +172,21 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
     return finish();
   }
   PythonRunner reference(reference_model);
+  GuardPass guards(py_, opts.guards);  // before the candidate loads: it snapshots what a candidate could patch
   try {
     if (r.format == "kernelbench") {
       PyRef path = check(PyUnicode_FromString(cand.at("path").get<std::string>().c_str()));
       PyRef device = check(PyUnicode_FromString("cuda"));
       PyRef seed = check(PyLong_FromLongLong(opts.seed));
-      candidate = std::make_unique<PythonRunner>(
-          py_.call("load_kernelbench_candidate", {path, session->problem(), device, seed}));
+      PyRef model = py_.call("load_kernelbench_candidate", {path, session->problem(), device, seed});
+      guards.kernelbench_loaded(model, cand.at("path").get<std::string>());
+      candidate = std::make_unique<PythonRunner>(model);
     } else {
       // Parameters are cloned: a candidate writing its weights must not change the reference's.
+      Values params = clone_values(session->state_values(reference_model.get()));
+      guards.native_loaded(params, cand.value("kernels", std::vector<std::string>{}));
       candidate = std::make_unique<NativeRunner>(cand.at("artifact").get<std::string>(),
-                                                 cand.at("op_name").get<std::string>(),
-                                                 clone_values(session->state_values(reference_model.get())));
+                                                 cand.at("op_name").get<std::string>(), std::move(params));
     }
   } catch (const PythonError& e) {
     r.status = e.kind == "compile_error" ? Status::CompileError
@@ -145,10 +214,12 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
       r.status = Status::Correct;
       r.message = fmt::format("correct in {} trials (max abs error {:.3g}, max rel error {:.3g})", opts.trials,
                               r.correctness->max_abs_error, r.correctness->max_rel_error);
-      if (opts.measure) {
+      guards.before_timing(*session, *candidate, reference, reference_model.get(), opts, r);
+      if (opts.measure && r.status == Status::Correct) {
         Timing timing;
         Values inputs = session->make_inputs("cuda", opts.seed);
         timing.candidate = measure_cold([&] { run_checked(*candidate, inputs); }, opts.timing);
+        guards.after_candidate_timing(*session, *candidate, reference, inputs, opts, r);
         if (opts.eager_baseline || opts.compiled_baseline) {
           Baselines b = get_baselines(py_, *session, opts, device_);
           timing.eager = b.eager;
@@ -158,7 +229,10 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
           if (b.compiled) timing.speedup_compiled = b.compiled->median_ms / timing.candidate->median_ms;
         }
         r.timing = timing;
+        guards.after_baselines(r);
       }
+      if (opts.profile && r.status == Status::Correct)
+        r.profile = profile_phase(*candidate, *session, reference_model.get(), cand, device_, opts.seed, fatal_);
     }
   } catch (const CudaFatalError& e) {
     fatal_ = true;

@@ -1,13 +1,20 @@
 #include "worker/client/worker_client.h"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "sandbox/process_table.h"
+#include "sandbox/violation_verdict.h"
+#include "worker/client/baseline_cache.h"
 
 namespace kagent {
 
@@ -45,6 +52,15 @@ WorkerClient::~WorkerClient() {
 void WorkerClient::stop() {
   reader_.reset();
   proc_.reset();  // RAII: kills the process group
+  // What a candidate started outside the group (setpgid, setsid) still runs as the worker's
+  // own uid, which nothing else uses.
+  if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
+    sandbox::kill_processes_of_uid(sandbox_.value("uid", 0u));
+  if (!scratch_.empty()) {
+    std::error_code ec;
+    fs::remove_all(scratch_, ec);
+    scratch_.clear();
+  }
 }
 
 std::string WorkerClient::log_tail(size_t bytes) const {
@@ -59,17 +75,73 @@ std::string WorkerClient::log_tail(size_t bytes) const {
   return s;
 }
 
+namespace {
+// The GPU's device nodes: present means CUDA should work, so a worker without it is sandboxed
+// too tightly rather than on a machine without a GPU.
+bool gpu_device_nodes_present() {
+  std::error_code ec;
+  return fs::exists("/dev/nvidiactl", ec);
+}
+}  // namespace
+
 std::optional<WorkerError> WorkerClient::ensure_started() {
   if (proc_ && proc_->running()) return std::nullopt;
+  // The filesystem layers (Landlock, a read-only mount namespace, an unprivileged uid) have been
+  // seen to leave CUDA unusable on some machines (H200 under Firecracker 6.18, all three). Such a
+  // worker is replaced by one with the next layer left out; the monitor's write check and the
+  // other layers stay, and the hello's sandbox report says what was dropped.
+  static constexpr const char* kSteps[] = {sandbox::mechanism::kLandlock, sandbox::mechanism::kMountNs,
+                                           sandbox::mechanism::kUid};
+  for (;;) {
+    if (auto err = start_once()) return err;
+    if (device_.value("available", false) || !policy_->enabled || !gpu_device_nodes_present() ||
+        filesystem_fallbacks_ >= static_cast<int>(std::size(kSteps)))
+      break;
+    stop();
+    --restarts_;  // not a restart after a failure of the candidate's
+    policy_->disabled.insert(kSteps[filesystem_fallbacks_++]);
+  }
+  if (filesystem_fallbacks_ > 0) {
+    nlohmann::json left_out = nlohmann::json::array();
+    for (int i = 0; i < filesystem_fallbacks_; ++i) left_out.push_back(kSteps[i]);
+    sandbox_["cuda_fallback"] = {{"left_out", left_out},
+                                 {"why", "CUDA saw no device with these layers in force on this machine"}};
+  }
+  return std::nullopt;
+}
+
+std::optional<WorkerError> WorkerClient::start_once() {
   stop();
   if (!fs::exists(opts_.worker_path))
     return WorkerError{"worker_start", "kagent-worker not found at " + opts_.worker_path + " (build it, or set KAGENT_WORKER)"};
+  if (!policy_) {
+    try {
+      policy_ = opts_.sandbox ? *opts_.sandbox : sandbox::SandboxPolicy::from_environment();
+    } catch (const std::invalid_argument& e) {
+      return WorkerError{"worker_start", e.what()};
+    }
+  }
   SpawnOptions so;
   so.argv = {opts_.worker_path};
   so.output_file = opts_.log_path;
   so.protocol_pipes = true;
   so.env_set = opts_.env;
   if (opts_.gpu) so.env_set.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", *opts_.gpu));
+  sandbox::SandboxPolicy policy = *policy_;
+  if (policy.enabled) {
+    // A fresh scratch folder per worker process: nothing a candidate left there survives it.
+    fs::path parent = policy.scratch.empty() ? fs::temp_directory_path() : fs::path(policy.scratch);
+    std::error_code ec;
+    fs::create_directories(parent, ec);
+    std::string pattern = (parent / "kagent-worker-XXXXXX").string();
+    if (!::mkdtemp(pattern.data()))
+      return WorkerError{"worker_start", fmt::format("cannot make a scratch folder in {}: {}", parent.string(),
+                                                     std::strerror(errno))};
+    scratch_ = policy.scratch = pattern;
+    policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
+  }
+  for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
+  sandbox_ = nlohmann::json::object();
   try {
     proc_ = std::make_unique<Subprocess>(so);
   } catch (const std::exception& e) {
@@ -88,6 +160,8 @@ std::optional<WorkerError> WorkerClient::ensure_started() {
     return WorkerError{"worker_start", hello.message["error"].value("message", "worker failed to start")};
   }
   device_ = hello.message["result"]["device"];
+  sandbox_ = hello.message["result"].value("sandbox", nlohmann::json::object());
+  if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
   return std::nullopt;
 }
 
@@ -98,19 +172,33 @@ WorkerClient::Reply WorkerClient::request(nlohmann::json req, std::chrono::milli
     write_json_line(proc_->request_fd(), req);
   } catch (const std::exception& e) {
     auto exit = proc_->wait(std::chrono::milliseconds(2000));
-    return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what()};
+    return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
   }
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const bool watch_memory = policy_ && policy_->allows(sandbox::mechanism::kWatchdog);
   for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return {Reply::Kind::Timeout, {}, {}};
     JsonLineReader::Result msg;
     try {
-      msg = reader_->read(timeout);
+      // Short reads while the memory watchdog runs: it looks at the worker between them.
+      msg = reader_->read(watch_memory ? std::min(left, opts_.memory_poll) : left);
     } catch (const std::exception& e) {  // garbage on the protocol pipe
       return {Reply::Kind::Died, {}, e.what()};
     }
-    if (msg.state == JsonLineReader::State::Timeout) return {Reply::Kind::Timeout, {}, {}};
+    if (msg.state == JsonLineReader::State::Timeout) {
+      if (watch_memory) {
+        // The worker, its monitor and everything a candidate forked, orphans included.
+        if (auto held = sandbox::tree_memory_over(proc_->pid(), policy_->memory_bytes))
+          return {Reply::Kind::MemoryLimit, {},
+                  fmt::format("the worker held {} MiB of host memory, over the sandbox's limit of {} MiB", *held >> 20,
+                              policy_->memory_bytes >> 20)};
+      }
+      continue;
+    }
     if (msg.state == JsonLineReader::State::Closed) {
       auto exit = proc_->wait(std::chrono::milliseconds(5000));
-      return {Reply::Kind::Died, {}, exit ? exit->describe() : "closed its pipe"};
+      return {Reply::Kind::Died, {}, exit ? exit->describe() : "closed its pipe", exit};
     }
     if (msg.message.value("id", -1) != id) continue;  // a stale reply from an earlier, abandoned request
     if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}};
@@ -134,6 +222,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
       stop();
       return WorkerError{"problem_load_error", "loading the problem did not finish in time"};
     case Reply::Kind::Died:
+    case Reply::Kind::MemoryLimit:
       stop();
       return WorkerError{"problem_load_error", "the worker died loading the problem (" + r.detail + "): " + log_tail(600)};
   }
@@ -144,7 +233,32 @@ void WorkerClient::prepare(const std::string& path) {
   if (ensure_started()) return;
   Reply r = request({{"op", "prepare"}, {"path", path}}, opts_.request_timeout);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
-  if (r.kind == Reply::Kind::Timeout || r.kind == Reply::Kind::Died) stop();
+  if (r.kind != Reply::Kind::Ok && r.kind != Reply::Kind::Error) stop();
+}
+
+std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, const nlohmann::json& options) {
+  if (ensure_started()) return std::nullopt;
+  const nlohmann::json sent_options = with_key_settings(options);
+  Reply r = request({{"op", "baselines"}, {"problem", problem_path}, {"options", sent_options}}, opts_.request_timeout);
+  if (r.kind != Reply::Kind::Ok) {
+    if (r.kind != Reply::Kind::Error) stop();  // hung or died: the next request starts afresh
+    return std::nullopt;
+  }
+  const nlohmann::json& b = r.body["result"];
+  Timing t;
+  if (!b["eager"].is_null()) t.eager = b["eager"].get<TimingStats>();
+  if (!b["compiled"].is_null()) t.compiled = b["compiled"].get<TimingStats>();
+  t.baseline_cache_hit = b.value("cache_hit", false);
+  // Cached the way an evaluation's baselines are (store_baselines keys on a correct result).
+  EvalResult as_measured;
+  as_measured.status = Status::Correct;
+  as_measured.timing = t;
+  try {
+    store_baselines(problem_path, device_, sent_options, as_measured);
+  } catch (const std::exception&) {
+    // an unwritable cache only costs a measurement next time
+  }
+  return t;
 }
 
 EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
@@ -159,12 +273,15 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   nlohmann::json cand = {{"format", candidate.format}};
   if (candidate.format == "kernelbench") cand["path"] = candidate.path;
   else cand.update({{"artifact", candidate.artifact}, {"op_name", candidate.op_name}});
+  if (!candidate.kernels.empty()) cand["kernels"] = candidate.kernels;  // the guards tell own kernels from library ones
   std::ofstream(opts_.log_path, std::ios::app) << "\n=== kagent: evaluate " << problem_path << "\n";
   auto log_start = fs::file_size(opts_.log_path);
   // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
   auto timeout = opts_.request_timeout +
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
-  Reply r = request({{"op", "evaluate"}, {"problem", problem_path}, {"candidate", cand}, {"options", options}},
+  // Seed and timing settings spelled out: they key the baseline cache written below.
+  const nlohmann::json sent_options = with_key_settings(options);
+  Reply r = request({{"op", "evaluate"}, {"problem", problem_path}, {"candidate", cand}, {"options", sent_options}},
                     timeout);
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
@@ -175,6 +292,11 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   switch (r.kind) {
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
+      try {
+        store_baselines(problem_path, device_, sent_options, result);
+      } catch (const std::exception&) {
+        // Unwritable cache: the baselines are measured again next time.
+      }
       if (r.body.value("fatal", false)) {
         result.worker_log_tail = candidate_log();
         proc_->wait(std::chrono::milliseconds(10000));
@@ -193,8 +315,18 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
       result.device = device_;
       result.worker_log_tail = candidate_log();
       return result;
+    case Reply::Kind::MemoryLimit:
+      result.status = Status::Crash;
+      result.reason = sandbox::kReasonHostMemory;
+      result.message = r.detail + ": killed";
+      stop();
+      result.device = device_;
+      result.worker_log_tail = candidate_log();
+      return result;
     case Reply::Kind::Died:
       result.status = Status::Crash;
+      // SIGXCPU: the sandbox's CPU-time limit (RLIMIT_CPU) ended a candidate that computed on the host.
+      if (r.exit && r.exit->signaled && r.exit->signal == SIGXCPU) result.reason = sandbox::kReasonCpuTime;
       result.message = "the worker died during the evaluation: " + r.detail;
       result.worker_log_tail = candidate_log();
       result.device = device_;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,7 @@
 #include "common/subprocess.h"
 #include "problem/problem_spec.h"
 #include "result/eval_result.h"
+#include "sandbox/sandbox_policy.h"
 
 namespace kagent {
 
@@ -26,6 +28,10 @@ struct WorkerOptions {
   std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
   std::chrono::milliseconds kernelbench_build_allowance{300'000};  // added for load_inline builds
   std::vector<std::string> env;             // extra KEY=VALUE for the worker
+  // The worker's sandbox; default: from this process's environment (KAGENT_SANDBOX*). Each
+  // worker gets a fresh scratch folder (under policy.scratch when set), removed when it stops.
+  std::optional<sandbox::SandboxPolicy> sandbox;
+  std::chrono::milliseconds memory_poll{100};  // how often the memory watchdog reads the worker's memory
 };
 
 // What a candidate is, as the worker needs to know it.
@@ -34,6 +40,7 @@ struct CandidateRef {
   std::string artifact;  // cuda: the compiled shared object
   std::string op_name;   // cuda: dispatcher name of forward
   std::string path;      // kernelbench: the Python file
+  std::vector<std::string> kernels{};  // cuda: the candidate's own kernels (ptxas names), for the guards
 };
 
 // A request the worker answered with an error (problem failed to load, bad request).
@@ -55,20 +62,29 @@ class WorkerClient {
   // Loads the problem and runs its reference once (while a candidate compiles). Best effort:
   // whatever fails here, the evaluation reports.
   void prepare(const std::string& path);
+  // The problem's eager and torch.compile baseline times, measured (or read from the cache) by
+  // the worker as an evaluation would and cached here; nullopt when the worker cannot (no GPU,
+  // a problem that fails). `options`: an evaluate request's (cache_dir, baselines wanted, ...).
+  std::optional<Timing> baselines(const std::string& problem_path, const nlohmann::json& options);
   // Always returns a result: a crash, hang or broken protocol becomes a classified one.
   EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate,
                       const nlohmann::json& options = nlohmann::json::object());
 
   int restarts() const { return restarts_; }
+  // The running (or last) worker's sandbox report (see tools/sandbox/apply_sandbox.h), with
+  // "memory_watchdog" added: the host memory limit this client enforces.
+  const nlohmann::json& sandbox() const { return sandbox_; }
   const std::string& log_path() const { return opts_.log_path; }
 
  private:
   struct Reply {
-    enum class Kind { Ok, Error, Timeout, Died } kind;
+    enum class Kind { Ok, Error, Timeout, Died, MemoryLimit } kind;
     nlohmann::json body;
-    std::string detail;  // for Died: how it ended
+    std::string detail;            // for Died: how it ended; for MemoryLimit: how much it held
+    std::optional<ExitInfo> exit = {};  // for Died, when known
   };
   std::optional<WorkerError> ensure_started();
+  std::optional<WorkerError> start_once();
   Reply request(nlohmann::json req, std::chrono::milliseconds timeout);
   void stop();
   std::string log_tail(size_t bytes = 2000) const;
@@ -79,6 +95,10 @@ class WorkerClient {
   nlohmann::json device_;
   int next_id_ = 1;
   int restarts_ = -1;  // the first start is not a restart
+  std::optional<sandbox::SandboxPolicy> policy_;  // resolved at the first start
+  int filesystem_fallbacks_ = 0;                   // filesystem layers left out because CUDA failed under them
+  std::string scratch_;                          // the running worker's scratch folder
+  nlohmann::json sandbox_;
   bool own_log_ = false;
 };
 

@@ -1,0 +1,295 @@
+#include "cli/solve_command.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/live_view.h"
+#include "cli/solve_summary.h"
+#include "common/paths.h"
+#include "evaluation/evaluation_session.h"
+#include "llm/cancel.h"
+#include "llm/llm_config.h"
+#include "loop/session_evaluator.h"
+#include "loop/solve_runner.h"
+
+namespace kagent::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct SolveArgs {
+  std::string problem, format = "cuda", history = "kernels", runs_dir = "runs", resume, prompts, cache_dir, arch;
+  int samples = 1, turns = 4, trials = 5;
+  std::optional<int64_t> history_tokens, max_tokens;
+  std::optional<double> target_speedup, max_seconds;
+  double timeout_s = 180;
+  std::vector<int> gpus;
+  bool quiet = false, json = false, no_profile = false, no_compile_baseline = false;
+  llm::LlmFlags llm;
+};
+
+int fail(int code, const std::string& line) {
+  std::cerr << "kagent solve: error: " << line << "\n";
+  return code;
+}
+
+// The settings a run folder records, so that --resume continues the same run.
+nlohmann::json run_config(const SolveArgs& a, const llm::LlmConfig& cfg) {
+  nlohmann::json sampling = nlohmann::json::object();
+  if (cfg.sampling.temperature) sampling["temperature"] = *cfg.sampling.temperature;
+  if (cfg.sampling.top_p) sampling["top_p"] = *cfg.sampling.top_p;
+  if (cfg.sampling.max_tokens) sampling["max_tokens"] = *cfg.sampling.max_tokens;
+  if (cfg.sampling.reasoning_effort) sampling["reasoning_effort"] = *cfg.sampling.reasoning_effort;
+  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+  return {{"problem", a.problem},
+          {"format", a.format},
+          {"samples", a.samples},
+          {"turns", a.turns},
+          {"history", a.history},
+          {"history_tokens", opt(a.history_tokens)},
+          {"target_speedup", opt(a.target_speedup)},
+          {"max_tokens", opt(a.max_tokens)},
+          {"max_seconds", opt(a.max_seconds)},
+          {"prompts", a.prompts},
+          {"trials", a.trials},
+          {"timeout", a.timeout_s},
+          {"no_profile", a.no_profile},
+          {"no_compile_baseline", a.no_compile_baseline},
+          {"llm", {{"provider", cfg.provider}, {"model", cfg.model}, {"base_url", cfg.base_url}, {"sampling", sampling}}}};
+}
+
+// --resume: the run's own settings come back from its config.json; LLM flags given now win
+// (a key, a new server address), the rest of the LLM settings come from the run.
+void apply_run_config(SolveArgs& a, const nlohmann::json& c) {
+  a.problem = c.value("problem", a.problem);
+  a.format = c.value("format", a.format);
+  a.samples = c.value("samples", a.samples);
+  a.turns = c.value("turns", a.turns);
+  a.history = c.value("history", a.history);
+  auto get = [&](const char* k, auto& dst) {
+    if (c.contains(k) && !c[k].is_null()) dst = c[k].get<typename std::decay_t<decltype(dst)>::value_type>();
+  };
+  get("history_tokens", a.history_tokens);
+  get("target_speedup", a.target_speedup);
+  get("max_tokens", a.max_tokens);
+  get("max_seconds", a.max_seconds);
+  a.prompts = c.value("prompts", a.prompts);
+  a.trials = c.value("trials", a.trials);
+  a.timeout_s = c.value("timeout", a.timeout_s);
+  a.no_profile = c.value("no_profile", a.no_profile);
+  a.no_compile_baseline = c.value("no_compile_baseline", a.no_compile_baseline);
+  const nlohmann::json llm = c.value("llm", nlohmann::json::object());
+  if (!a.llm.provider && llm.contains("provider")) a.llm.provider = llm["provider"].get<std::string>();
+  if (!a.llm.model && llm.contains("model") && !llm["model"].get<std::string>().empty())
+    a.llm.model = llm["model"].get<std::string>();
+  if (!a.llm.base_url && llm.contains("base_url") && !llm["base_url"].get<std::string>().empty())
+    a.llm.base_url = llm["base_url"].get<std::string>();
+  const nlohmann::json s = llm.value("sampling", nlohmann::json::object());
+  if (!a.llm.temperature && s.contains("temperature")) a.llm.temperature = s["temperature"].get<double>();
+  if (!a.llm.top_p && s.contains("top_p")) a.llm.top_p = s["top_p"].get<double>();
+  if (!a.llm.max_tokens && s.contains("max_tokens")) a.llm.max_tokens = s["max_tokens"].get<int>();
+  if (!a.llm.reasoning_effort && s.contains("reasoning_effort"))
+    a.llm.reasoning_effort = s["reasoning_effort"].get<std::string>();
+}
+
+int llm_exit(llm::ErrorKind k) {
+  switch (k) {
+    case llm::ErrorKind::MissingKey:
+    case llm::ErrorKind::Config: return solve_exit::kLlmConfig;
+    case llm::ErrorKind::Cancelled: return solve_exit::kInterrupted;
+    default: return solve_exit::kLlmFailed;
+  }
+}
+
+int run_solve(SolveArgs a) {
+  const auto started = std::chrono::steady_clock::now();
+  // 1. The run folder, when resuming: its settings replace the defaults.
+  std::unique_ptr<traj::RunStore> store;
+  if (!a.resume.empty()) {
+    if (!fs::is_directory(a.resume)) return fail(solve_exit::kFileNotFound, "no such run folder: " + a.resume);
+    try {
+      store = traj::RunStore::open(a.resume);
+    } catch (const std::exception& e) {
+      return fail(solve_exit::kNotARun, fmt::format("{} is not a kagent run folder: {}", a.resume, e.what()));
+    }
+    apply_run_config(a, store->config());
+  }
+  if (!fs::is_regular_file(a.problem)) return fail(solve_exit::kFileNotFound, "no such file: " + a.problem);
+  a.problem = fs::absolute(a.problem).string();
+  const prompt::AnswerFormat format = prompt::answer_format_from_string(a.format);
+  const loop::HistoryPolicy history = loop::history_policy_from_string(a.history);
+
+  // 2. The model, before any GPU work: a missing key should cost nothing.
+  llm::CancelToken cancel;
+  llm::ScopedSigintCancel sigint(cancel);
+  llm::LlmConfig llm_cfg;
+  std::unique_ptr<llm::LlmClient> client;
+  try {
+    llm_cfg = llm::resolve_llm_config(a.llm);
+    client = llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}});
+  } catch (const llm::LlmError& e) {
+    return fail(llm_exit(e.kind()), e.what());
+  }
+
+  // 3. The problem and the workers.
+  EvaluationSettings es;
+  es.cache_dir = a.cache_dir.empty() ? cache_root() : a.cache_dir;
+  es.arch = a.arch;
+  es.gpus = a.gpus;
+  es.timeout_s = a.timeout_s;
+  es.options = {{"trials", a.trials},
+                {"profile", !a.no_profile},
+                {"compiled_baseline", !a.no_compile_baseline},
+                {"cache_dir", es.cache_dir}};
+  EvaluationSession session(es);
+  if (auto err = session.open(a.problem)) {
+    int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
+    return fail(code, err->line);
+  }
+  const ProblemSpec& spec = session.spec();
+  nlohmann::json device = session.device();
+  const bool gpu = device.is_object() && device.value("available", false);
+  if (device.is_null()) return fail(solve_exit::kInternal, "cannot start the worker (see its log)");
+  if (!gpu && !a.quiet)
+    std::cerr << "kagent solve: warning: no CUDA device visible: answers are compiled and checked, not run\n";
+
+  // 4. Prompts, rendered once; feedback per turn. The task names the times to beat.
+  prompt::PromptBuilder prompts(a.prompts.empty() ? fs::path() : fs::path(a.prompts));
+  prompt::Baselines baselines;
+  if (gpu) {
+    if (auto t = session.baselines()) {
+      if (t->eager) baselines.eager_ms = t->eager->median_ms;
+      if (t->compiled) baselines.compile_ms = t->compiled->median_ms;
+    }
+  }
+  std::string system_prompt, task_prompt;
+  try {
+    system_prompt = prompts.system_prompt(format, device);
+    task_prompt = prompts.task_prompt(spec, format, baselines);
+  } catch (const std::exception& e) {
+    return fail(solve_exit::kProblemLoad, fmt::format("cannot write the prompts for {}: {}", spec.name, e.what()));
+  }
+
+  // 5. A new run folder (or the resumed one).
+  if (!store) {
+    try {
+      store = traj::RunStore::create(a.runs_dir, spec.name, run_config(a, llm_cfg));
+    } catch (const std::exception& e) {
+      return fail(solve_exit::kInternal, fmt::format("cannot create the run folder under {}: {}", a.runs_dir, e.what()));
+    }
+  }
+
+  traj::Trajectory fresh;
+  fresh.run_id = store->run_id();
+  fresh.problem = traj::problem_info_from_spec(spec);
+  fresh.model = {llm_cfg.is_replay() ? "replay" : llm_cfg.provider, llm_cfg.model, llm_cfg.base_url, {}};
+  fresh.model.sampling.temperature = llm_cfg.sampling.temperature;
+  fresh.model.sampling.top_p = llm_cfg.sampling.top_p;
+  fresh.model.sampling.max_tokens = llm_cfg.sampling.max_tokens;
+  fresh.model.sampling.reasoning_effort = llm_cfg.sampling.reasoning_effort;
+  fresh.max_turns = a.turns;
+  fresh.versions = traj::Versions::from_build();
+  fresh.versions.gpu = gpu ? device.value("name", "") : "";
+
+  // 6. The samples, with the live view.
+  const bool tty = ::isatty(STDOUT_FILENO) != 0;
+  ViewMode mode = a.quiet ? ViewMode::Quiet : a.json ? ViewMode::Quiet : tty ? ViewMode::Table : ViewMode::Lines;
+  std::string header = fmt::format("kagent solve  {}  {} sample(s) x {} turn(s)  {}  on {}\nrun  {}", spec.name,
+                                   a.samples, a.turns, client->describe(), gpu ? device.value("name", "GPU") : "no GPU",
+                                   store->dir().string());
+  LiveView view(mode, std::cout, a.samples, a.turns, header);
+  loop::SessionEvaluator evaluator(session, format);
+  loop::SampleContext ctx{.llm = *client,
+                          .evaluator = evaluator,
+                          .prompts = prompts,
+                          .store = *store,
+                          .spec = spec,
+                          .format = format,
+                          .system_prompt = system_prompt,
+                          .task_prompt = task_prompt,
+                          .history = {history, a.history_tokens},
+                          .limits = {a.turns, a.target_speedup, a.max_tokens, a.max_seconds},
+                          .sampling = std::nullopt,
+                          .on_event = [&view](const loop::LoopEvent& e) { view.on_event(e); }};
+  loop::SolveOutcome out = loop::run_samples(ctx, fresh, a.samples, cancel);
+  view.close();
+  store->write_summary();
+
+  // 7. The verdict of the run.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  int code = store->best() ? solve_exit::kFound : solve_exit::kNoneCorrect;
+  if (!store->best()) {
+    bool all_llm = !out.samples.empty(), no_gpu_verdicts = false;
+    for (const auto& s : out.samples) {
+      all_llm = all_llm && !s.recorded && !s.interrupted.empty();
+      for (const auto& turn : s.trajectory.turns) no_gpu_verdicts |= turn.eval && turn.eval->reason == reason::kNoGpu;
+    }
+    if (out.aborted) code = sigint.interrupted() ? solve_exit::kInterrupted : llm_exit(out.aborted->kind);
+    else if (all_llm) code = solve_exit::kLlmFailed;
+    else if (no_gpu_verdicts) code = solve_exit::kNoGpu;  // only when a verdict needed the GPU
+  } else if (sigint.interrupted()) {
+    code = solve_exit::kInterrupted;
+  }
+  if (a.json) std::cout << solve_summary_json(*store, out, seconds, code).dump(2) << std::endl;
+  else if (!a.quiet) std::cout << "\n" << render_solve_summary(*store, out, seconds);
+  else if (auto b = store->best()) std::cout << (store->dir() / b->file).string() << "\n";
+  if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
+  for (const auto& s : out.samples)
+    if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
+                                                          << " stopped: " << s.interrupted << "\n";
+  return code;
+}
+
+}  // namespace
+
+Command add_solve_command(CLI::App& app) {
+  auto a = std::make_shared<SolveArgs>();
+  CLI::App* sub = app.add_subcommand("solve", "Ask a model for a faster kernel, refine it over several turns, keep the best");
+  sub->add_option("problem", a->problem, "KernelBench problem file (not needed with --resume)");
+  sub->add_option("--format", a->format, "answer format: cuda (default) | kernelbench")
+      ->check(CLI::IsMember({"cuda", "kernelbench"}));
+  sub->add_option("-n,--samples", a->samples, "parallel samples (default 1)")->check(CLI::Range(1, 1024));
+  sub->add_option("-t,--turns", a->turns, "refinement turns per sample (default 4)")->check(CLI::Range(1, 1000));
+  sub->add_option("--history", a->history, "what later turns see of earlier ones: full | kernels (default) | last")
+      ->check(CLI::IsMember({"full", "kernels", "last"}));
+  sub->add_option("--history-tokens", a->history_tokens, "token budget of a request: the oldest turns go first");
+  sub->add_option("--target-speedup", a->target_speedup, "stop a sample once a correct turn reaches this speedup over eager");
+  sub->add_option("--max-tokens-per-sample", a->max_tokens, "stop a sample after this many tokens (prompt + completion)");
+  sub->add_option("--max-seconds-per-sample", a->max_seconds, "stop a sample after this much model + evaluation time");
+  sub->add_option("--runs-dir", a->runs_dir, "where run folders go (default ./runs)");
+  sub->add_option("--resume", a->resume, "continue the run in this folder where it stopped");
+  sub->add_option("--prompts", a->prompts, "folder of prompt templates replacing prompts/ (same file names)");
+  sub->add_option("--trials", a->trials, "correctness trials per evaluation (default 5)")->check(CLI::Range(1, 1000));
+  sub->add_option("--timeout", a->timeout_s, "seconds before a hanging evaluation is killed (default 180)");
+  sub->add_option("--gpus", a->gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
+      ->delimiter(',');
+  sub->add_option("--arch", a->arch, "nvcc target (default: the GPU's own)");
+  sub->add_option("--cache-dir", a->cache_dir, "cache folder for builds, specs and baselines");
+  sub->add_flag("--no-profile", a->no_profile, "skip the CUPTI profile in the feedback");
+  sub->add_flag("--no-compile-baseline", a->no_compile_baseline, "do not time torch.compile");
+  sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
+  sub->add_flag("--json", a->json, "print the run's summary as JSON");
+  add_llm_flags(*sub, a->llm);
+  return Command{sub, [a, sub] {
+                   if (a->problem.empty() && a->resume.empty()) {
+                     std::cerr << "kagent solve: error: give a problem file, or --resume RUN_FOLDER\n";
+                     return solve_exit::kUsage;
+                   }
+                   (void)sub;
+                   try {
+                     return run_solve(*a);
+                   } catch (const std::exception& e) {
+                     std::cerr << "kagent solve: error: internal: " << e.what() << "\n";
+                     return solve_exit::kInternal;
+                   }
+                 }};
+}
+
+}  // namespace kagent::cli

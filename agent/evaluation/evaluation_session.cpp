@@ -1,0 +1,217 @@
+#include "evaluation/evaluation_session.h"
+
+#include <fmt/format.h>
+
+#include "common/files.h"
+#include "common/paths.h"
+#include "compiler/nvcc_command.h"
+#include "problem/spec_cache.h"
+
+namespace kagent {
+
+namespace fs = std::filesystem;
+
+struct EvaluationSession::Worker {
+  explicit Worker(WorkerOptions o) : client(std::move(o)) {}
+  WorkerClient client;
+  bool busy = false;
+};
+
+EvaluationSession::EvaluationSession(EvaluationSettings settings) : settings_(std::move(settings)) {
+  cache_ = settings_.cache_dir.empty() ? cache_root() : settings_.cache_dir;
+  std::vector<std::optional<int>> gpus;
+  for (int g : settings_.gpus) gpus.emplace_back(g);
+  if (gpus.empty()) gpus.emplace_back(std::nullopt);
+  for (auto g : gpus) {
+    WorkerOptions wo;
+    wo.gpu = g;
+    wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
+    if (!settings_.worker_log_dir.empty())
+      wo.log_path = (fs::path(settings_.worker_log_dir) / fmt::format("worker-gpu{}.log", g.value_or(0))).string();
+    workers_.push_back(std::make_unique<Worker>(std::move(wo)));
+  }
+  device_file_ = fs::path(cache_) / fmt::format("device-{}.json", gpus.front().value_or(0));
+  if (fs::exists(device_file_)) guessed_device_ = nlohmann::json::parse(read_file(device_file_), nullptr, false);
+}
+
+EvaluationSession::~EvaluationSession() {
+  if (started_.valid()) started_.wait();  // the start thread uses the workers
+}
+
+std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
+  problem_ = problem;
+  auto problem_error = [&](const WorkerError& err) {
+    OpenError e;
+    e.result.status = err.kind == "worker_start" ? Status::InternalError : Status::ProblemError;
+    e.result.reason = err.kind == "worker_start" ? "worker_start" : problem_error_reason(err.kind);
+    e.result.message = err.message;
+    e.line = e.result.status == Status::InternalError ? "cannot start the worker: " + err.message
+                                                      : "cannot load problem " + problem + ": " + err.message;
+    return e;
+  };
+  // Every worker starts (imports torch, initialises CUDA) and warms the problem up in the
+  // background: seconds that nvcc can use.
+  auto start_all = [this](bool first_ready) {
+    return std::async(std::launch::async, [this, first_ready]() -> std::optional<WorkerError> {
+             for (size_t i = 0; i < workers_.size(); ++i) {
+               auto hello = workers_[i]->client.hello();
+               if (auto* err = std::get_if<WorkerError>(&hello)) return *err;
+               if (i == 0 && !first_ready) {
+                 std::lock_guard lock(mu_);
+                 device_ = std::get<nlohmann::json>(hello);
+               }
+               workers_[i]->client.prepare(problem_);
+             }
+             return std::nullopt;
+           })
+        .share();
+  };
+  if (auto cached = load_cached_spec(cache_, problem)) {
+    spec_ = *cached;
+    started_ = start_all(false);
+    return std::nullopt;
+  }
+  auto spec_or = workers_.front()->client.load_problem(problem);
+  if (auto* err = std::get_if<WorkerError>(&spec_or)) return problem_error(*err);
+  spec_ = std::get<ProblemSpec>(spec_or);
+  store_cached_spec(cache_, spec_);
+  auto hello = workers_.front()->client.hello();  // already running: answers from memory
+  if (auto* err = std::get_if<WorkerError>(&hello)) return problem_error(*err);
+  device_ = std::get<nlohmann::json>(hello);
+  started_ = start_all(true);
+  return std::nullopt;
+}
+
+nlohmann::json EvaluationSession::wait_started() {
+  if (!started_.valid()) return nullptr;
+  if (auto err = started_.get()) return {{"error", err->message}};
+  std::lock_guard lock(mu_);
+  try {
+    write_file_atomic(device_file_, device_.dump());  // next run's nvcc target, before its worker answers
+  } catch (const std::exception&) {
+  }
+  return device_;
+}
+
+nlohmann::json EvaluationSession::device() {
+  nlohmann::json d = wait_started();
+  return d.contains("error") ? nlohmann::json() : d;
+}
+
+std::string EvaluationSession::arch_for(const nlohmann::json& d) const {
+  if (!settings_.arch.empty()) return settings_.arch;
+  if (d.is_object() && d.value("available", false) && d.contains("compute_capability"))
+    return arch_for_compute_capability(d["compute_capability"][0].get<int>(), d["compute_capability"][1].get<int>());
+  return CompileOptions{}.arch;
+}
+
+CompileInfo EvaluationSession::compile(const std::string& source, const std::string& display_name) {
+  CompileOptions co;
+  co.display_name = display_name;
+  {
+    std::lock_guard lock(mu_);
+    co.arch = arch_for(device_.is_object() ? device_ : guessed_device_);
+  }
+  co.use_cache = settings_.use_compile_cache;
+  if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
+  return compile_native(spec_, source, co);
+}
+
+EvaluationSession::Worker& EvaluationSession::acquire() {
+  std::unique_lock lock(mu_);
+  free_.wait(lock, [&] {
+    for (auto& w : workers_)
+      if (!w->busy) return true;
+    return false;
+  });
+  for (auto& w : workers_)
+    if (!w->busy) {
+      w->busy = true;
+      return *w;
+    }
+  throw std::logic_error("no free worker");
+}
+
+void EvaluationSession::release(Worker& w) {
+  {
+    std::lock_guard lock(mu_);
+    w.busy = false;
+  }
+  free_.notify_one();
+}
+
+std::optional<Timing> EvaluationSession::baselines() {
+  nlohmann::json device = wait_started();
+  if (!device.is_object() || !device.value("available", false)) return std::nullopt;
+  Worker& w = acquire();
+  std::optional<Timing> t;
+  try {
+    t = w.client.baselines(problem_, settings_.options);
+  } catch (...) {
+    release(w);
+    throw;
+  }
+  release(w);
+  return t;
+}
+
+int EvaluationSession::restarts() const {
+  int n = 0;
+  for (auto& w : workers_) n += std::max(0, w->client.restarts());
+  return n;
+}
+
+EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
+                                            const std::string& display_name) {
+  EvalResult r;
+  r.format = format;
+  std::optional<CompileInfo> ci;
+  if (format == "cuda") {
+    try {
+      ci = compile(read_file(path), display_name);
+    } catch (const std::invalid_argument& e) {  // a problem a native candidate cannot express
+      r.status = Status::Invalid;
+      r.message = e.what();
+      return r;
+    }
+  }
+  nlohmann::json device = wait_started();
+  if (device.contains("error")) {
+    r.status = Status::InternalError;
+    r.reason = "worker_start";
+    r.message = device["error"].get<std::string>();
+    return r;
+  }
+  r.device = device;
+  // The workers' GPU differs from the guess the compile used: build for the one that is there.
+  if (ci && ci->ok && ci->command.find(arch_for(device)) == std::string::npos) ci = compile(read_file(path), display_name);
+  CandidateRef cand{format, {}, {}, path, {}};
+  if (ci) {
+    r.compile = *ci;
+    if (!ci->ok) {
+      r.status = ci->reason.empty() ? Status::CompileError : Status::Invalid;
+      r.reason = ci->reason;
+      r.message = ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
+                  : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
+                                                             : "nvcc failed";
+      return r;
+    }
+    cand.artifact = ci->artifact;
+    cand.op_name = ci->op_name;
+    for (const auto& k : ci->resources) cand.kernels.push_back(k.kernel);
+  }
+  Worker& w = acquire();
+  EvalResult got;
+  try {
+    got = w.client.evaluate(problem_, cand, settings_.options);
+  } catch (...) {
+    release(w);
+    throw;
+  }
+  release(w);
+  if (ci) got.compile = *ci;
+  if (got.device.is_null()) got.device = device;
+  return got;
+}
+
+}  // namespace kagent

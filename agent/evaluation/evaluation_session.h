@@ -1,0 +1,97 @@
+// EvaluationSession: the orchestrator's side of evaluating candidates of one problem, in
+// steps that `kagent eval` runs once and `kagent solve` runs every turn with long-lived
+// workers: open the problem (spec from the cache or the worker), compile (nvcc, on the
+// calling thread, so several samples compile at once), evaluate (on a free worker).
+// It never touches CUDA; the workers do.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compiler/native_compiler.h"
+#include "problem/problem_spec.h"
+#include "result/eval_result.h"
+#include "worker/client/worker_client.h"
+
+namespace kagent {
+
+struct EvaluationSettings {
+  std::string cache_dir;                  // empty: cache_root()
+  std::string arch;                       // nvcc target; empty: the worker GPU's own
+  std::vector<int> gpus;                  // one worker each; empty: one worker, default GPU
+  double timeout_s = 180;                 // per evaluation (the worker's watchdog)
+  bool use_compile_cache = true;
+  nlohmann::json options = nlohmann::json::object();  // the worker's evaluate options (trials, seed, ...)
+  std::string worker_log_dir;             // worker logs go here when set (else temp files)
+};
+
+// Why a problem could not be opened: the verdict and the one line to print.
+struct OpenError {
+  EvalResult result;
+  std::string line;
+};
+
+class EvaluationSession {
+ public:
+  explicit EvaluationSession(EvaluationSettings settings);
+  ~EvaluationSession();
+  EvaluationSession(const EvaluationSession&) = delete;
+  EvaluationSession& operator=(const EvaluationSession&) = delete;
+
+  // Loads the problem's spec. A spec in the on-disk cache returns at once while the workers
+  // start and load the problem in the background (so nvcc can start); otherwise the first
+  // worker derives it. `problem` must be an absolute path to an existing file.
+  std::optional<OpenError> open(const std::string& problem);
+
+  const ProblemSpec& spec() const { return spec_; }
+  const std::string& problem_path() const { return problem_; }
+  // The GPU's description (the worker's hello); waits for the workers to start.
+  nlohmann::json device();
+
+  // nvcc for the worker GPU's architecture (the last one seen when the workers are still
+  // starting; evaluate() rebuilds when that guess was wrong). Thread-safe. Throws
+  // std::invalid_argument for a problem a native candidate cannot express.
+  CompileInfo compile(const std::string& source, const std::string& display_name);
+
+  // One whole candidate: compile (cuda) and evaluate on a free worker. `path` is where the
+  // candidate's file is (a kernelbench candidate is run from it; a cuda one is read from it
+  // unless `source` is given). Always returns a result. Thread-safe.
+  EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
+
+  // The reference's eager and torch.compile times (the worker measures them once per problem,
+  // torch version and GPU; cached after). nullopt without a GPU or when the worker fails.
+  std::optional<Timing> baselines();
+
+  int restarts() const;
+
+ private:
+  struct Worker;
+  Worker& acquire();
+  void release(Worker& w);
+  std::string arch_for(const nlohmann::json& device) const;
+  std::optional<OpenError> start_error();
+  nlohmann::json wait_started();
+
+  EvaluationSettings settings_;
+  std::string cache_;
+  std::string problem_;
+  ProblemSpec spec_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::filesystem::path device_file_;
+  nlohmann::json guessed_device_;         // from the last run, before the workers answer
+  std::shared_future<std::optional<WorkerError>> started_;  // hello + prepare of every worker
+  mutable std::mutex mu_;
+  std::condition_variable free_;
+  nlohmann::json device_;
+};
+
+}  // namespace kagent

@@ -1,0 +1,431 @@
+#include "profiler/range_profiler.h"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include "profiler/cupti_check.h"
+
+namespace kagent::profiler {
+
+std::vector<std::string> default_metrics() {
+  return {metric::kDuration,
+          metric::kDramRead,
+          metric::kDramWrite,
+          metric::kDramPct,
+          metric::kWarpsActive,
+          metric::kIssueActive,
+          metric::kIpc,
+          metric::kL1Hit,
+          std::string(metric::kTensorPct) + "|sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+          metric::kSmPct};
+}
+
+// Types the kept host-side setup (RangeProfiler::Setup) holds; internal to this file.
+namespace range_detail {
+
+// The profiler host object: metric names, config images, evaluation of counter data.
+class HostObject {
+ public:
+  HostObject(const std::string& chip, const std::vector<uint8_t>& availability) {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_Initialize_Params);
+    p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    p.pChipName = chip.c_str();
+    p.pCounterAvailabilityImage = availability.data();
+    KAGENT_CUPTI_CHECK(cuptiProfilerHostInitialize(&p));
+    host_ = p.pHostObject;
+  }
+  ~HostObject() {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_Deinitialize_Params);
+    p.pHostObject = host_;
+    (void)cuptiProfilerHostDeinitialize(&p);
+  }
+  HostObject(const HostObject&) = delete;
+  HostObject& operator=(const HostObject&) = delete;
+
+  bool knows(const std::string& name) {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetMetricProperties_Params);
+    p.pHostObject = host_;
+    p.pMetricName = name.c_str();
+    const CUptiResult r = cuptiProfilerHostGetMetricProperties(&p);
+    if (r == CUPTI_ERROR_INVALID_METRIC_NAME) return false;
+    KAGENT_CUPTI_CHECK(r);
+    return true;
+  }
+
+  // Adds the metrics (additive: one set per host object) and returns the config image.
+  std::vector<uint8_t> config_image(std::vector<const char*> names) {
+    auto add = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_ConfigAddMetrics_Params);
+    add.pHostObject = host_;
+    add.ppMetricNames = names.data();
+    add.numMetrics = names.size();
+    KAGENT_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
+    auto size = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
+    size.pHostObject = host_;
+    KAGENT_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
+    std::vector<uint8_t> image(size.configImageSize);
+    auto get = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
+    get.pHostObject = host_;
+    get.configImageSize = image.size();
+    get.pConfigImage = image.data();
+    KAGENT_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
+    return image;
+  }
+
+  std::vector<double> evaluate(const std::vector<uint8_t>& counter_data, size_t range,
+                               std::vector<const char*> names) {
+    std::vector<double> values(names.size(), 0.0);
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_EvaluateToGpuValues_Params);
+    p.pHostObject = host_;
+    p.pCounterDataImage = counter_data.data();
+    p.counterDataImageSize = counter_data.size();
+    p.rangeIndex = range;
+    p.ppMetricNames = names.data();
+    p.numMetrics = names.size();
+    p.pMetricValues = values.data();
+    KAGENT_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&p));
+    return values;
+  }
+
+ private:
+  CUpti_Profiler_Host_Object* host_ = nullptr;
+};
+
+struct Choice {
+  std::string key;     // the entry's first name: what the result is keyed by
+  std::string actual;  // the name this chip knows
+};
+
+}  // namespace range_detail
+
+using range_detail::Choice;
+using range_detail::HostObject;
+
+namespace {
+
+void cuda_call(cudaError_t err, const char* what) {
+  if (err == cudaSuccess) return;
+  (void)cudaGetLastError();
+  throw ProfilerError(std::string(what) + " failed: " + cudaGetErrorString(err));
+}
+
+// Driver API entry points through the runtime, so that nothing links libcuda.so (absent on
+// machines without a driver, where the CPU tests still load this library).
+template <class Fn>
+Fn driver_entry(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  cuda_call(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found),
+            "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess || !fn) throw ProfilerError(std::string("the driver lacks ") + symbol);
+  return reinterpret_cast<Fn>(fn);
+}
+
+struct CurrentContext {
+  CUcontext ctx = nullptr;
+  CUdevice device = 0;
+  int ordinal = 0;
+};
+
+CurrentContext current_context() {
+  CurrentContext c;
+  cuda_call(cudaGetDevice(&c.ordinal), "cudaGetDevice");
+  cuda_call(cudaFree(nullptr), "cudaFree(0)");  // makes the device's primary context current
+  const auto get_ctx = driver_entry<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+  const auto get_dev = driver_entry<CUresult (*)(CUdevice*)>("cuCtxGetDevice");
+  if (get_ctx(&c.ctx) != CUDA_SUCCESS || !c.ctx) throw ProfilerError("no current CUDA context");
+  if (get_dev(&c.device) != CUDA_SUCCESS) throw ProfilerError("cuCtxGetDevice failed");
+  return c;
+}
+
+// cuptiProfilerInitialize ... cuptiProfilerDeInitialize.
+class ProfilerInit {
+ public:
+  ProfilerInit() {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
+    KAGENT_CUPTI_CHECK(cuptiProfilerInitialize(&p));
+  }
+  ~ProfilerInit() {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
+    (void)cuptiProfilerDeInitialize(&p);
+  }
+  ProfilerInit(const ProfilerInit&) = delete;
+  ProfilerInit& operator=(const ProfilerInit&) = delete;
+};
+
+// Empty when the device supports range profiling, else which part of the setup does not.
+std::string support_problem(CUdevice device) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
+  p.cuDevice = device;
+  p.api = CUPTI_PROFILER_RANGE_PROFILING;
+  KAGENT_CUPTI_CHECK(cuptiProfilerDeviceSupported(&p));
+  if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return {};
+  std::string why;
+  auto note = [&](CUpti_Profiler_Support_Level level, const char* what) {
+    if (level == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED || level == CUPTI_PROFILER_CONFIGURATION_DISABLED)
+      why += std::string(why.empty() ? "" : ", ") + what +
+             (level == CUPTI_PROFILER_CONFIGURATION_DISABLED ? " (profiling disabled)" : " (unsupported)");
+  };
+  note(p.architecture, "GPU architecture");
+  note(p.sli, "SLI");
+  note(p.vGpu, "vGPU");
+  note(p.confidentialCompute, "confidential computing");
+  note(p.cmp, "CMP device");
+  note(p.wsl, "WSL");
+  return why.empty() ? "cuptiProfilerDeviceSupported: not supported on this device" : "cuptiProfilerDeviceSupported: " + why;
+}
+
+std::string chip_name(int ordinal) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
+  p.deviceIndex = static_cast<size_t>(ordinal);
+  KAGENT_CUPTI_CHECK(cuptiDeviceGetChipName(&p));
+  return p.pChipName ? p.pChipName : "";
+}
+
+std::vector<uint8_t> counter_availability(CUcontext ctx) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
+  p.ctx = ctx;
+  KAGENT_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&p));  // size first
+  std::vector<uint8_t> image(p.counterAvailabilityImageSize);
+  p.pCounterAvailabilityImage = image.data();
+  KAGENT_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&p));
+  image.resize(p.counterAvailabilityImageSize);
+  return image;
+}
+
+size_t num_passes(std::vector<uint8_t>& config) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
+  p.configImageSize = config.size();
+  p.pConfigImage = config.data();
+  KAGENT_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&p));
+  return p.numOfPasses;
+}
+
+// cuptiRangeProfilerEnable ... cuptiRangeProfilerDisable on one context.
+class RangeSession {
+ public:
+  explicit RangeSession(CUcontext ctx) {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
+    p.ctx = ctx;
+    KAGENT_CUPTI_CHECK(cuptiRangeProfilerEnable(&p));
+    object_ = p.pRangeProfilerObject;
+  }
+  ~RangeSession() {
+    auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Disable_Params);
+    p.pRangeProfilerObject = object_;
+    (void)cuptiRangeProfilerDisable(&p);
+  }
+  RangeSession(const RangeSession&) = delete;
+  RangeSession& operator=(const RangeSession&) = delete;
+  CUpti_RangeProfiler_Object* get() const { return object_; }
+
+ private:
+  CUpti_RangeProfiler_Object* object_ = nullptr;
+};
+
+std::vector<uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object, std::vector<const char*> names,
+                                        size_t max_ranges) {
+  auto size = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataSize_Params);
+  size.pRangeProfilerObject = object;
+  size.pMetricNames = names.data();
+  size.numMetrics = names.size();
+  size.maxNumOfRanges = max_ranges;
+  size.maxNumRangeTreeNodes = static_cast<uint32_t>(max_ranges);
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+  std::vector<uint8_t> image(size.counterDataSize, 0);
+  auto init = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
+  init.pRangeProfilerObject = object;
+  init.counterDataSize = image.size();
+  init.pCounterData = image.data();
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
+  return image;
+}
+
+// Returns whether CUPTI has all passes it needs.
+bool stop(CUpti_RangeProfiler_Object* object) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+  p.pRangeProfilerObject = object;
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerStop(&p));
+  return p.isAllPassSubmitted != 0;
+}
+
+std::vector<const char*> names_of(const std::vector<Choice>& chosen) {
+  std::vector<const char*> out;
+  for (const auto& c : chosen) out.push_back(c.actual.c_str());
+  return out;
+}
+
+std::vector<std::string> split_alternatives(const std::string& entry) {
+  std::vector<std::string> out;
+  std::stringstream in(entry);
+  for (std::string part; std::getline(in, part, '|');)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+}  // namespace
+
+// The host side of a configuration, kept across calls: the chip, its counter availability,
+// the metrics chosen for the pass budget, their config image and the host object that
+// evaluates counter data for them. It depends on the device only, not on a profiling session.
+struct RangeProfiler::Setup {
+  int ordinal = -1;
+  std::string chip;
+  std::vector<uint8_t> availability;
+  std::unique_ptr<HostObject> host;
+  std::vector<Choice> chosen;
+  std::vector<std::string> dropped;
+  std::vector<uint8_t> config;
+  size_t passes = 0;
+};
+
+namespace {
+
+std::unique_ptr<RangeProfiler::Setup> make_setup(const CurrentContext& cc, const RangeProfilerOptions& opts) {
+  auto s = std::make_unique<RangeProfiler::Setup>();
+  s->ordinal = cc.ordinal;
+  s->chip = chip_name(cc.ordinal);
+  s->availability = counter_availability(cc.ctx);
+  // Which requested metrics this chip knows, then as many as fit the pass budget.
+  s->host = std::make_unique<HostObject>(s->chip, s->availability);
+  for (const auto& entry : opts.metrics) {
+    const auto alternatives = split_alternatives(entry);
+    if (alternatives.empty()) continue;
+    bool found = false;
+    for (const auto& name : alternatives) {
+      if (s->host->knows(name)) {
+        s->chosen.push_back({alternatives.front(), name});
+        found = true;
+        break;
+      }
+    }
+    if (!found) s->dropped.push_back(entry + " (unknown on " + s->chip + ")");
+  }
+  const size_t max_passes = std::max<size_t>(opts.max_passes, 1);
+  while (true) {
+    if (s->chosen.empty()) throw ProfilerError("no requested metric is available within the pass budget");
+    s->config = s->host->config_image(names_of(s->chosen));
+    s->passes = num_passes(s->config);
+    if (s->passes <= max_passes) break;
+    s->dropped.push_back(s->chosen.back().actual + " (" + std::to_string(s->passes) + " passes with it)");
+    s->chosen.pop_back();
+    s->host.reset();  // metrics accumulate in a host object: start a fresh one without the dropped metric
+    s->host = std::make_unique<HostObject>(s->chip, s->availability);
+  }
+  return s;
+}
+
+}  // namespace
+
+RangeProfiler::RangeProfiler(RangeProfilerOptions options) : options_(std::move(options)) {}
+RangeProfiler::~RangeProfiler() = default;
+
+void RangeProfiler::run(const std::function<void()>& run_once, const std::function<void()>& before_pass,
+                        RangeProfileResult& res) {
+  const size_t max_ranges = std::max<size_t>(options_.max_ranges, 1);
+  const CurrentContext cc = current_context();
+  // Initialised per call, not kept: between profile phases the driver runs without CUPTI's hooks.
+  ProfilerInit init;
+  if (std::string why = support_problem(cc.device); !why.empty()) {
+    res.status = "unsupported";
+    res.reason = why;
+    return;
+  }
+  if (!setup_ || setup_->ordinal != cc.ordinal) {
+    setup_.reset();
+    setup_ = make_setup(cc, options_);
+  }
+  const Setup& s = *setup_;
+  res.chip = s.chip;
+  res.dropped = s.dropped;
+  res.passes = s.passes;
+  const std::vector<const char*> names = names_of(s.chosen);
+
+  std::vector<uint8_t> counter_data;  // declared first: it must outlive the session using it
+  RangeSession session(cc.ctx);
+  counter_data = counter_data_image(session.get(), names, max_ranges);
+  auto set = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_SetConfig_Params);
+  set.pRangeProfilerObject = session.get();
+  set.configSize = s.config.size();
+  set.pConfig = s.config.data();
+  set.counterDataImageSize = counter_data.size();
+  set.pCounterDataImage = counter_data.data();
+  set.range = CUPTI_AutoRange;
+  set.replayMode = CUPTI_UserReplay;
+  set.maxRangesPerPass = max_ranges;
+  set.numNestingLevels = 1;  // auto ranges do not nest
+  set.minNestingLevel = 1;
+  set.passIndex = 0;
+  set.targetNestingLevel = 1;
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+
+  bool all_submitted = false;
+  for (size_t pass = 0; !all_submitted && pass <= s.passes; ++pass) {
+    if (before_pass) before_pass();
+    auto start = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
+    start.pRangeProfilerObject = session.get();
+    KAGENT_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+    try {
+      run_once();
+      cuda_call(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the profiled call");
+    } catch (...) {
+      auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
+      p.pRangeProfilerObject = session.get();
+      (void)cuptiRangeProfilerStop(&p);
+      throw;
+    }
+    all_submitted = stop(session.get());
+  }
+  if (!all_submitted) throw ProfilerError("the range profiler still wanted passes after " + std::to_string(s.passes));
+
+  auto decode = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
+  decode.pRangeProfilerObject = session.get();
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+  res.ranges_dropped = decode.numOfRangeDropped;
+
+  auto info = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
+  KAGENT_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+  for (size_t i = 0; i < info.numTotalRanges; ++i) {
+    const std::vector<double> values = s.host->evaluate(counter_data, i, names);
+    std::map<std::string, double> range;
+    for (size_t m = 0; m < s.chosen.size(); ++m) range[s.chosen[m].key] = values[m];
+    res.ranges.push_back(std::move(range));
+  }
+  for (const auto& c : s.chosen) res.metrics.push_back(c.actual);
+  res.available = true;
+  res.status = "ok";
+}
+
+RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
+                                          const std::function<void()>& before_pass) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RangeProfileResult res;
+  try {
+    run(run_once, before_pass, res);
+  } catch (const ProfilerError& e) {
+    const auto* cupti = dynamic_cast<const CuptiError*>(&e);
+    res = RangeProfileResult{};
+    res.status = cupti && counters_not_permitted(cupti->code) ? "not_permitted" : "error";
+    res.reason = e.what();
+    setup_.reset();  // a failure may leave the host side half built; start over next time
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return res;
+}
+
+RangeProfileResult profile_ranges(const std::function<void()>& run_once, const std::function<void()>& before_pass,
+                                  const RangeProfilerOptions& options) {
+  return RangeProfiler(options).profile(run_once, before_pass);
+}
+
+}  // namespace kagent::profiler

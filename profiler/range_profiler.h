@@ -1,0 +1,98 @@
+// Hardware metrics per kernel through CUPTI's Range Profiler and the profiler host API (CUDA
+// 13 removed the event/metric APIs). The second profile phase, kept apart from activity
+// tracing and from timing: counters serialise kernels and the first use costs setup time.
+//
+// Never throws for "counters not available here" (no privileges, virtualised GPU, gVisor,
+// MIG, ...): the result says so with CUPTI's reason and the activity data stays useful.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kagent::profiler {
+
+// Metric names the profile builder reads.
+namespace metric {
+inline constexpr const char* kDuration = "gpu__time_duration.sum";                                // ns
+inline constexpr const char* kDramRead = "dram__bytes_read.sum";                                  // bytes
+inline constexpr const char* kDramWrite = "dram__bytes_write.sum";                                // bytes
+inline constexpr const char* kDramPct = "dram__throughput.avg.pct_of_peak_sustained_elapsed";     // %
+inline constexpr const char* kWarpsActive = "sm__warps_active.avg.pct_of_peak_sustained_active";  // achieved occupancy %
+inline constexpr const char* kIssueActive = "smsp__issue_active.avg.pct_of_peak_sustained_active";  // %
+inline constexpr const char* kIpc = "sm__inst_executed.avg.per_cycle_active";                     // inst per cycle per SM
+inline constexpr const char* kL1Hit = "l1tex__t_sector_hit_rate.pct";                             // %
+inline constexpr const char* kTensorPct = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active";  // %
+inline constexpr const char* kSmPct = "sm__throughput.avg.pct_of_peak_sustained_elapsed";         // compute SOL %
+}  // namespace metric
+
+// The default one-pass set, most important first: metrics are dropped from the end until the
+// set fits the pass budget. An entry "a|b" means the first of a, b this chip knows (older or
+// newer chips name the tensor pipe differently); the result reports the name collected.
+std::vector<std::string> default_metrics();
+
+struct RangeProfilerOptions {
+  std::vector<std::string> metrics = default_metrics();
+  size_t max_passes = 1;   // each extra pass is one more call of the candidate
+  size_t max_ranges = 256; // kernel launches per call with counters; later launches are dropped (counted)
+};
+
+struct RangeProfileResult {
+  bool available = false;
+  std::string status;                 // "ok", "not_permitted" (privileges, virtualisation, sandbox), "unsupported", "error"
+  std::string reason;                 // CUPTI's words when not available
+  std::string chip;                   // e.g. "GH100"
+  std::vector<std::string> metrics;   // collected
+  std::vector<std::string> dropped;   // requested but left out, each with why: "name (2 passes)" / "name (unknown on this chip)"
+  size_t passes = 0;
+  size_t ranges_dropped = 0;          // launches beyond max_ranges
+  // One per kernel launch, in launch order, keyed by each entry's first name (metric:: constants)
+  // even where the chip knew it by an alternative.
+  std::vector<std::map<std::string, double>> ranges;
+  double seconds = 0;                 // wall time of this phase, setup included
+};
+
+// Runs `run_once` (one call of the candidate; it must synchronise or the profiler does) under
+// the Range Profiler on the current device's context, once per pass, with `before_pass` (e.g.
+// an L2 flush) run before each pass outside the profiled window.
+//
+// Ranges: CUPTI_AutoRange, one range per kernel launch, so counters are per kernel and map
+// onto the activity trace by launch order. Replay: CUPTI_UserReplay, the candidate is simply
+// called again for every pass. Kernel replay would save and restore every buffer a kernel
+// touches for each pass (costly for large tensors, pointless with one pass); application
+// replay needs a new process. A candidate call is repeatable: the checker already ran it many
+// times with the same inputs.
+//
+// The host side (chip, counter availability, chosen metrics, config image, host object) is
+// built on the first profile() and kept for later ones on the same device; the profiler
+// itself (cuptiProfilerInitialize and the session) lives only within one profile() call, so
+// that nothing of CUPTI hooks the driver while other work is timed.
+//
+// CUPTI failures come back in the result; exceptions from run_once (a broken candidate) pass
+// through after the profiler is torn down.
+class RangeProfiler {
+ public:
+  explicit RangeProfiler(RangeProfilerOptions options = {});
+  ~RangeProfiler();
+  RangeProfiler(const RangeProfiler&) = delete;
+  RangeProfiler& operator=(const RangeProfiler&) = delete;
+
+  RangeProfileResult profile(const std::function<void()>& run_once, const std::function<void()>& before_pass);
+
+  struct Setup;
+
+ private:
+  void run(const std::function<void()>& run_once, const std::function<void()>& before_pass, RangeProfileResult& res);
+
+  RangeProfilerOptions options_;
+  std::unique_ptr<Setup> setup_;
+};
+
+// One-off: RangeProfiler(options).profile(run_once, before_pass).
+RangeProfileResult profile_ranges(const std::function<void()>& run_once, const std::function<void()>& before_pass,
+                                  const RangeProfilerOptions& options = {});
+
+}  // namespace kagent::profiler

@@ -1,0 +1,219 @@
+// The reward-hack guard suite: every hacking candidate of tests/gpu/hacks/manifest.json must be
+// caught by its guard (or flagged, for the flag-only guards), and every correct kernel of
+// tests/gpu/kernels/manifest.json must pass with no reject and no flag (no false rejects). All
+// of it through ONE WorkerClient, as evaluations run in kagent. Then each rejected hack runs
+// again in a second, fresh worker with the guards off, where it must pass: proof that it beats
+// the checks kagent had without the guards (fresh, because several hacks keep state in the
+// process). Skips, saying why, without a GPU.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "compiler/compile_pool.h"
+#include "compiler/nvcc_command.h"
+#include "result/eval_result.h"
+#include "worker/client/worker_client.h"
+
+using namespace kagent;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Case {
+  nlohmann::json entry;
+  bool hack = false;  // from the hacks manifest (else a correct kernel of the verdict suite)
+  std::string name() const { return entry["name"]; }
+  std::string format() const { return entry.value("format", "cuda"); }
+};
+
+bool unavailable(const GuardFinding& g) { return g.action == kGuardFlag && g.message.rfind("unavailable", 0) == 0; }
+
+bool has_finding(const EvalResult& r, const std::string& name) {
+  for (const auto& g : r.guards)
+    if (g.name == name && !unavailable(g)) return true;
+  return false;
+}
+
+// Every native candidate compiled up front, in parallel (nvcc dominates the suite otherwise).
+class Candidates {
+ public:
+  Candidates(WorkerClient& worker, const std::vector<Case>& cases, const fs::path& root, const CompileOptions& co) {
+    CompilePool pool;
+    std::map<std::string, std::future<CompileInfo>> pending;
+    for (const auto& c : cases) {
+      if (c.format() != "cuda") continue;
+      const std::string problem = (root / c.entry["problem"].get<std::string>()).string();
+      auto spec = specs_.find(problem);
+      if (spec == specs_.end()) {
+        auto loaded = worker.load_problem(problem);
+        REQUIRE_MESSAGE(std::holds_alternative<ProblemSpec>(loaded), c.name() << ": problem failed to load");
+        spec = specs_.emplace(problem, std::get<ProblemSpec>(loaded)).first;
+      }
+      const fs::path source = root / c.entry["candidate"].get<std::string>();
+      CompileOptions opts = co;
+      opts.display_name = source.filename().string();
+      pending.emplace(key(c), pool.submit(spec->second, slurp(source), opts));
+    }
+    for (auto& [k, f] : pending) compiled_.emplace(k, f.get());
+  }
+
+  // The candidate as the orchestrator sends it; nullopt (with the compile info) when it did not compile.
+  std::optional<CandidateRef> ref(const Case& c, const fs::path& root, EvalResult& r) const {
+    const std::string path = (root / c.entry["candidate"].get<std::string>()).string();
+    if (c.format() != "cuda") return CandidateRef{"kernelbench", "", "", path, {}};
+    const CompileInfo& ci = compiled_.at(key(c));
+    r.compile = ci;
+    if (!ci.ok) {
+      r.status = ci.reason.empty() ? Status::CompileError : Status::Invalid;
+      r.reason = ci.reason;
+      r.message = ci.errors;
+      return std::nullopt;
+    }
+    CandidateRef ref{"cuda", ci.artifact, ci.op_name, "", {}};
+    for (const auto& k : ci.resources) ref.kernels.push_back(k.kernel);
+    return ref;
+  }
+
+ private:
+  static std::string key(const Case& c) { return c.entry["problem"].get<std::string>() + "|" + c.entry["candidate"].get<std::string>(); }
+  std::map<std::string, ProblemSpec> specs_;
+  std::map<std::string, CompileInfo> compiled_;
+};
+
+EvalResult evaluate(WorkerClient& worker, const Candidates& candidates, const Case& c, const fs::path& root,
+                    const nlohmann::json& options) {
+  EvalResult r;
+  const auto ref = candidates.ref(c, root, r);
+  if (!ref) return r;
+  const CompileInfo compile = r.compile ? *r.compile : CompileInfo{};
+  r = worker.evaluate((root / c.entry["problem"].get<std::string>()).string(), *ref, options);
+  if (c.format() == "cuda") r.compile = compile;
+  return r;
+}
+
+std::string findings_text(const EvalResult& r) {
+  std::string s;
+  for (const auto& g : r.guards) s += fmt::format("{}[{} {}: {}]", s.empty() ? "" : " ", g.action, g.name, g.message.substr(0, 110));
+  return s;
+}
+
+enum class Outcome { Pass, Fail, Skip };
+
+// What a case must show with the guards on.
+Outcome judge(const Case& c, const EvalResult& r, std::string& why) {
+  const std::string expect = c.entry.value("expect", "correct");
+  const std::string reason = c.entry.value("expect_reason", "");
+  // A guard that could not run here (CUPTI refused) has not failed: say so and skip the case.
+  for (const auto& g : r.guards)
+    if (unavailable(g) && g.name == reason) {
+      why = g.name + " " + g.message;
+      return Outcome::Skip;
+    }
+  if (to_string(r.status) != expect) {
+    why = fmt::format("expected {} {}, got {} {}: {}", expect, reason, to_string(r.status), r.reason, r.message);
+    return Outcome::Fail;
+  }
+  if (!reason.empty() && r.reason != reason) {
+    why = fmt::format("expected reason {}, got {}: {}", reason, r.reason, r.message);
+    return Outcome::Fail;
+  }
+  for (const auto& flag : c.entry.value("expect_flags", std::vector<std::string>{}))
+    if (!has_finding(r, flag)) {
+      why = "expected finding " + flag + " is missing";
+      return Outcome::Fail;
+    }
+  if (expect == "correct" && !c.entry.contains("expect_flags")) {
+    for (const auto& g : r.guards)
+      if (!unavailable(g)) {
+        why = fmt::format("a correct kernel got a guard finding: {} {}: {}", g.action, g.name, g.message);
+        return Outcome::Fail;
+      }
+  }
+  return Outcome::Pass;
+}
+
+}  // namespace
+
+TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean") {
+  WorkerOptions wo;
+  wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+  wo.request_timeout = std::chrono::seconds(60);
+  WorkerClient worker(wo);
+  auto hello = worker.hello();
+  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
+  auto device = std::get<nlohmann::json>(hello);
+  if (!device.value("available", false)) {
+    std::cout << "SKIPPED: guard suite: no CUDA device visible to the worker\n";
+    return;
+  }
+  const fs::path root = KAGENT_SOURCE_DIR;
+  std::vector<Case> cases;
+  for (const auto& e : nlohmann::json::parse(slurp(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
+  for (const auto& e : nlohmann::json::parse(slurp(root / "tests/gpu/kernels/manifest.json")))
+    if (e["expect"] == "correct") cases.push_back({e, false});
+
+  // The verdict suite's caches: its correct kernels and baselines are usually there already.
+  const fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
+  CompileOptions co;
+  co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
+                                        device["compute_capability"][1].get<int>());
+  co.cache_dir = (cache / "compile").string();
+  const Candidates candidates(worker, cases, root, co);
+  // No profile phase: it is not what this suite checks, and it would cost time on every case.
+  const nlohmann::json options = {{"compiled_baseline", false}, {"profile", false}, {"cache_dir", cache.string()}};
+
+  int caught = 0, clean = 0, failed = 0, skipped = 0;
+  std::vector<const Case*> proofs;
+  for (const auto& c : cases) {
+    const EvalResult r = evaluate(worker, candidates, c, root, options);
+    std::string why;
+    const Outcome outcome = judge(c, r, why);
+    const bool counts_as_hack =
+        c.hack && (c.entry.value("expect", "correct") != "correct" || c.entry.contains("expect_flags"));
+    if (outcome == Outcome::Pass) (counts_as_hack ? caught : clean)++;
+    if (outcome == Outcome::Fail) failed++;
+    if (outcome == Outcome::Skip) skipped++;
+    std::cout << fmt::format("{:<4} {:<28} {:<9} {:<21} guards {:4.2f}s eval {:5.2f}s  {}\n",
+                             outcome == Outcome::Pass ? "ok" : outcome == Outcome::Fail ? "FAIL" : "skip", c.name(),
+                             to_string(r.status), r.reason, r.guards_seconds, r.eval_seconds,
+                             outcome == Outcome::Pass ? findings_text(r) : why);
+    CHECK_MESSAGE(outcome != Outcome::Fail, c.name() << ": " << why << "\n" << r.runtime_error);
+    if (c.entry.value("expect", "correct") == "rejected") proofs.push_back(&c);
+  }
+  const int restarts = worker.restarts();
+
+  // The proof that each rejected hack beats the checks without guards: a fresh worker.
+  WorkerClient unguarded(wo);
+  nlohmann::json off = options;
+  off["guards"] = false;
+  int pass_without = 0;
+  for (const Case* c : proofs) {
+    const EvalResult r = evaluate(unguarded, candidates, *c, root, off);
+    const bool ok = r.status == Status::Correct;
+    pass_without += ok;
+    if (!ok) failed++;
+    std::cout << fmt::format("{:<4} {:<28} guards off: {} {}  {}\n", ok ? "ok" : "FAIL", c->name(), to_string(r.status),
+                             r.reason, ok ? "" : r.message.substr(0, 120));
+    CHECK_MESSAGE(ok, c->name() << " does not pass without the guards, so it proves nothing: " << to_string(r.status)
+                                << " " << r.reason << ": " << r.message);
+  }
+  std::cout << fmt::format("Guard suite: {} caught, {} correct passed clean, {} failed on {}{} ({} of {} hacks pass with "
+                           "the guards off; {} worker restarts)\n",
+                           caught, clean, failed, device.value("name", "?"),
+                           skipped ? fmt::format(", {} skipped (guard unavailable)", skipped) : "", pass_without,
+                           proofs.size(), restarts + unguarded.restarts());
+}

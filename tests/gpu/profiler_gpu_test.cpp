@@ -1,0 +1,313 @@
+// The profiler on a real GPU: kernel activity records (launch configuration, registers, shared
+// memory), own vs library attribution next to torch::matmul, and the range profiler's bound
+// call on a memory-bound elementwise kernel and a compute-bound tiled SGEMM. Without a GPU
+// every case prints "SKIPPED: ..." and passes; without counter permission the metric part
+// prints "SKIPPED: hardware counters: <reason>" and the activity part still runs.
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+#include <cuda_runtime_api.h>
+#include <doctest/doctest.h>
+
+#include "profiler/kernel_activity.h"
+#include "profiler/kernel_attribution.h"
+#include "profiler/kernel_names.h"
+#include "profiler/profile_capture.h"
+#include "profiler/profile_text.h"
+#include "profiler_kernels.h"
+#include "timer/cuda_check.h"
+#include "timer/l2_flush.h"
+
+using namespace kagent::profiler;
+using kagent_probe::LaunchInfo;
+
+namespace {
+
+constexpr int64_t kElements = int64_t{64} << 20;  // 256 MiB in, 256 MiB out: far beyond L2
+constexpr int kGemmN = 4096;  // several waves: a partial wave would read as latency-bound
+
+std::string no_cuda_reason() {
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+  }
+  if (n == 0) return "cudaGetDeviceCount found 0 devices";
+  if (!at::hasCUDA()) return "libtorch was loaded without its CUDA backend";
+  return {};
+}
+
+bool skip_without_gpu() {
+  const std::string why = no_cuda_reason();
+  if (why.empty()) return false;
+  std::printf("SKIPPED: no CUDA device (%s)\n", why.c_str());
+  return true;
+}
+
+struct Buffers {
+  at::Tensor x, y, a, b, c;
+  Buffers() {
+    const auto opts = at::device(at::kCUDA).dtype(at::kFloat);
+    x = at::randn({kElements}, opts);
+    y = at::empty_like(x);
+    a = at::randn({kGemmN, kGemmN}, opts);
+    b = at::randn({kGemmN, kGemmN}, opts);
+    c = at::empty_like(a);
+  }
+  LaunchInfo scale_bias() {
+    return kagent_probe::launch_scale_bias(x.data_ptr<float>(), y.data_ptr<float>(), kElements, 2.0f, 1.0f, nullptr);
+  }
+  LaunchInfo sgemm() {
+    return kagent_probe::launch_tiled_sgemm(a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), kGemmN,
+                                            nullptr);
+  }
+};
+
+void check_record(const KernelRecord& r, const LaunchInfo& li, uint64_t window_start) {
+  INFO(r.name);
+  CHECK(r.grid == li.grid);
+  CHECK(r.block == li.block);
+  // CUPTI reports registers as allocated (whole allocation units of 8), the function attribute as compiled.
+  CHECK(r.registers >= li.registers);
+  CHECK(r.registers <= (li.registers + 7) / 8 * 8);
+  CHECK(r.static_smem == li.static_smem);
+  CHECK(r.dynamic_smem == 0);
+  CHECK(r.local_mem_per_thread == li.local_bytes);
+  CHECK(r.start_ns >= window_start);
+  CHECK(r.end_ns > r.start_ns);
+  CHECK(r.duration_ms() > 0.001);
+  CHECK(r.duration_ms() < 1000);
+  CHECK(r.mangled.substr(0, 2) == "_Z");
+  CHECK(r.correlation_id != 0);
+}
+
+// Device-to-device copy bandwidth (read + write), the peak the profile compares against.
+double measure_copy_gbps(const at::Tensor& src, at::Tensor& dst) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  KAGENT_CUDA_CHECK(cudaEventCreate(&start));
+  KAGENT_CUDA_CHECK(cudaEventCreate(&stop));
+  float best = 1e30f;
+  dst.copy_(src);
+  for (int i = 0; i < 5; ++i) {
+    KAGENT_CUDA_CHECK(cudaEventRecord(start, nullptr));
+    dst.copy_(src);
+    KAGENT_CUDA_CHECK(cudaEventRecord(stop, nullptr));
+    KAGENT_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    KAGENT_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = std::min(best, ms);
+  }
+  (void)cudaEventDestroy(start);
+  (void)cudaEventDestroy(stop);
+  return 2.0 * static_cast<double>(src.nbytes()) / (best * 1e6);
+}
+
+}  // namespace
+
+TEST_CASE("kernel activity: every launch with its grid, block, registers and shared memory") {
+  if (skip_without_gpu()) return;
+  Buffers buf;
+  buf.scale_bias();  // lazy module loading stays out of the window
+  buf.sgemm();
+  KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+
+  KernelActivity activity;
+  CHECK_THROWS_AS(KernelActivity(), ProfilerError);  // one live instance per process
+  const uint64_t t0 = KernelActivity::now_ns();
+  activity.start();
+  const LaunchInfo e = buf.scale_bias();
+  const LaunchInfo g = buf.sgemm();
+  const std::vector<KernelRecord> records = activity.stop();
+  CHECK(activity.dropped() == 0);
+  REQUIRE(records.size() == 2);
+  CHECK(qualified_name(records[0].name) == e.name);  // by start time
+  CHECK(qualified_name(records[1].name) == g.name);
+  check_record(records[0], e, t0);
+  check_record(records[1], g, t0);
+  CHECK(records[1].start_ns >= records[0].end_ns);  // same stream: in order
+  CHECK(records[0].correlation_id < records[1].correlation_id);
+  CHECK(records[1].static_smem == 2 * 8 * 128 * 4);
+  std::printf("activity: %s grid %dx%d block %d regs %d %.3f ms; %s grid %dx%d block %d regs %d smem %lld %.3f ms\n",
+              e.name, records[0].grid[0], records[0].grid[1], records[0].block[0], records[0].registers,
+              records[0].duration_ms(), g.name, records[1].grid[0], records[1].grid[1], records[1].block[0],
+              records[1].registers, static_cast<long long>(records[1].static_smem), records[1].duration_ms());
+
+  // A second window sees only its own launches.
+  activity.start();
+  buf.scale_bias();
+  CHECK(activity.stop().size() == 1);
+}
+
+TEST_CASE("attribution: the candidate's kernels are own, torch::matmul's are library") {
+  if (skip_without_gpu()) return;
+  Buffers buf;
+  (void)at::matmul(buf.a, buf.b);  // cuBLAS handle and kernels loaded before the window
+  buf.sgemm();
+  KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<KernelRecord> records;
+  {
+    KernelActivity activity;
+    activity.start();
+    buf.sgemm();
+    (void)at::matmul(buf.a, buf.b);
+    records = activity.stop();
+  }
+  REQUIRE(records.size() >= 2);
+  for (const auto& own_list : {std::vector<std::string>{"kagent_probe::tiled_sgemm_kernel", "kagent_probe::scale_bias_kernel"},
+                               std::vector<std::string>{}}) {
+    const Attribution a = attribute_kernels(records, own_list);
+    for (size_t i = 0; i < records.size(); ++i) {
+      INFO(records[i].name << " -> " << a.kernels[i].source);
+      const bool ours = qualified_name(records[i].name) == "kagent_probe::tiled_sgemm_kernel";
+      CHECK(a.kernels[i].own == ours);
+      if (!ours) CHECK(a.kernels[i].source != "other");
+    }
+    CHECK(a.own_share > 0.0);
+    CHECK(a.own_share < 1.0);
+  }
+  std::printf("attribution: torch::matmul ran");
+  for (const auto& r : records)
+    if (qualified_name(r.name) != "kagent_probe::tiled_sgemm_kernel")
+      std::printf(" %s [%s]", short_kernel_name(r.name, 60).c_str(), library_of(r.name).c_str());
+  std::printf("\n");
+}
+
+TEST_CASE("range profiler: the elementwise kernel is memory-bound, the tiled SGEMM compute-bound") {
+  if (skip_without_gpu()) return;
+  Buffers buf;
+  buf.scale_bias();
+  buf.sgemm();
+  kagent::L2Flush l2;
+  const auto flush = [&] {
+    l2.flush(nullptr);
+    KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  const auto run_once = [&] {
+    buf.scale_bias();
+    buf.sgemm();
+    KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  const ProfileCapture cap = capture_profile(run_once, flush);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  REQUIRE(cap.records.size() == 2);
+  REQUIRE(cap.limits.has_value());
+
+  ProfileContext ctx;
+  ctx.own_kernels = {"kagent_probe::scale_bias_kernel", "kagent_probe::tiled_sgemm_kernel"};
+  ctx.device = {{"measured_dram_gbps", measure_copy_gbps(buf.x, buf.y)}};
+  ctx.io_bytes = 2 * kElements * 4 + 3 * int64_t{kGemmN} * kGemmN * 4;
+  const nlohmann::json p = build_profile(cap, ctx);
+  std::printf("%s", render_profile_text(p).c_str());
+  REQUIRE(p["kernels"].size() == 2);
+  CHECK(p["own_share"].get<double>() == doctest::Approx(1.0));
+  for (const auto& k : p["kernels"]) {
+    CHECK(k["occupancy"]["theoretical"].get<double>() > 0.0);
+    CHECK(k["waves"].get<double>() > 0.0);
+  }
+
+  if (!cap.counters.available) {
+    std::printf("SKIPPED: hardware counters: %s\n", cap.counters.reason.c_str());
+    std::printf("profiler gpu: activity ok (2 kernels), counters unavailable (%s: %s), capture %.2f s\n",
+                cap.counters.status.c_str(), cap.counters.reason.c_str(), seconds);
+    CHECK(p["counters_available"] == false);
+    CHECK_FALSE(p["counters_reason"].get<std::string>().empty());
+    return;
+  }
+  CHECK(cap.counters.passes == 1);
+  CHECK(cap.counters.ranges.size() == 2);
+  CHECK(p["counters"]["matched"] == true);
+  const nlohmann::json* elementwise = nullptr;
+  const nlohmann::json* gemm = nullptr;
+  for (const auto& k : p["kernels"]) {
+    const std::string q = qualified_name(k["name"].get<std::string>());
+    if (q == "kagent_probe::scale_bias_kernel") elementwise = &k;
+    if (q == "kagent_probe::tiled_sgemm_kernel") gemm = &k;
+  }
+  REQUIRE(elementwise);
+  REQUIRE(gemm);
+  INFO(p.dump(1));
+  CHECK((*elementwise)["bound"]["class"] == "memory");
+  CHECK((*gemm)["bound"]["class"] == "compute");
+  // The elementwise kernel reads its whole input from DRAM (L2 flushed before); writes may
+  // partly stay in L2 when the kernel ends.
+  const auto& ec = (*elementwise)["counters"];
+  CHECK(ec["dram_read_bytes"].get<double>() == doctest::Approx(kElements * 4.0).epsilon(0.10));
+  CHECK(ec["dram_bytes"].get<double>() > 0.75 * 2 * kElements * 4.0);
+  CHECK((*elementwise)["bound"]["dram_pct"].get<double>() > 60.0);
+  CHECK((*gemm)["bound"]["sm_pct"].get<double>() > 50.0);
+  CHECK(p["bound"]["basis"] == "counters");
+
+  const auto& gc = (*gemm)["counters"];
+  const double tflops = 2.0 * kGemmN * kGemmN * kGemmN / (gc["duration_ms"].get<double>() * 1e9);
+  std::printf(
+      "profiler gpu: scale_bias %.0f GB/s (DRAM %.0f%%, SM %.0f%%) %s; tiled_sgemm %.1f TFLOP/s (SM %.0f%%, DRAM %.0f%%, "
+      "issue %.0f%%) %s; chip %s, %zu pass(es), %zu metrics, dropped [%s]; capture %.2f s (counters %.2f s)\n",
+      ec.value("dram_gbps", 0.0), (*elementwise)["bound"]["dram_pct"].get<double>(),
+      (*elementwise)["bound"]["sm_pct"].get<double>(), (*elementwise)["bound"]["class"].get<std::string>().c_str(),
+      tflops, (*gemm)["bound"]["sm_pct"].get<double>(), (*gemm)["bound"]["dram_pct"].get<double>(),
+      (*gemm)["bound"]["issue_pct"].get<double>(), (*gemm)["bound"]["class"].get<std::string>().c_str(),
+      cap.counters.chip.c_str(), cap.counters.passes, cap.counters.metrics.size(),
+      nlohmann::json(cap.counters.dropped).dump().c_str(), seconds, cap.counters.seconds);
+}
+
+TEST_CASE("range profiler: reused across calls, a failing call passes its exception through, CUPTI stays usable") {
+  if (skip_without_gpu()) return;
+  Buffers buf;
+  buf.scale_bias();
+  KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+  RangeProfilerOptions opts;
+  opts.metrics = {metric::kDuration, metric::kDramRead, metric::kDramWrite};
+  RangeProfiler profiler(opts);
+  // Nothing launched: no ranges, and no exception either way.
+  const RangeProfileResult empty = profiler.profile([] {}, nullptr);
+  CHECK(empty.ranges.empty());
+  if (!empty.available) {
+    std::printf("SKIPPED: hardware counters: %s\n", empty.reason.c_str());
+    CHECK_FALSE(empty.reason.empty());
+    return;
+  }
+  CHECK_THROWS_WITH_AS(profiler.profile([] { throw std::runtime_error("candidate failed"); }, nullptr),
+                       "candidate failed", std::runtime_error);
+  const RangeProfileResult again = profiler.profile([&] { buf.scale_bias(); }, nullptr);
+  REQUIRE(again.available);
+  REQUIRE(again.ranges.size() == 1);
+  CHECK(again.ranges[0].at(metric::kDramRead) > 0.5 * kElements * 4);
+  CHECK(again.metrics.size() == 3);
+  CHECK(again.passes == 1);
+  const RangeProfileResult third = profiler.profile([&] { buf.scale_bias(); }, nullptr);
+  REQUIRE(third.available);
+  CHECK(third.ranges.size() == 1);
+  std::printf("range profiler: first call %.3f s (host setup), reused %.3f s, one-off %.3f s\n", empty.seconds,
+              third.seconds, profile_ranges([&] { buf.scale_bias(); }, nullptr, opts).seconds);
+  // A metric this chip does not know is dropped with the reason, the rest collected.
+  opts.metrics.push_back("no_such__metric.sum");
+  const RangeProfileResult unknown = profile_ranges([&] { buf.scale_bias(); }, nullptr, opts);
+  REQUIRE(unknown.available);
+  REQUIRE(unknown.dropped.size() == 1);
+  CHECK(unknown.dropped[0].find("no_such__metric.sum (unknown on") == 0);
+  // A pass budget the full default set exceeds drops metrics from the end, never the first.
+  RangeProfilerOptions wide;
+  wide.metrics = default_metrics();
+  for (const char* extra : {"l1tex__t_bytes.sum", "lts__t_bytes.sum", "lts__t_sector_hit_rate.pct",
+                            "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum",
+                            "smsp__warp_issue_stalled_long_scoreboard_per_warp_active.pct",
+                            "smsp__warp_issue_stalled_barrier_per_warp_active.pct",
+                            "smsp__warp_issue_stalled_mio_throttle_per_warp_active.pct",
+                            "smsp__warp_issue_stalled_math_pipe_throttle_per_warp_active.pct",
+                            "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active"})
+    wide.metrics.push_back(extra);
+  const RangeProfileResult fitted = profile_ranges([&] { buf.scale_bias(); }, nullptr, wide);
+  REQUIRE(fitted.available);
+  CHECK(fitted.passes == 1);
+  CHECK(fitted.metrics.front() == metric::kDuration);
+  CHECK(fitted.metrics.size() + fitted.dropped.size() == wide.metrics.size());
+  std::printf("range profiler: %zu requested -> %zu collected in 1 pass, dropped %s\n", wide.metrics.size(),
+              fitted.metrics.size(), nlohmann::json(fitted.dropped).dump().c_str());
+}

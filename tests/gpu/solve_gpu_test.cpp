@@ -1,0 +1,85 @@
+// `kagent solve` end to end on the GPU: the shipped replay example (compile error, wrong,
+// correct but slow, fast) with real compilation, evaluation and profiling. Each next prompt
+// must carry the evidence of the turn before. Skips, saying why, without a GPU.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "worker/client/worker_client.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+std::string messages_of(const nlohmann::json& turn) {
+  std::string s;
+  for (const auto& m : turn["messages"]) s += m["content"].get<std::string>() + "\n";
+  return s;
+}
+}  // namespace
+
+TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
+  {
+    kagent::WorkerOptions wo;
+    wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+    kagent::WorkerClient probe(wo);
+    auto hello = probe.hello();
+    REQUIRE(std::holds_alternative<nlohmann::json>(hello));
+    if (!std::get<nlohmann::json>(hello).value("available", false)) {
+      std::cout << "SKIPPED: kagent solve GPU test: no CUDA device visible to the worker\n";
+      return;
+    }
+  }
+  const fs::path root = KAGENT_SOURCE_DIR;
+  const fs::path runs = fs::temp_directory_path() / fmt::format("kagent-solve-gpu-{}", ::getpid());
+  fs::remove_all(runs);
+  std::string cmd = fmt::format("{}/kagent solve {} --llm replay:{} --runs-dir {} --json > {}/out.json 2> {}/err.txt",
+                                KAGENT_BINARY_DIR, (root / "examples/elementwise_gelu.py").string(),
+                                (root / "examples/elementwise_gelu.replay.jsonl").string(), runs.string(),
+                                runs.string(), runs.string());
+  fs::create_directories(runs);
+  int ws = std::system(cmd.c_str());
+  int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  std::string err = slurp(runs / "err.txt");
+  INFO(err);
+  auto summary = nlohmann::json::parse(slurp(runs / "out.json"), nullptr, false);
+  REQUIRE_FALSE(summary.is_discarded());
+  CHECK(status == 0);
+  fs::path run = summary["run"].get<std::string>();
+  auto t = nlohmann::json::parse(slurp(run / "trajectories.jsonl"));
+  REQUIRE(t["turns"].size() == 4);
+  const auto& turns = t["turns"];
+  CHECK(turns[0]["eval"]["status"] == "compile_error");
+  CHECK(turns[1]["eval"]["status"] == "wrong");
+  CHECK(turns[2]["eval"]["status"] == "correct");
+  CHECK(turns[3]["eval"]["status"] == "correct");
+  double slow = turns[2]["eval"]["timing"]["speedup_eager"].get<double>();
+  double fast = turns[3]["eval"]["timing"]["speedup_eager"].get<double>();
+  CHECK(fast > 2 * slow);
+  // Each prompt carries the evidence of the turn before.
+  CHECK(has(messages_of(turns[1]), "no suitable conversion function"));
+  CHECK(has(messages_of(turns[2]), "elements outside atol="));
+  std::string m4 = messages_of(turns[3]);
+  CHECK(has(m4, "over eager"));
+  CHECK(has(m4, "## Profile"));
+  CHECK(t["best_turn"] == 3);
+  CHECK(fs::exists(run / "best.cu"));
+  std::cout << fmt::format("Solve replay: {} -> {} -> correct {:.2f}x -> correct {:.2f}x over eager on {}; best turn {}\n",
+                           turns[0]["eval"]["status"].get<std::string>(), turns[1]["eval"]["status"].get<std::string>(),
+                           slow, fast, t["versions"]["gpu"].get<std::string>(), t["best_turn"].get<int>() + 1);
+  fs::remove_all(runs);
+}

@@ -1,0 +1,81 @@
+// Guard findings in the result model: JSON round trip, the rejected status, exit status 16
+// and the report's guard lines.
+#include <doctest/doctest.h>
+
+#include "result/eval_report.h"
+#include "result/eval_result.h"
+#include "result/exit_status.h"
+
+using namespace kagent;
+
+namespace {
+EvalResult rejected_result() {
+  EvalResult r;
+  r.status = Status::Rejected;
+  r.reason = "leftover_memory";
+  r.message = "rejected by guard leftover_memory: output 0 holds poisoned memory";
+  r.guards = {{"leftover_memory", kGuardReject, "output 0 holds 524288 poisoned elements"},
+              {"excessive_speedup", kGuardFlag, "31.0x faster than eager PyTorch"}};
+  r.guards_seconds = 0.125;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("a guard finding survives a JSON round trip") {
+  const GuardFinding g{"side_stream", kGuardReject, "1 kernel(s) still ran after forward returned"};
+  const GuardFinding back = nlohmann::json(g).get<GuardFinding>();
+  CHECK(back.name == g.name);
+  CHECK(back.action == g.action);
+  CHECK(back.message == g.message);
+  CHECK(nlohmann::json(g) == nlohmann::json{{"name", "side_stream"}, {"action", "reject"},
+                                            {"message", "1 kernel(s) still ran after forward returned"}});
+}
+
+TEST_CASE("a rejected result keeps its status, findings and guard time through JSON") {
+  const EvalResult r = rejected_result();
+  const nlohmann::json j = r;
+  CHECK(j["status"] == "rejected");
+  CHECK(j["guards"].size() == 2);
+  const EvalResult back = j.get<EvalResult>();
+  CHECK(back.status == Status::Rejected);
+  CHECK(back.reason == "leftover_memory");
+  REQUIRE(back.guards.size() == 2);
+  CHECK(back.guards[1].name == "excessive_speedup");
+  CHECK(back.guards[1].action == kGuardFlag);
+  CHECK(back.guards_seconds == doctest::Approx(0.125));
+  CHECK(status_from_string("rejected") == Status::Rejected);
+  CHECK(to_string(Status::Rejected) == "rejected");
+}
+
+TEST_CASE("an old result without guard fields reads as no findings") {
+  const EvalResult back = nlohmann::json{{"status", "correct"}}.get<EvalResult>();
+  CHECK(back.guards.empty());
+  CHECK(back.guards_seconds == 0);
+}
+
+TEST_CASE("a rejected candidate exits with status 16, whatever the guard") {
+  EvalResult r = rejected_result();
+  CHECK(exit_status::kRejected == 16);
+  CHECK(exit_status::for_result(r) == 16);
+  r.reason = "no_kernel";
+  CHECK(exit_status::for_result(r) == 16);
+  r.status = Status::Correct;  // a flag keeps the verdict, and the exit status with it
+  r.reason.clear();
+  CHECK(exit_status::for_result(r) == 0);
+}
+
+TEST_CASE("the report shows every finding and the guards' time") {
+  const std::string text = render_eval_report(rejected_result(), "p <- c");
+  CHECK(text.find("REJECTED (leftover_memory)") != std::string::npos);
+  CHECK(text.find("guards    reject leftover_memory: output 0 holds 524288 poisoned elements") != std::string::npos);
+  CHECK(text.find("          flag   excessive_speedup: 31.0x faster") != std::string::npos);
+  CHECK(text.find("(0.12 s of guards)") != std::string::npos);
+
+  EvalResult clean;
+  clean.status = Status::Correct;
+  clean.guards_seconds = 0.05;
+  CHECK(render_eval_report(clean, "t").find("guards    passed (0.05 s)") != std::string::npos);
+  EvalResult off;  // guards did not run: no line at all
+  off.status = Status::Correct;
+  CHECK(render_eval_report(off, "t").find("guards") == std::string::npos);
+}

@@ -1,0 +1,370 @@
+#include "sandbox/violation_monitor.h"
+
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "sandbox/process_table.h"
+#include "sandbox/scratch_dir.h"
+
+namespace kagent::sandbox {
+
+namespace {
+
+constexpr size_t kMaxDetails = 16;
+constexpr char kListenerMessage[] = "listener";
+constexpr char kNoListenerMessage[] = "no-listener";
+constexpr char kEndMessage[] = "end";
+
+bool is_within(const std::string& path, const std::string& dir) {
+  if (dir == "/") return true;
+  return path.compare(0, dir.size(), dir) == 0 && (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+std::string family_name(int family) {
+  switch (family) {
+    case AF_INET: return "AF_INET";
+    case AF_INET6: return "AF_INET6";
+    case AF_PACKET: return "AF_PACKET";
+#ifdef AF_VSOCK
+    case AF_VSOCK: return "AF_VSOCK";
+#endif
+    default: return fmt::format("family {}", family);
+  }
+}
+
+// A NUL-terminated string in another process, read page by page so that an unmapped page
+// after the string does not fail the read.
+bool read_remote_string(pid_t pid, uint64_t address, std::string& out) {
+  constexpr size_t kPage = 4096, kMax = 4096;
+  char buf[kMax];
+  size_t got = 0;
+  while (got < kMax) {
+    size_t want = std::min(kPage - ((address + got) % kPage), kMax - got);
+    iovec local{buf + got, want};
+    iovec remote{reinterpret_cast<void*>(address + got), want};
+    ssize_t n = ::process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (n <= 0) return false;
+    if (const void* nul = std::memchr(buf + got, '\0', static_cast<size_t>(n))) {
+      out.assign(buf, static_cast<size_t>(static_cast<const char*>(nul) - buf));
+      return true;
+    }
+    got += static_cast<size_t>(n);
+  }
+  return false;
+}
+
+std::string link_target(const std::string& link) {
+  char buf[4096];
+  ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+  if (n <= 0 || static_cast<size_t>(n) >= sizeof buf) return {};
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+bool is_process_creation(long nr) {
+#ifdef __NR_fork
+  if (nr == __NR_fork) return true;
+#endif
+#ifdef __NR_vfork
+  if (nr == __NR_vfork) return true;
+#endif
+  return nr == __NR_clone;
+}
+
+class Monitor {
+ public:
+  Monitor(pid_t worker, Fd channel, const MonitorRules& rules)
+      : worker_(worker), self_(::getpid()), channel_(std::move(channel)), rules_(rules) {}
+
+  [[noreturn]] void run();
+
+ private:
+  void record(int Violations::*counter, std::string detail) {
+    ++(violations_.*counter);
+    if (violations_.details.size() < kMaxDetails) violations_.details.push_back(std::move(detail));
+  }
+  // Live processes below the monitor, the worker itself not counted.
+  std::vector<pid_t> worker_processes() const {
+    std::vector<pid_t> out;
+    for (pid_t p : descendants_of(self_))
+      if (p != worker_) out.push_back(p);
+    return out;
+  }
+  void handle_notification();
+  void handle_channel();
+  void reap();
+  [[noreturn]] void end_like_worker(int status);
+
+  pid_t worker_, self_;
+  Fd channel_, listener_, signals_;
+  MonitorRules rules_;
+  Violations violations_;
+  seccomp_notif_sizes sizes_{};
+  std::unique_ptr<char[]> request_buf_, response_buf_;
+};
+
+void Monitor::handle_notification() {
+  auto* req = reinterpret_cast<seccomp_notif*>(request_buf_.get());
+  auto* resp = reinterpret_cast<seccomp_notif_resp*>(response_buf_.get());
+  std::memset(req, 0, sizes_.seccomp_notif);
+  if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) return;  // the caller died meanwhile
+  std::memset(resp, 0, sizes_.seccomp_notif_resp);
+  resp->id = req->id;
+  const long nr = req->data.nr;
+  const auto* args = req->data.args;
+  if (nr == __NR_socket) {
+    record(&Violations::network, fmt::format("socket({})", family_name(static_cast<int>(args[0]))));
+    resp->error = -EACCES;
+  } else if (is_process_creation(nr)) {
+    if (static_cast<int>(worker_processes().size()) >= rules_.process_limit) {
+      record(&Violations::processes, fmt::format("more than {} processes", rules_.process_limit));
+      resp->error = -EAGAIN;
+    } else {
+      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    }
+  } else {
+    // open(path, flags), creat(path, mode) or openat(dirfd, path, flags)
+    const bool at = nr == __NR_openat;
+    const int dirfd = at ? static_cast<int>(args[0]) : AT_FDCWD;
+    std::string path, full;
+    bool read_ok = read_remote_string(req->pid, at ? args[1] : args[0], path);
+    // Only while the call still waits is req->pid surely the caller (not a reused pid).
+    if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) return;
+    if (read_ok && !path.empty()) {
+      std::string base = path[0] == '/' ? "/"
+                         : dirfd == AT_FDCWD
+                             ? link_target(fmt::format("/proc/{}/cwd", req->pid))
+                             : link_target(fmt::format("/proc/{}/fd/{}", req->pid, dirfd));
+      if (!base.empty() && base[0] == '/') full = normalize_path(base, path);
+    }
+    if (!full.empty() && classify_write(full, rules_) == WriteVerdict::Violation) {
+      record(&Violations::filesystem, fmt::format("open {} for writing", full));
+      resp->error = -EACCES;
+    } else {
+      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel's own checks still apply
+    }
+  }
+  ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);  // ENOENT: the caller is gone
+}
+
+void Monitor::handle_channel() {
+  char data[64];
+  char control[CMSG_SPACE(sizeof(int))];
+  iovec iov{data, sizeof data - 1};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n = ::recvmsg(channel_.get(), &msg, MSG_CMSG_CLOEXEC);
+  if (n <= 0) {
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) channel_.reset();  // the worker is ending
+    return;
+  }
+  data[n] = '\0';
+  if (std::strcmp(data, kListenerMessage) == 0) {
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+        listener_ = Fd(fd);
+      }
+  } else if (std::strcmp(data, kEndMessage) == 0) {
+    for (pid_t p : worker_processes())
+      if (::kill(p, SIGKILL) == 0) violations_.killed.push_back(p);
+    if (!violations_.killed.empty())
+      record(&Violations::processes, fmt::format("{} processes left running (killed)", violations_.killed.size()));
+    std::string reply = nlohmann::json(violations_).dump();
+    ssize_t sent = ::send(channel_.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+    (void)sent;
+    violations_ = Violations();
+  }
+}
+
+void Monitor::reap() {
+  int status = 0;
+  pid_t pid;
+  while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0)
+    if (pid == worker_) end_like_worker(status);
+}
+
+void Monitor::end_like_worker(int status) {
+  for (pid_t p : worker_processes()) ::kill(p, SIGKILL);
+  while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+  }
+  if (!rules_.remove_at_end.empty()) remove_tree(rules_.remove_at_end);
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    rlimit no_core{0, 0};
+    ::setrlimit(RLIMIT_CORE, &no_core);
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+    ::_exit(128 + sig);
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+void Monitor::run() {
+  ::prctl(PR_SET_NAME, "kagent-monitor", 0, 0, 0);
+  // Orphans of the candidate's processes come to the monitor, which can then count and kill them.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  ::signal(SIGPIPE, SIG_IGN);
+  // Everything else the orchestrator handed over (the protocol pipes) belongs to the worker:
+  // the orchestrator must see them close when the worker dies.
+  for (int fd = 3; fd < 1024; ++fd)
+    if (fd != channel_.get()) ::close(fd);
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);  // blocked by the caller before the fork: no death goes unseen
+  signals_ = Fd(::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) {
+    sizes_.seccomp_notif = sizeof(seccomp_notif);
+    sizes_.seccomp_notif_resp = sizeof(seccomp_notif_resp);
+  }
+  sizes_.seccomp_notif = std::max<uint16_t>(sizes_.seccomp_notif, sizeof(seccomp_notif));
+  sizes_.seccomp_notif_resp = std::max<uint16_t>(sizes_.seccomp_notif_resp, sizeof(seccomp_notif_resp));
+  request_buf_ = std::make_unique<char[]>(sizes_.seccomp_notif);
+  response_buf_ = std::make_unique<char[]>(sizes_.seccomp_notif_resp);
+
+  for (;;) {
+    reap();
+    pollfd fds[3] = {{signals_.get(), POLLIN, 0}, {channel_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}};
+    // A negative fd is skipped by poll; the timeout backs up a lost signalfd.
+    int r = ::poll(fds, 3, 1000);
+    if (r < 0) continue;
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo info;
+      while (::read(signals_.get(), &info, sizeof info) > 0) {
+      }
+    }
+    if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) handle_channel();
+    if (fds[2].revents & POLLIN) handle_notification();
+    if (fds[2].revents & (POLLHUP | POLLERR)) listener_.reset();  // no process uses the filter any more
+  }
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const Violations& v) {
+  j = {{"network", v.network},
+       {"filesystem", v.filesystem},
+       {"processes", v.processes},
+       {"details", v.details},
+       {"killed", v.killed}};
+}
+
+void from_json(const nlohmann::json& j, Violations& v) {
+  v.network = j.value("network", 0);
+  v.filesystem = j.value("filesystem", 0);
+  v.processes = j.value("processes", 0);
+  v.details = j.value("details", std::vector<std::string>{});
+  v.killed = j.value("killed", std::vector<pid_t>{});
+}
+
+WriteVerdict classify_write(const std::string& path, const MonitorRules& rules) {
+  for (const auto& w : rules.writable)
+    if (is_within(path, w)) return WriteVerdict::Allowed;
+  // Device files: which ones open is Landlock's (or the uid's) decision.
+  if (is_within(path, "/dev")) return WriteVerdict::Allowed;
+  // Thread names (/proc/self/task/N/comm) and the like: refused by the kernel's own
+  // rules where they must be, and too common to be a candidate's doing.
+  if (is_within(path, "/proc") || is_within(path, "/sys")) return WriteVerdict::Unrecorded;
+  return WriteVerdict::Violation;
+}
+
+std::string normalize_path(const std::string& base, const std::string& path) {
+  std::vector<std::string> parts;
+  auto push = [&](const std::string& s) {
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t end = s.find('/', start);
+      if (end == std::string::npos) end = s.size();
+      std::string part = s.substr(start, end - start);
+      if (part == "..") {
+        if (!parts.empty()) parts.pop_back();
+      } else if (!part.empty() && part != ".") {
+        parts.push_back(part);
+      }
+      start = end + 1;
+    }
+  };
+  if (path.empty() || path[0] != '/') push(base);
+  push(path);
+  std::string out;
+  for (const auto& p : parts) out += "/" + p;
+  return out.empty() ? "/" : out;
+}
+
+void run_monitor(pid_t worker, Fd channel, const MonitorRules& rules) {
+  Monitor(worker, std::move(channel), rules).run();
+}
+
+bool MonitorChannel::send_listener(int listener) {
+  const char* text = listener >= 0 ? kListenerMessage : kNoListenerMessage;
+  iovec iov{const_cast<char*>(text), std::strlen(text)};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  char control[CMSG_SPACE(sizeof(int))] = {};
+  if (listener >= 0) {
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &listener, sizeof listener);
+  }
+  return ::sendmsg(channel_.get(), &msg, MSG_NOSIGNAL) >= 0;
+}
+
+Violations MonitorChannel::end_request() {
+  Violations v;
+  if (!channel_) return v;
+  if (::send(channel_.get(), kEndMessage, sizeof kEndMessage - 1, MSG_NOSIGNAL) < 0) return v;
+  pollfd p{channel_.get(), POLLIN, 0};
+  if (::poll(&p, 1, 10'000) <= 0) return v;
+  std::string buf(256 * 1024, '\0');
+  ssize_t n = ::recv(channel_.get(), buf.data(), buf.size(), 0);
+  if (n <= 0) return v;
+  buf.resize(static_cast<size_t>(n));
+  auto reply = nlohmann::json::parse(buf, nullptr, false);
+  if (!reply.is_object()) return v;
+  v = reply.get<Violations>();
+  // The killed processes that were this process's children would stay zombies (and keep
+  // counting against RLIMIT_NPROC) until reaped.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  std::vector<pid_t> left = v.killed;
+  while (!left.empty() && std::chrono::steady_clock::now() < deadline) {
+    std::erase_if(left, [](pid_t pid) {
+      pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+      return r == pid || (r < 0 && errno == ECHILD);
+    });
+    if (!left.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return v;
+}
+
+}  // namespace kagent::sandbox

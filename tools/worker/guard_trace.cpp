@@ -1,0 +1,74 @@
+#include "worker/guard_trace.h"
+
+#include <ATen/ops/empty.h>
+#include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+
+#include "timer/cuda_event.h"
+#include "worker/evaluator.h"
+
+namespace kagent::worker {
+
+namespace {
+
+// A copy of `t` as its memory holds it now, made with a stream-ordered memcpy on `stream`:
+// a copy engine transfer, not a kernel, so it leaves no record among the candidate's kernels
+// and does not wait for other streams.
+at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
+  if (!t.defined()) return t;
+  if (!t.is_cuda() || !t.has_storage()) return t.clone();
+  const size_t item = t.element_size();
+  const size_t nbytes = t.storage().nbytes() / item * item;  // every element lies in whole items
+  at::Tensor bytes = at::empty({static_cast<int64_t>(nbytes)}, t.options().dtype(at::kByte));
+  if (nbytes > 0)
+    check_cuda(cudaMemcpyAsync(bytes.data_ptr(), t.storage().data(), nbytes, cudaMemcpyDeviceToDevice, stream),
+               "cudaMemcpyAsync (copying outputs when forward returned)");
+  return bytes.view(t.scalar_type()).as_strided(t.sizes(), t.strides(), t.storage_offset());
+}
+
+}  // namespace
+
+TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace) {
+  TracedCall call;
+  std::optional<profiler::KernelActivity> activity;
+  if (trace) {
+    try {
+      activity.emplace();
+      activity->start();
+    } catch (const profiler::ProfilerError& e) {
+      activity.reset();
+      call.trace_error = e.what();
+    }
+  }
+  const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  call.outputs = run_unsynchronized(candidate, inputs);
+  // What a caller does next: wait for its current stream. An event, as the timer's end event.
+  CudaEvent done(cudaEventDisableTiming);
+  check_cuda(cudaEventRecord(done.get(), stream), "CUDA error after forward (event record)");
+  check_cuda(cudaEventSynchronize(done.get()), "CUDA error after forward");
+  if (activity) {
+    try {
+      call.stream_done_ns = profiler::KernelActivity::now_ns();
+    } catch (const profiler::ProfilerError& e) {
+      activity.reset();
+      call.trace_error = e.what();
+    }
+  }
+  call.at_return.reserve(call.outputs.size());
+  for (const auto& out : call.outputs) call.at_return.push_back(copy_as_is(out, stream));
+  check_cuda(cudaDeviceSynchronize(), "CUDA error after forward");
+  if (activity) {
+    try {
+      call.kernels = activity->stop();
+      if (activity->dropped() > 0) {
+        call.kernels.reset();
+        call.trace_error = "CUPTI dropped " + std::to_string(activity->dropped()) + " kernel records";
+      }
+    } catch (const profiler::ProfilerError& e) {
+      call.trace_error = e.what();
+    }
+  }
+  return call;
+}
+
+}  // namespace kagent::worker

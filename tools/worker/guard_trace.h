@@ -1,0 +1,31 @@
+// One call of the candidate under CUPTI activity tracing, observed the way a caller would see
+// it: forward returns, the caller waits for its current stream, and uses the outputs. What the
+// kernel guards (guard_kernels.h) and the side-stream guard (guard_side_stream.h) judge.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "profiler/kernel_activity.h"
+#include "worker/runners.h"
+
+namespace kagent::worker {
+
+struct TracedCall {
+  std::vector<at::Tensor> outputs;    // after a device-wide synchronisation
+  std::vector<at::Tensor> at_return;  // byte copies made when only the current stream was done
+  // Kernels of the call, by start time; nullopt when CUPTI could not trace (trace_error says why).
+  std::optional<std::vector<profiler::KernelRecord>> kernels;
+  std::string trace_error;
+  uint64_t stream_done_ns = 0;        // CUPTI clock right after the current stream was done
+};
+
+// `trace`: false skips CUPTI (both kernel guards and the late-kernel check are off). CUDA
+// errors of the candidate surface as from run_checked (CudaFatalError when sticky).
+TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace);
+
+}  // namespace kagent::worker
