@@ -199,7 +199,10 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
   poison_free();
   const Values in1 = clone_values(pristine);
   const bool trace = opts_.on(guard::kNoKernel) || opts_.on(guard::kLibraryShare) || opts_.on(guard::kSideStream);
-  const TracedCall call = traced_call(candidate, in1, trace);
+  std::vector<int64_t> expected_bytes;
+  for (const auto& t : expected)
+    if (t.defined()) expected_bytes.push_back(static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size()));
+  const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
   if (call.kernels) {
     const auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
     add(check_no_kernel(*call.kernels, attribution));

@@ -28,7 +28,7 @@ at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
 
 }  // namespace
 
-TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace) {
+TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, const std::vector<int64_t>& expected_bytes) {
   TracedCall call;
   std::optional<profiler::KernelActivity> activity;
   if (trace) {
@@ -41,7 +41,23 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace) {
     }
   }
   const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+  // The snapshot of the outputs at return is taken on a stream of its own that waits for the
+  // current stream's work and nothing else, enqueued the moment forward returns: work hidden on
+  // a side stream is then still running while the copy reads (a host-side wait first would give
+  // it a head start). Its buffers are cached beforehand (two per expected output: the candidate
+  // may take one), so that no cudaMalloc, which can wait for the device, runs in between.
+  {
+    std::vector<at::Tensor> reserve;
+    for (int64_t bytes : expected_bytes)
+      for (int i = 0; i < 2; ++i) reserve.push_back(at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA)));
+  }
+  const c10::cuda::CUDAStream snapshot = c10::cuda::getStreamFromPool();
   call.outputs = run_unsynchronized(candidate, inputs);
+  CudaEvent returned(cudaEventDisableTiming);
+  check_cuda(cudaEventRecord(returned.get(), stream), "CUDA error after forward (event record)");
+  check_cuda(cudaStreamWaitEvent(snapshot.stream(), returned.get(), 0), "CUDA error after forward (stream wait)");
+  call.at_return.reserve(call.outputs.size());
+  for (const auto& out : call.outputs) call.at_return.push_back(copy_as_is(out, snapshot.stream()));
   // What a caller does next: wait for its current stream. An event, as the timer's end event.
   CudaEvent done(cudaEventDisableTiming);
   check_cuda(cudaEventRecord(done.get(), stream), "CUDA error after forward (event record)");
@@ -54,8 +70,6 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace) {
       call.trace_error = e.what();
     }
   }
-  call.at_return.reserve(call.outputs.size());
-  for (const auto& out : call.outputs) call.at_return.push_back(copy_as_is(out, stream));
   check_cuda(cudaDeviceSynchronize(), "CUDA error after forward");
   if (activity) {
     try {

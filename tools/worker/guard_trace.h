@@ -17,7 +17,7 @@ namespace kagent::worker {
 
 struct TracedCall {
   std::vector<at::Tensor> outputs;    // after a device-wide synchronisation
-  std::vector<at::Tensor> at_return;  // byte copies made when only the current stream was done
+  std::vector<at::Tensor> at_return;  // byte copies ordered after the current stream's work only
   // Kernels of the call, by start time; nullopt when CUPTI could not trace (trace_error says why).
   std::optional<std::vector<profiler::KernelRecord>> kernels;
   std::string trace_error;
@@ -26,6 +26,8 @@ struct TracedCall {
 
 // `trace`: false skips CUPTI (both kernel guards and the late-kernel check are off). CUDA
 // errors of the candidate surface as from run_checked (CudaFatalError when sticky).
-TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace);
+// `expected_bytes`: the byte sizes of the expected outputs, to cache the snapshot's buffers.
+TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace,
+                       const std::vector<int64_t>& expected_bytes = {});
 
 }  // namespace kagent::worker
