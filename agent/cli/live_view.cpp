@@ -45,14 +45,17 @@ std::string LiveView::row_locked(int sample) const {
   return row;
 }
 
+void LiveView::table_locked() {
+  std::string head = fmt::format("{:>6}  ", "sample");
+  for (int t = 0; t < turns_; ++t) head += fmt::format("{:<11}", fmt::format("turn {}", t + 1));
+  out_ << head << fmt::format("{:>8}", "best") << "\n";
+  for (size_t s = 0; s < cells_.size(); ++s) out_ << row_locked(static_cast<int>(s)) << "\n";
+}
+
 void LiveView::draw_locked() {
   // Move up over the previous drawing and clear it, then draw again (ANSI; terminals only).
   if (drawn_lines_ > 0) out_ << fmt::format("\x1b[{}A\x1b[J", drawn_lines_);
-  std::string head = fmt::format("{:>6}  ", "sample");
-  for (int t = 0; t < turns_; ++t) head += fmt::format("{:<11}", fmt::format("turn {}", t + 1));
-  head += fmt::format("{:>8}", "best");
-  out_ << head << "\n";
-  for (size_t s = 0; s < cells_.size(); ++s) out_ << row_locked(static_cast<int>(s)) << "\n";
+  table_locked();
   drawn_lines_ = static_cast<int>(cells_.size()) + 1;
   out_.flush();
 }
@@ -104,12 +107,7 @@ void LiveView::on_event(const loop::LoopEvent& e) {
 
 void LiveView::close() {
   std::lock_guard lock(mu_);
-  if (mode_ == ViewMode::Lines) {  // the whole table once at the end, for logs
-    std::string head = fmt::format("{:>6}  ", "sample");
-    for (int t = 0; t < turns_; ++t) head += fmt::format("{:<11}", fmt::format("turn {}", t + 1));
-    out_ << head << fmt::format("{:>8}", "best") << "\n";
-    for (size_t s = 0; s < cells_.size(); ++s) out_ << row_locked(static_cast<int>(s)) << "\n";
-  }
+  if (mode_ == ViewMode::Lines) table_locked();  // the whole table once at the end, for logs
   drawn_lines_ = 0;
   out_.flush();
 }

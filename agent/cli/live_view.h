@@ -23,7 +23,8 @@ class LiveView {
   void close();                             // the table's last state stays on screen
 
  private:
-  void draw_locked();
+  void table_locked();  // header and one row per sample
+  void draw_locked();   // the table again, in place
   std::string row_locked(int sample) const;
 
   ViewMode mode_;

@@ -277,12 +277,11 @@ Command add_solve_command(CLI::App& app) {
   sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
   add_llm_flags(*sub, a->llm);
-  return Command{sub, [a, sub] {
+  return Command{sub, [a] {
                    if (a->problem.empty() && a->resume.empty()) {
                      std::cerr << "kagent solve: error: give a problem file, or --resume RUN_FOLDER\n";
                      return solve_exit::kUsage;
                    }
-                   (void)sub;
                    try {
                      return run_solve(*a);
                    } catch (const std::exception& e) {

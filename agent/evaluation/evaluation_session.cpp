@@ -26,8 +26,6 @@ EvaluationSession::EvaluationSession(EvaluationSettings settings) : settings_(st
     WorkerOptions wo;
     wo.gpu = g;
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
-    if (!settings_.worker_log_dir.empty())
-      wo.log_path = (fs::path(settings_.worker_log_dir) / fmt::format("worker-gpu{}.log", g.value_or(0))).string();
     workers_.push_back(std::make_unique<Worker>(std::move(wo)));
   }
   device_file_ = fs::path(cache_) / fmt::format("device-{}.json", gpus.front().value_or(0));
@@ -105,60 +103,53 @@ std::string EvaluationSession::arch_for(const nlohmann::json& d) const {
   return CompileOptions{}.arch;
 }
 
-CompileInfo EvaluationSession::compile(const std::string& source, const std::string& display_name) {
+std::string EvaluationSession::current_arch() const {
+  std::lock_guard lock(mu_);
+  return arch_for(device_.is_object() ? device_ : guessed_device_);
+}
+
+CompileInfo EvaluationSession::compile_for(const std::string& source, const std::string& display_name,
+                                           const std::string& arch) {
   CompileOptions co;
   co.display_name = display_name;
-  {
-    std::lock_guard lock(mu_);
-    co.arch = arch_for(device_.is_object() ? device_ : guessed_device_);
-  }
+  co.arch = arch;
   co.use_cache = settings_.use_compile_cache;
   if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
   return compile_native(spec_, source, co);
 }
 
-EvaluationSession::Worker& EvaluationSession::acquire() {
-  std::unique_lock lock(mu_);
-  free_.wait(lock, [&] {
-    for (auto& w : workers_)
-      if (!w->busy) return true;
-    return false;
-  });
-  for (auto& w : workers_)
-    if (!w->busy) {
-      w->busy = true;
-      return *w;
-    }
-  throw std::logic_error("no free worker");
-}
-
-void EvaluationSession::release(Worker& w) {
-  {
-    std::lock_guard lock(mu_);
-    w.busy = false;
+// Waits for a free worker and holds it until destroyed.
+class EvaluationSession::Lease {
+ public:
+  explicit Lease(EvaluationSession& s) : s_(s) {
+    std::unique_lock lock(s_.mu_);
+    s_.free_.wait(lock, [&] {
+      for (auto& w : s_.workers_)
+        if (!w->busy) return (worker_ = w.get())->busy = true;
+      return false;
+    });
   }
-  free_.notify_one();
-}
+  ~Lease() {
+    {
+      std::lock_guard lock(s_.mu_);
+      worker_->busy = false;
+    }
+    s_.free_.notify_one();
+  }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+  WorkerClient& client() { return worker_->client; }
+
+ private:
+  EvaluationSession& s_;
+  Worker* worker_ = nullptr;
+};
 
 std::optional<Timing> EvaluationSession::baselines() {
   nlohmann::json device = wait_started();
   if (!device.is_object() || !device.value("available", false)) return std::nullopt;
-  Worker& w = acquire();
-  std::optional<Timing> t;
-  try {
-    t = w.client.baselines(problem_, settings_.options);
-  } catch (...) {
-    release(w);
-    throw;
-  }
-  release(w);
-  return t;
-}
-
-int EvaluationSession::restarts() const {
-  int n = 0;
-  for (auto& w : workers_) n += std::max(0, w->client.restarts());
-  return n;
+  Lease lease(*this);
+  return lease.client().baselines(problem_, settings_.options);
 }
 
 EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
@@ -166,9 +157,12 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   EvalResult r;
   r.format = format;
   std::optional<CompileInfo> ci;
+  std::string source, arch;
   if (format == "cuda") {
     try {
-      ci = compile(read_file(path), display_name);
+      source = read_file(path);
+      arch = current_arch();
+      ci = compile_for(source, display_name, arch);
     } catch (const std::invalid_argument& e) {  // a problem a native candidate cannot express
       r.status = Status::Invalid;
       r.message = e.what();
@@ -184,7 +178,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   }
   r.device = device;
   // The workers' GPU differs from the guess the compile used: build for the one that is there.
-  if (ci && ci->ok && ci->command.find(arch_for(device)) == std::string::npos) ci = compile(read_file(path), display_name);
+  if (ci && ci->ok && arch_for(device) != arch) ci = compile_for(source, display_name, arch_for(device));
   CandidateRef cand{format, {}, {}, path, {}};
   if (ci) {
     r.compile = *ci;
@@ -200,15 +194,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     cand.op_name = ci->op_name;
     for (const auto& k : ci->resources) cand.kernels.push_back(k.kernel);
   }
-  Worker& w = acquire();
-  EvalResult got;
-  try {
-    got = w.client.evaluate(problem_, cand, settings_.options);
-  } catch (...) {
-    release(w);
-    throw;
-  }
-  release(w);
+  EvalResult got = Lease(*this).client().evaluate(problem_, cand, settings_.options);
   if (ci) got.compile = *ci;
   if (got.device.is_null()) got.device = device;
   return got;

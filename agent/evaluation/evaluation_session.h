@@ -31,7 +31,6 @@ struct EvaluationSettings {
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
   nlohmann::json options = nlohmann::json::object();  // the worker's evaluate options (trials, seed, ...)
-  std::string worker_log_dir;             // worker logs go here when set (else temp files)
 };
 
 // Why a problem could not be opened: the verdict and the one line to print.
@@ -53,32 +52,25 @@ class EvaluationSession {
   std::optional<OpenError> open(const std::string& problem);
 
   const ProblemSpec& spec() const { return spec_; }
-  const std::string& problem_path() const { return problem_; }
   // The GPU's description (the worker's hello); waits for the workers to start.
   nlohmann::json device();
 
-  // nvcc for the worker GPU's architecture (the last one seen when the workers are still
-  // starting; evaluate() rebuilds when that guess was wrong). Thread-safe. Throws
-  // std::invalid_argument for a problem a native candidate cannot express.
-  CompileInfo compile(const std::string& source, const std::string& display_name);
-
-  // One whole candidate: compile (cuda) and evaluate on a free worker. `path` is where the
-  // candidate's file is (a kernelbench candidate is run from it; a cuda one is read from it
-  // unless `source` is given). Always returns a result. Thread-safe.
+  // One whole candidate: compile (cuda: nvcc on the calling thread, for the workers' GPU, so
+  // several samples compile at once) and evaluate on a free worker. `path` is the candidate's
+  // file. Always returns a result; a problem a native candidate cannot express is Invalid.
+  // Thread-safe.
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
 
   // The reference's eager and torch.compile times (the worker measures them once per problem,
   // torch version and GPU; cached after). nullopt without a GPU or when the worker fails.
   std::optional<Timing> baselines();
 
-  int restarts() const;
-
  private:
   struct Worker;
-  Worker& acquire();
-  void release(Worker& w);
+  class Lease;  // a free worker, held for one request (RAII)
   std::string arch_for(const nlohmann::json& device) const;
-  std::optional<OpenError> start_error();
+  std::string current_arch() const;  // the workers' GPU's, or the last one seen while they start
+  CompileInfo compile_for(const std::string& source, const std::string& display_name, const std::string& arch);
   nlohmann::json wait_started();
 
   EvaluationSettings settings_;

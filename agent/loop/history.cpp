@@ -1,25 +1,22 @@
 #include "loop/history.h"
 
-#include <stdexcept>
-
+#include "common/enum_names.h"
 #include "prompt/feedback.h"
 
 namespace kagent::loop {
 
-std::string to_string(HistoryPolicy p) {
-  switch (p) {
-    case HistoryPolicy::Full: return "full";
-    case HistoryPolicy::Kernels: return "kernels";
-    case HistoryPolicy::Last: return "last";
-  }
-  return "kernels";
-}
+namespace {
+constexpr EnumNames<HistoryPolicy, 3> kPolicyNames{{
+    {HistoryPolicy::Full, "full"},
+    {HistoryPolicy::Kernels, "kernels"},
+    {HistoryPolicy::Last, "last"},
+}};
+}  // namespace
+
+std::string to_string(HistoryPolicy p) { return enum_name(kPolicyNames, p, "kernels"); }
 
 HistoryPolicy history_policy_from_string(const std::string& s) {
-  if (s == "full") return HistoryPolicy::Full;
-  if (s == "kernels") return HistoryPolicy::Kernels;
-  if (s == "last") return HistoryPolicy::Last;
-  throw std::invalid_argument("unknown history policy \"" + s + "\" (expected full, kernels or last)");
+  return enum_value(kPolicyNames, s, "history policy (expected full, kernels or last)");
 }
 
 int64_t estimate_tokens(const std::string& text) { return static_cast<int64_t>(text.size() + 3) / 4; }

@@ -4,27 +4,21 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "compiler/native_compiler.h"
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
+#include "worker_skip.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 }  // namespace
 
 TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") {
@@ -32,15 +26,11 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   wo.request_timeout = std::chrono::seconds(20);  // correct kernels answer in about a second
   WorkerClient worker(wo);
-  auto hello = worker.hello();
-  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
-  auto device = std::get<nlohmann::json>(hello);
-  if (!device.value("available", false)) {
-    std::cout << "SKIPPED: GPU verdict suite: no CUDA device visible to the worker\n";
-    return;
-  }
+  const auto gpu = testing::worker_gpu_or_skip(worker, "GPU verdict suite");
+  if (!gpu) return;
+  const nlohmann::json& device = *gpu;
   const fs::path root = KAGENT_SOURCE_DIR;
-  auto manifest = nlohmann::json::parse(slurp(root / "tests/gpu/kernels/manifest.json"));
+  auto manifest = nlohmann::json::parse(read_file(root / "tests/gpu/kernels/manifest.json"));
   fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
   CompileOptions co;
   co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
@@ -59,7 +49,7 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
       auto spec = worker.load_problem(problem);
       REQUIRE_MESSAGE(std::holds_alternative<ProblemSpec>(spec), name << ": problem failed to load");
       co.display_name = fs::path(cand_path).filename().string();
-      CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), slurp(cand_path), co);
+      CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), read_file(cand_path), co);
       if (!ci.ok) {
         r.status = ci.reason.empty() ? Status::CompileError : Status::Invalid;
         r.reason = ci.reason;

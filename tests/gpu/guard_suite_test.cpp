@@ -8,30 +8,24 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <iostream>
 #include <map>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "compiler/compile_pool.h"
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
+#include "worker_skip.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct Case {
   nlohmann::json entry;
@@ -66,7 +60,7 @@ class Candidates {
       const fs::path source = root / c.entry["candidate"].get<std::string>();
       CompileOptions opts = co;
       opts.display_name = source.filename().string();
-      pending.emplace(key(c), pool.submit(spec->second, slurp(source), opts));
+      pending.emplace(key(c), pool.submit(spec->second, read_file(source), opts));
     }
     for (auto& [k, f] : pending) compiled_.emplace(k, f.get());
   }
@@ -153,17 +147,13 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   wo.request_timeout = std::chrono::seconds(60);
   WorkerClient worker(wo);
-  auto hello = worker.hello();
-  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
-  auto device = std::get<nlohmann::json>(hello);
-  if (!device.value("available", false)) {
-    std::cout << "SKIPPED: guard suite: no CUDA device visible to the worker\n";
-    return;
-  }
+  const auto gpu = testing::worker_gpu_or_skip(worker, "guard suite");
+  if (!gpu) return;
+  const nlohmann::json& device = *gpu;
   const fs::path root = KAGENT_SOURCE_DIR;
   std::vector<Case> cases;
-  for (const auto& e : nlohmann::json::parse(slurp(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
-  for (const auto& e : nlohmann::json::parse(slurp(root / "tests/gpu/kernels/manifest.json")))
+  for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
+  for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/kernels/manifest.json")))
     if (e["expect"] == "correct") cases.push_back({e, false});
 
   // The verdict suite's caches: its correct kernels and baselines are usually there already.

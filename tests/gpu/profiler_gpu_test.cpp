@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
+#include "cuda_skip.h"
 #include "profiler/kernel_activity.h"
 #include "profiler/kernel_attribution.h"
 #include "profiler/kernel_names.h"
@@ -26,29 +27,13 @@
 using namespace kagent::profiler;
 using kagent_probe::LaunchInfo;
 
+using kagent::testing::skip_without_gpu;
+
 namespace {
 
 constexpr int64_t kElements = int64_t{64} << 20;  // 256 MiB in, 256 MiB out: far beyond L2
 constexpr int kGemmN = 4096;  // several waves: a partial wave would read as latency-bound
 
-std::string no_cuda_reason() {
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
-  }
-  if (n == 0) return "cudaGetDeviceCount found 0 devices";
-  if (!at::hasCUDA()) return "libtorch was loaded without its CUDA backend";
-  return {};
-}
-
-bool skip_without_gpu() {
-  const std::string why = no_cuda_reason();
-  if (why.empty()) return false;
-  std::printf("SKIPPED: no CUDA device (%s)\n", why.c_str());
-  return true;
-}
 
 struct Buffers {
   at::Tensor x, y, a, b, c;

@@ -16,28 +16,23 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "common/fd.h"
+#include "common/files.h"
 #include "compiler/native_compiler.h"
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 #include "sandbox/process_table.h"
 #include "worker/client/worker_client.h"
+#include "worker_skip.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A TCP listener on 127.0.0.1 in this test's network namespace.
 struct Listener {
@@ -94,14 +89,12 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   policy.memory_bytes = uint64_t{16} << 30;
   wo.sandbox = policy;
   WorkerClient worker(wo);
-  auto hello = worker.hello();
-  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
-  auto device = std::get<nlohmann::json>(hello);
-  if (!device.value("available", false)) {
-    std::cout << "SKIPPED: sandbox suite: no CUDA device visible to the worker\n";
+  const auto gpu = testing::worker_gpu_or_skip(worker, "sandbox suite");
+  if (!gpu) {
     fs::remove_all(forbidden_dir);
     return;
   }
+  const nlohmann::json& device = *gpu;
   const nlohmann::json first_report = worker.sandbox();
   const auto mechanisms = [](const nlohmann::json& s) {
     return fmt::format("network={} filesystem={} processes={} memory={}+watchdog file_size={} cpu={} reported={}",
@@ -121,7 +114,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   co.cache_dir = (fs::temp_directory_path() / "kagent-sandbox-suite-cache" / "compile").string();
   auto compile = [&](const std::string& rel) {
     co.display_name = fs::path(rel).filename().string();
-    CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), slurp(root / rel), co);
+    CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), read_file(root / rel), co);
     REQUIRE_MESSAGE(ci.ok, rel << ": " << ci.errors);
     return CandidateRef{"cuda", ci.artifact, ci.op_name, "", {}};
   };

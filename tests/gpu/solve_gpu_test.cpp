@@ -7,23 +7,17 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "worker/client/worker_client.h"
+#include "worker_skip.h"
 
 namespace fs = std::filesystem;
 
 namespace {
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 std::string messages_of(const nlohmann::json& turn) {
   std::string s;
@@ -37,12 +31,7 @@ TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
     kagent::WorkerOptions wo;
     wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
     kagent::WorkerClient probe(wo);
-    auto hello = probe.hello();
-    REQUIRE(std::holds_alternative<nlohmann::json>(hello));
-    if (!std::get<nlohmann::json>(hello).value("available", false)) {
-      std::cout << "SKIPPED: kagent solve GPU test: no CUDA device visible to the worker\n";
-      return;
-    }
+    if (!kagent::testing::worker_gpu_or_skip(probe, "kagent solve GPU test")) return;
   }
   const fs::path root = KAGENT_SOURCE_DIR;
   const fs::path runs = fs::temp_directory_path() / fmt::format("kagent-solve-gpu-{}", ::getpid());
@@ -54,13 +43,13 @@ TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
   fs::create_directories(runs);
   int ws = std::system(cmd.c_str());
   int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-  std::string err = slurp(runs / "err.txt");
+  std::string err = kagent::read_file(runs / "err.txt");
   INFO(err);
-  auto summary = nlohmann::json::parse(slurp(runs / "out.json"), nullptr, false);
+  auto summary = nlohmann::json::parse(kagent::read_file(runs / "out.json"), nullptr, false);
   REQUIRE_FALSE(summary.is_discarded());
   CHECK(status == 0);
   fs::path run = summary["run"].get<std::string>();
-  auto t = nlohmann::json::parse(slurp(run / "trajectories.jsonl"));
+  auto t = nlohmann::json::parse(kagent::read_file(run / "trajectories.jsonl"));
   REQUIRE(t["turns"].size() == 4);
   const auto& turns = t["turns"];
   CHECK(turns[0]["eval"]["status"] == "compile_error");

@@ -14,33 +14,16 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
+#include "cuda_skip.h"
 #include "checker/compare.h"
 #include "timer/cold_measurement.h"
 #include "timer/cuda_check.h"
 #include "timer/cuda_event.h"
 #include "timer/l2_flush.h"
 
+using kagent::testing::skip_without_gpu;
+
 namespace {
-
-// Empty when a CUDA device is usable from libtorch, else why not.
-std::string no_cuda_reason() {
-  int n = 0;
-  const cudaError_t err = cudaGetDeviceCount(&n);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    return std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
-  }
-  if (n == 0) return "cudaGetDeviceCount found 0 devices";
-  if (!at::hasCUDA()) return "libtorch was loaded without its CUDA backend";
-  return {};
-}
-
-bool skip_without_gpu() {
-  const std::string why = no_cuda_reason();
-  if (why.empty()) return false;
-  std::printf("SKIPPED: no CUDA device (%s)\n", why.c_str());
-  return true;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -7,10 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "common/files.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
 
@@ -28,12 +27,6 @@ struct Run {
   }
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Runs kagent with exactly `env` as its environment (so the developer's keys and config do not
 // leak in). sigint_after_ms > 0 sends SIGINT after that long.
@@ -63,8 +56,8 @@ Run run_kagent(const std::vector<std::string>& args, std::vector<std::string> en
   waitpid(pid, &ws, 0);
   Run r;
   r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = kagent::read_file(out);
+  r.err = kagent::read_file(err);
   return r;
 }
 

@@ -9,10 +9,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "common/files.h"
 #include "fake_llm_server.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
@@ -27,12 +26,6 @@ struct Run {
   std::string out, err;
 };
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
@@ -72,8 +65,8 @@ Run wait_kagent(pid_t pid, const std::string& out, const std::string& err) {
   waitpid(pid, &ws, 0);
   Run r;
   r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  r.out = slurp(out);
-  r.err = slurp(err);
+  r.out = kagent::read_file(out);
+  r.err = kagent::read_file(err);
   return r;
 }
 
@@ -120,8 +113,8 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   CHECK(killed.status == 128 + SIGKILL);
 
   fs::path run = only_run(dir.path());
-  CHECK(slurp((run / "trajectories.jsonl").string()).empty());  // the sample did not finish
-  auto partial = nlohmann::json::parse(slurp((run / "partial" / "sample-0.json").string()));
+  CHECK(kagent::read_file((run / "trajectories.jsonl").string()).empty());  // the sample did not finish
+  auto partial = nlohmann::json::parse(kagent::read_file((run / "partial" / "sample-0.json").string()));
   CHECK(partial["turns"].size() == 2);
 
   server.push(prose("turn three again, no code"));
@@ -137,7 +130,7 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   CHECK(reqs[3].body["messages"].size() == reqs[2].body["messages"].size());  // turn three, asked again
   CHECK(reqs[4].body["messages"].size() == reqs[3].body["messages"].size() + 2);
 
-  std::string lines = slurp((run / "trajectories.jsonl").string());
+  std::string lines = kagent::read_file((run / "trajectories.jsonl").string());
   REQUIRE(count_lines(lines) == 1);
   auto t = nlohmann::json::parse(lines);
   REQUIRE(t["turns"].size() == 4);
@@ -148,7 +141,7 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   }
   CHECK(t["status"] == "finished");
   CHECK_FALSE(fs::exists(run / "partial" / "sample-0.json"));
-  auto summary = nlohmann::json::parse(slurp((run / "summary.json").string()));
+  auto summary = nlohmann::json::parse(kagent::read_file((run / "summary.json").string()));
   CHECK(summary.is_object());
 
   // Resuming a finished run changes nothing and asks nothing.
@@ -156,7 +149,7 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
                          dir.path());
   CHECK(again.status == 1);
   CHECK(server.request_count() == 5);
-  CHECK(count_lines(slurp((run / "trajectories.jsonl").string())) == 1);
+  CHECK(count_lines(kagent::read_file((run / "trajectories.jsonl").string())) == 1);
 }
 
 TEST_CASE("bad input: one clear line and a distinct exit status") {

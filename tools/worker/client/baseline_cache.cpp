@@ -65,11 +65,13 @@ BaselineKey baseline_key(const std::string& problem_sha256, const nlohmann::json
 
 std::optional<fs::path> store_baselines(const std::string& problem_path, const nlohmann::json& device,
                                         const nlohmann::json& options, const EvalResult& result) {
-  const std::string cache_dir = options.value("cache_dir", "");
-  if (cache_dir.empty() || result.status != Status::Correct || !result.timing || result.timing->baseline_cache_hit)
-    return std::nullopt;
-  const Timing& t = *result.timing;
-  if (!t.eager && !t.compiled) return std::nullopt;
+  if (result.status != Status::Correct || !result.timing) return std::nullopt;
+  return store_measured_baselines(problem_path, device, options, *result.timing);
+}
+
+std::optional<fs::path> store_measured_baselines(const std::string& problem_path, const nlohmann::json& device,
+                                                 const nlohmann::json& options, const Timing& t) {
+  if (options.value("cache_dir", "").empty() || t.baseline_cache_hit || (!t.eager && !t.compiled)) return std::nullopt;
   BaselineEntry entry;
   entry.eager = t.eager;
   entry.compiled = t.compiled;
@@ -77,7 +79,8 @@ std::optional<fs::path> store_baselines(const std::string& problem_path, const n
   // retried on every evaluation (the worker's reply does not carry the error text).
   if (options.value("compiled_baseline", true) && !t.compiled)
     entry.compiled_error = "torch.compile failed when these baselines were measured";
-  const fs::path file = baseline_cache_file(cache_dir, baseline_key(sha256_file_hex(problem_path), device, options));
+  const fs::path file = baseline_cache_file(options.value("cache_dir", ""),
+                                            baseline_key(sha256_file_hex(problem_path), device, options));
   fs::create_directories(file.parent_path());
   write_file_atomic(file, nlohmann::json(entry).dump(2));  // a concurrent writer's copy is just as good
   return file;

@@ -57,6 +57,11 @@ BaselineKey baseline_key(const std::string& problem_sha256, const nlohmann::json
 // was nothing to write. Throws std::runtime_error when the problem file cannot be read.
 std::optional<std::filesystem::path> store_baselines(const std::string& problem_path, const nlohmann::json& device,
                                                      const nlohmann::json& options, const EvalResult& result);
+// The same for baselines measured on their own (the worker's `baselines` request): written
+// unless they came from the cache or nothing was measured.
+std::optional<std::filesystem::path> store_measured_baselines(const std::string& problem_path,
+                                                              const nlohmann::json& device,
+                                                              const nlohmann::json& options, const Timing& timing);
 
 // Worker side: the cached entry, nullopt when absent or unreadable.
 std::optional<BaselineEntry> read_baselines(const std::filesystem::path& file);

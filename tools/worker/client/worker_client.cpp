@@ -249,12 +249,8 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
   if (!b["eager"].is_null()) t.eager = b["eager"].get<TimingStats>();
   if (!b["compiled"].is_null()) t.compiled = b["compiled"].get<TimingStats>();
   t.baseline_cache_hit = b.value("cache_hit", false);
-  // Cached the way an evaluation's baselines are (store_baselines keys on a correct result).
-  EvalResult as_measured;
-  as_measured.status = Status::Correct;
-  as_measured.timing = t;
   try {
-    store_baselines(problem_path, device_, sent_options, as_measured);
+    store_measured_baselines(problem_path, device_, sent_options, t);
   } catch (const std::exception&) {
     // an unwritable cache only costs a measurement next time
   }
