@@ -14,6 +14,7 @@ namespace kagent::profiler {
 
 struct KernelActivity::State {
   std::vector<KernelRecord> records;  // guarded by g_mutex below
+  std::vector<MemsetRecord> memsets;
   size_t dropped = 0;
 };
 
@@ -57,11 +58,16 @@ KernelRecord to_record(const CUpti_ActivityKernel10& k) {
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
   std::unique_ptr<uint8_t, decltype(&std::free)> owned(buffer, &std::free);
   std::vector<KernelRecord> parsed;
+  std::vector<MemsetRecord> memsets;
   CUpti_Activity* record = nullptr;
   // Iteration ends with CUPTI_ERROR_MAX_LIMIT_REACHED; any other error also ends the buffer.
   while (buffer && cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
-    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+    if (record->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || record->kind == CUPTI_ACTIVITY_KIND_KERNEL) {
       parsed.push_back(to_record(*reinterpret_cast<const CUpti_ActivityKernel10*>(record)));
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      memsets.push_back({m.start, m.end, m.bytes, m.value, m.streamId, m.correlationId});
+    }
   }
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped) != CUPTI_SUCCESS) dropped = 0;
@@ -70,6 +76,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   g_active->dropped += dropped;
   g_active->records.insert(g_active->records.end(), std::make_move_iterator(parsed.begin()),
                            std::make_move_iterator(parsed.end()));
+  g_active->memsets.insert(g_active->memsets.end(), memsets.begin(), memsets.end());
 }
 
 void synchronize(const char* when) {
@@ -84,7 +91,7 @@ void synchronize(const char* when) {
 
 double KernelRecord::duration_ms() const { return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) * 1e-6 : 0.0; }
 
-KernelActivity::KernelActivity() : state_(std::make_unique<State>()) {
+KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>()), memsets_(memsets) {
   {
     std::lock_guard lock(g_mutex);
     if (g_active) throw ProfilerError("another KernelActivity is live (CUPTI's activity callbacks are process-wide)");
@@ -93,7 +100,9 @@ KernelActivity::KernelActivity() : state_(std::make_unique<State>()) {
   try {
     KAGENT_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    if (memsets_) KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
   } catch (...) {
+    (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     std::lock_guard lock(g_mutex);
     g_active = nullptr;
     throw;
@@ -103,6 +112,7 @@ KernelActivity::KernelActivity() : state_(std::make_unique<State>()) {
 KernelActivity::~KernelActivity() {
   // No device synchronisation here: the context may be broken; unfinished records are dropped.
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  if (memsets_) (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
   (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(g_mutex);
   g_active = nullptr;
@@ -113,7 +123,18 @@ void KernelActivity::start() {
   KAGENT_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::lock_guard lock(g_mutex);
   state_->records.clear();
+  state_->memsets.clear();
   state_->dropped = 0;
+}
+
+std::vector<MemsetRecord> KernelActivity::take_memsets() {
+  std::vector<MemsetRecord> out;
+  {
+    std::lock_guard lock(g_mutex);
+    out.swap(state_->memsets);
+  }
+  std::sort(out.begin(), out.end(), [](const MemsetRecord& a, const MemsetRecord& b) { return a.start_ns < b.start_ns; });
+  return out;
 }
 
 std::vector<KernelRecord> KernelActivity::stop() {

@@ -30,18 +30,30 @@ struct KernelRecord {
   double duration_ms() const;
 };
 
+// A memset as CUPTI saw it (CUPTI_ACTIVITY_KIND_MEMSET, only when asked for): the side-stream
+// guard's marker on the current stream, in the same clock as the kernels.
+struct MemsetRecord {
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;
+  uint32_t value = 0;
+  uint32_t stream_id = 0, correlation_id = 0;
+};
+
 // Collects kernel records between start() and stop(). One instance at a time per process:
 // CUPTI delivers activity buffers to process-wide callbacks, so a second live instance
 // throws. RAII: the destructor disables the activity kind and flushes.
 class KernelActivity {
  public:
-  KernelActivity();  // throws ProfilerError with CUPTI's message if it cannot be enabled
+  // Throws ProfilerError with CUPTI's message if it cannot be enabled. `memsets`: also record
+  // memsets (take_memsets()).
+  explicit KernelActivity(bool memsets = false);
   ~KernelActivity();
   KernelActivity(const KernelActivity&) = delete;
   KernelActivity& operator=(const KernelActivity&) = delete;
 
   void start();                       // cudaDeviceSynchronize + flush; earlier records are dropped
   std::vector<KernelRecord> stop();   // cudaDeviceSynchronize + cuptiActivityFlushAll; records since start(), by start time
+  std::vector<MemsetRecord> take_memsets();  // memsets between start() and stop(), by start time
   static uint64_t now_ns();           // cuptiGetTimestamp
 
   // Records CUPTI could not store (no buffer space) since start(); non-zero means stop() is incomplete.
@@ -51,6 +63,7 @@ class KernelActivity {
 
  private:
   std::unique_ptr<State> state_;
+  bool memsets_ = false;
 };
 
 }  // namespace kagent::profiler

@@ -38,6 +38,9 @@ struct RangeProfilerOptions {
   std::vector<std::string> metrics = default_metrics();
   size_t max_passes = 1;   // each extra pass is one more call of the candidate
   size_t max_ranges = 256; // kernel launches per call with counters; later launches are dropped (counted)
+  // Keep the range profiler session (and its counter data image) enabled between calls. Saves
+  // the session's setup per call, but CUPTI then hooks every launch in between, timed ones too.
+  bool keep_session = false;
 };
 
 struct RangeProfileResult {
@@ -53,6 +56,7 @@ struct RangeProfileResult {
   // even where the chip knew it by an alternative.
   std::vector<std::map<std::string, double>> ranges;
   double seconds = 0;                 // wall time of this phase, setup included
+  std::map<std::string, double> step_seconds;  // of which: setup, session, config, passes, decode, evaluate
 };
 
 // Runs `run_once` (one call of the candidate; it must synchronise or the profiler does) under
@@ -66,10 +70,10 @@ struct RangeProfileResult {
 // replay needs a new process. A candidate call is repeatable: the checker already ran it many
 // times with the same inputs.
 //
-// The host side (chip, counter availability, chosen metrics, config image, host object) is
-// built on the first profile() and kept for later ones on the same device; the profiler
-// itself (cuptiProfilerInitialize and the session) lives only within one profile() call, so
-// that nothing of CUPTI hooks the driver while other work is timed.
+// cuptiProfilerInitialize and the host side (chip, counter availability, chosen metrics, config
+// image, host object) happen on the first profile() and are kept for later ones on the same
+// device and context; the session (cuptiRangeProfilerEnable) lives only within one profile()
+// call unless options.keep_session, so that CUPTI does not hook launches that are timed.
 //
 // CUPTI failures come back in the result; exceptions from run_once (a broken candidate) pass
 // through after the profiler is torn down.

@@ -70,8 +70,7 @@ trc=${trc:-0}
 if [ "$what" = profiler ] || [ "$what" = all ]; then
   echo "== profiler: Nsight Compute cross-check and the profiler's cost"
   OUT=$OUT bash scripts/ncu_check.sh build-gpu 2>&1 | tail -25
-  "$PY" bench/profiler/bench_profiler.py --kagent build-gpu/kagent --out "$OUT/bench_profiler.json" 2>&1 |
-    tee "$OUT/bench_profiler.txt"
+  ./build-gpu/profiler_cost --json "$OUT/profiler_cost.json" 2>&1 | tee "$OUT/profiler_cost.txt"
 fi
 
 if [ "$what" = bench ] || [ "$what" = all ]; then

@@ -1,28 +1,50 @@
 #!/usr/bin/env bash
-# The GPU checks of issues 4 and 5 in priority order, each under its own time limit, for one
-# device call (scripts/gpu_check.sh runs everything but takes longer): the solve example's
-# console output, the sandbox and guard suites, the Nsight Compute cross-check and the
-# profiler's cost. Logs to $OUT.
+# The GPU checks of issue 4 for short device sessions, in two calls of under 10 minutes each:
+#   bash scripts/gpu_final.sh part1   guard suite, Nsight Compute cross-check, profiler cost, sandbox probes
+#   bash scripts/gpu_final.sh part2   sandbox suite, GPU verdict suite, timer and profiler GPU tests, solve replay
+# (scripts/gpu_check.sh runs everything but takes longer.) Each part builds first (incremental
+# when the machine is still warm). Logs go to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+part=${1:-part1}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 bash scripts/gpu_check.sh build-only > "$OUT/build.txt" 2>&1
-tail -1 "$OUT/build.txt"
+grep -E "build rc" "$OUT/build.txt"
 export KAGENT_CACHE_DIR=${KAGENT_CACHE_DIR:-/tmp/kagent-cache}
 PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
 export PATH=$(dirname "$PY"):$PATH
-rm -rf /tmp/kagent-runs
-timeout 120 ./build-gpu/kagent solve examples/elementwise_gelu.py --llm replay:examples/elementwise_gelu.replay.jsonl \
-  --runs-dir /tmp/kagent-runs > "$OUT/solve.txt" 2>&1
-echo "solve rc=$?"
-timeout 200 ./build-gpu/tests/gpu/kagent_sandbox_suite_tests > "$OUT/sandbox.txt" 2>&1
-echo "sandbox rc=$?"; grep -E "Sandbox suite:|^sandbox:|note:" "$OUT/sandbox.txt" | head -12
-timeout 150 ./build-gpu/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
-echo "guard rc=$?"; grep -E "Guard suite:|FAIL" "$OUT/guard.txt" | head -5
-OUT=$OUT timeout 90 bash scripts/ncu_check.sh build-gpu > "$OUT/ncu.txt" 2>&1
-echo "ncu rc=$?"; tail -8 "$OUT/ncu.txt"
-timeout 150 "$PY" bench/profiler/bench_profiler.py --kagent build-gpu/kagent --repeats 1 \
-  --out "$OUT/bench_profiler.json" > "$OUT/bench_profiler.txt" 2>&1
-echo "bench rc=$?"; tail -12 "$OUT/bench_profiler.txt"
+B=./build-gpu
+S=$(date +%s)
+t() { echo "[$(( $(date +%s) - S )) s]"; }
+
+case "$part" in
+part1)
+  timeout 200 $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
+  echo "guard rc=$? $(t)"; grep -E "Guard suite:|^FAIL" "$OUT/guard.txt" | sort -u | head -6
+  grep -E "side_stream" "$OUT/guard.txt" | head -3 | cut -c1-400
+  grep -E "^  log:" "$OUT/guard.txt" | head -12
+  OUT=$OUT timeout 100 bash scripts/ncu_check.sh build-gpu > "$OUT/ncu.txt" 2>&1
+  echo "ncu rc=$? $(t)"; tail -6 "$OUT/ncu.txt"
+  timeout 230 $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
+  echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
+  BUILD=build-gpu timeout 60 bash scripts/sandbox_diag.sh 2>&1 | grep -E "^probe|^===|^exit" | head -30 > "$OUT/sandbox_diag.txt"
+  echo "sandbox_diag $(t)"; grep "^probe" "$OUT/sandbox_diag.txt"
+  ;;
+part2)
+  timeout 150 $B/tests/gpu/kagent_sandbox_suite_tests > "$OUT/sandbox.txt" 2>&1
+  echo "sandbox rc=$? $(t)"; grep -E "Sandbox suite:|cuda_fallback|probe" "$OUT/sandbox.txt" | head -6 | cut -c1-400
+  timeout 280 $B/tests/gpu/kagent_gpu_suite_tests > "$OUT/gpu_suite.txt" 2>&1
+  echo "gpu suite rc=$? $(t)"; grep -E "GPU suite:|^FAIL" "$OUT/gpu_suite.txt" | head -6
+  timeout 60 $B/tests/gpu/kagent_timer_gpu_tests > "$OUT/timer.txt" 2>&1
+  echo "timer rc=$? $(t)"; tail -3 "$OUT/timer.txt"
+  timeout 60 $B/tests/gpu/kagent_profiler_gpu_tests > "$OUT/profiler_gpu.txt" 2>&1
+  echo "profiler gpu rc=$? $(t)"; grep -E "profiler gpu:|test cases" "$OUT/profiler_gpu.txt" | head -4
+  rm -rf /tmp/kagent-runs
+  timeout 90 $B/kagent solve examples/elementwise_gelu.py --llm replay:examples/elementwise_gelu.replay.jsonl \
+    --runs-dir /tmp/kagent-runs > "$OUT/solve.txt" 2>&1
+  echo "solve rc=$? $(t)"; tail -4 "$OUT/solve.txt"
+  ;;
+*) echo "usage: gpu_final.sh part1|part2" >&2; exit 2 ;;
+esac

@@ -11,6 +11,7 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -185,6 +186,16 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
     if (c.entry.value("expect", "correct") == "rejected") proofs.push_back(&c);
   }
   const int restarts = worker.restarts();
+  // What the side-stream guard saw: the worker logs the timeline of a traced call that ran on
+  // several streams (kernels, the marker, the host's moment).
+  {
+    std::istringstream log(read_file(worker.log_path()));
+    int more = 0;
+    for (std::string line; std::getline(log, line);) {
+      if (line.find("kagent guards: traced call on") != std::string::npos) more = 8;
+      if (more > 0 && more--) std::cout << "  log: " << line << "\n";
+    }
+  }
 
   // The proof that each rejected hack beats the checks without guards: a fresh worker.
   WorkerClient unguarded(wo);

@@ -16,5 +16,6 @@ set_target_properties(kagent_profiler_gpu_tests PROPERTIES BUILD_RPATH "${TORCH_
 
 add_executable(profiler_probe ${CMAKE_CURRENT_LIST_DIR}/profiler_probe.cpp)
 target_compile_options(profiler_probe PRIVATE ${KAGENT_WARNINGS})
-target_link_libraries(profiler_probe PRIVATE kagent_profiler kagent_profiler_test_kernels)
+target_link_libraries(profiler_probe PRIVATE kagent_profiler kagent_profiler_test_kernels kagent_timer)
+set_target_properties(profiler_probe PROPERTIES BUILD_RPATH "${TORCH_INSTALL_PREFIX}/lib")
 set_target_properties(profiler_probe PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})

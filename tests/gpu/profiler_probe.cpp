@@ -1,6 +1,8 @@
 // profiler_probe: the elementwise and tiled-SGEMM kernels once each from a cold L2, measured
-// by kagent's range profiler, one line per kernel:
-//   probe kernel=<name> dram_read=<bytes> dram_write=<bytes> duration_ns=<ns> gbps=<GB/s>
+// by kagent's range profiler, one line per kernel and L2 flush:
+//   probe kernel=<name> dram_read=<bytes> dram_write=<bytes> duration_ns=<ns> gbps=<GB/s> flush=<read|memset>
+// flush=read is kagent's L2Flush (what the profile phase and the timer use); flush=memset is a
+// write of the same size, as nvbench flushes, shown for the dirty lines it leaves behind.
 // With --no-profile it only runs them (warm-up, then the measured launch), for
 // scripts/ncu_check.sh to measure the same launches under Nsight Compute.
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <cuda_runtime_api.h>
 
 #include "profiler/range_profiler.h"
+#include "timer/l2_flush.h"
 #include "profiler_kernels.h"
 
 namespace {
@@ -60,10 +63,16 @@ int main(int argc, char** argv) {
     check(cudaMemset(a.p, 0, gemm_bytes), "cudaMemset");
     check(cudaMemset(b.p, 0, gemm_bytes), "cudaMemset");
     DeviceBuffer flush_buffer(2 * l2_bytes());
-    const auto flush = [&] {
+    const auto memset_flush = [&] {
       check(cudaMemsetAsync(flush_buffer.p, 1, 2 * l2_bytes(), nullptr), "L2 flush");
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     };
+    kagent::L2Flush l2;
+    const auto read_flush = [&] {
+      l2.flush(nullptr);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    };
+    read_flush();  // warm-up: the reduction's module
     struct Case {
       const char* name;
       std::function<void()> run;
@@ -76,7 +85,7 @@ int main(int argc, char** argv) {
       k.run();  // warm-up: module loading
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       if (!profile) {
-        flush();
+        read_flush();
         k.run();
         check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         std::printf("probe kernel=%s ran\n", k.name);
@@ -85,25 +94,29 @@ int main(int argc, char** argv) {
       kagent::profiler::RangeProfilerOptions opts;
       opts.metrics = {kagent::profiler::metric::kDuration, kagent::profiler::metric::kDramRead,
                       kagent::profiler::metric::kDramWrite};
-      const auto r = kagent::profiler::profile_ranges(
-          [&] {
-            k.run();
-            check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-          },
-          flush, opts);
-      if (!r.available) {
-        std::printf("probe counters unavailable: %s (%s)\n", r.status.c_str(), r.reason.c_str());
-        return 3;
+      kagent::profiler::RangeProfiler counters(opts);
+      const std::pair<const char*, std::function<void()>> flushes[] = {{"memset", memset_flush}, {"read", read_flush}};
+      for (const auto& [flush_name, flush] : flushes) {
+        const auto r = counters.profile(
+            [&] {
+              k.run();
+              check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+            },
+            flush);
+        if (!r.available) {
+          std::printf("probe counters unavailable: %s (%s)\n", r.status.c_str(), r.reason.c_str());
+          return 3;
+        }
+        if (r.ranges.size() != 1) {
+          std::printf("probe kernel=%s: %zu ranges, expected 1\n", k.name, r.ranges.size());
+          return 1;
+        }
+        const auto& m = r.ranges[0];
+        const double read = m.at(kagent::profiler::metric::kDramRead), write = m.at(kagent::profiler::metric::kDramWrite);
+        const double ns = m.at(kagent::profiler::metric::kDuration);
+        std::printf("probe kernel=%s dram_read=%.0f dram_write=%.0f duration_ns=%.0f gbps=%.1f flush=%s\n", k.name, read,
+                    write, ns, ns > 0 ? (read + write) / ns : 0.0, flush_name);
       }
-      if (r.ranges.size() != 1) {
-        std::printf("probe kernel=%s: %zu ranges, expected 1\n", k.name, r.ranges.size());
-        return 1;
-      }
-      const auto& m = r.ranges[0];
-      const double read = m.at(kagent::profiler::metric::kDramRead), write = m.at(kagent::profiler::metric::kDramWrite);
-      const double ns = m.at(kagent::profiler::metric::kDuration);
-      std::printf("probe kernel=%s dram_read=%.0f dram_write=%.0f duration_ns=%.0f gbps=%.1f\n", k.name, read, write, ns,
-                  ns > 0 ? (read + write) / ns : 0.0);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "profiler_probe: %s\n", e.what());

@@ -76,14 +76,27 @@ TEST_CASE("CUPTI unavailable: both kernel guards become flags saying so") {
 TEST_CASE("side_stream: a kernel ending after the current stream was done, beyond the margin") {
   const uint64_t done_ns = 100'000;  // 100 us
   const std::vector<KernelRecord> joined = {kernel(kOwn, 10, 99), kernel(kOwn, 20, 120, 9)};  // 20 us late: skew
-  CHECK_FALSE(check_late_kernels(joined, done_ns, 50));
+  CHECK_FALSE(check_late_kernels(joined, {done_ns, false}, 50));
   const std::vector<KernelRecord> side = {kernel(kOwn, 10, 99), kernel(kOwn, 20, 400, 9)};
-  const auto f = check_late_kernels(side, done_ns, 50);
+  const auto f = check_late_kernels(side, {done_ns, false}, 50);
   REQUIRE(f);
   CHECK(f->name == "side_stream");
   CHECK(f->message.find("1 kernel(s)") != std::string::npos);
   CHECK(f->message.find("stream 9") != std::string::npos);
-  CHECK(f->message.find("300.0 us later") != std::string::npos);
+  CHECK(f->message.find("300.0 us after the current stream was seen done") != std::string::npos);
+}
+
+TEST_CASE("side_stream against the GPU marker: a few microseconds late is already a finding") {
+  const uint64_t marker_ns = 100'000;
+  // Work the current stream waited for ends before its next operation starts.
+  const std::vector<KernelRecord> joined = {kernel(kOwn, 10, 99), kernel(kOwn, 20, 100, 9)};
+  CHECK_FALSE(check_late_kernels(joined, {marker_ns, true}, 2));
+  // A softmax finishing 5 us after the marker: within the host fallback's margin, not the marker's.
+  const std::vector<KernelRecord> side = {kernel(kOwn, 10, 99), kernel(kOwn, 20, 105, 9)};
+  CHECK_FALSE(check_late_kernels(side, {marker_ns, false}, 10));
+  const auto f = check_late_kernels(side, {marker_ns, true}, 2);
+  REQUIRE(f);
+  CHECK(f->message.find("5.0 us after the current stream's next operation began on the GPU") != std::string::npos);
 }
 
 TEST_CASE("guard options from JSON: defaults, off switch, single guards off, unknown names refused") {

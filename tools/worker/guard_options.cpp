@@ -36,6 +36,7 @@ GuardOptions guard_options_from_json(const nlohmann::json& j) {
   o.library_share_min = j.value("library_share_min", o.library_share_min);
   o.library_min_us = j.value("library_min_us", o.library_min_us);
   o.side_stream_margin_us = j.value("side_stream_margin_us", o.side_stream_margin_us);
+  o.side_stream_marker_margin_us = j.value("side_stream_marker_margin_us", o.side_stream_marker_margin_us);
   o.precision_ratio = j.value("precision_ratio", o.precision_ratio);
   o.precision_floor = j.value("precision_floor", o.precision_floor);
   o.speedup_flag = j.value("speedup_flag", o.speedup_flag);

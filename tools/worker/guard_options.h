@@ -39,10 +39,13 @@ struct GuardOptions {
   // helpers such as a fill or a copy next to a tiny own kernel are not "a library doing the work").
   double library_share_min = 0.5;
   double library_min_us = 10;
-  // side_stream: a kernel ending this long after the current stream was seen complete is work
-  // left running behind forward's back. The margin covers the skew between CUPTI's GPU
-  // timestamps and its host clock.
-  double side_stream_margin_us = 10;  // CUPTI converts GPU timestamps to its host clock to about a microsecond
+  // side_stream: a kernel ending this long after the marker the current stream ran right after
+  // forward returned is work left running behind forward's back. Both are GPU timestamps
+  // (CUPTI); the margin covers their conversion to one clock.
+  double side_stream_marker_margin_us = 2;
+  // When CUPTI recorded no marker: the same against the host's moment the current stream was
+  // seen done, with a margin for the skew between CUPTI's GPU timestamps and its host clock.
+  double side_stream_margin_us = 10;
   // precision_lowered: see guard_precision.h for the rule.
   double precision_ratio = 64;
   double precision_floor = 1e-5;

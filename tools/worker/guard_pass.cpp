@@ -207,7 +207,11 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
     const auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
     add(check_no_kernel(*call.kernels, attribution));
     add(check_library_share(*call.kernels, attribution, opts_));
-    add(check_late_kernels(*call.kernels, call.stream_done_ns, opts_.side_stream_margin_us));
+    if (call.marker_start_ns)
+      add(check_late_kernels(*call.kernels, {*call.marker_start_ns, true}, opts_.side_stream_marker_margin_us));
+    else
+      add(check_late_kernels(*call.kernels, {call.stream_done_ns, false}, opts_.side_stream_margin_us));
+    if (!call.timeline.empty()) std::fprintf(stderr, "kagent guards: %s\n", call.timeline.c_str());
   } else if (trace) {
     add(kernel_guards_unavailable(call.trace_error, opts_));
   }

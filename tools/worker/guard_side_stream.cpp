@@ -8,23 +8,24 @@
 
 namespace kagent::worker {
 
-std::optional<GuardFinding> check_late_kernels(const std::vector<profiler::KernelRecord>& records,
-                                               uint64_t stream_done_ns, double margin_us) {
+std::optional<GuardFinding> check_late_kernels(const std::vector<profiler::KernelRecord>& records, StreamEnd end,
+                                               double margin_us) {
   const auto margin_ns = static_cast<uint64_t>(margin_us * 1e3);
   int late = 0;
   const profiler::KernelRecord* latest = nullptr;
   for (const auto& r : records) {
-    if (r.end_ns <= stream_done_ns + margin_ns) continue;
+    if (r.end_ns <= end.ns + margin_ns) continue;
     ++late;
     if (!latest || r.end_ns > latest->end_ns) latest = &r;
   }
   if (!latest) return std::nullopt;
   return GuardFinding{
       guard::kSideStream, kGuardReject,
-      fmt::format("{} kernel(s) still ran after forward returned and the current stream was done; {} (CUPTI stream {}) "
-                  "ended {:.1f} us later",
-                  late, profiler::short_kernel_name(latest->name, 60), latest->stream_id,
-                  static_cast<double>(latest->end_ns - stream_done_ns) * 1e-3)};
+      fmt::format("{} kernel(s) still ran after forward returned: {} (CUPTI stream {}) ended {:.1f} us after {}", late,
+                  profiler::short_kernel_name(latest->name, 60), latest->stream_id,
+                  static_cast<double>(latest->end_ns - end.ns) * 1e-3,
+                  end.gpu_marker ? "the current stream's next operation began on the GPU"
+                                 : "the current stream was seen done")};
 }
 
 std::optional<GuardFinding> check_outputs_at_return(const std::vector<at::Tensor>& at_return,

@@ -1,8 +1,14 @@
 #include "worker/guard_trace.h"
 
+#include <algorithm>
+#include <set>
+
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "profiler/kernel_names.h"
 
 #include "timer/cuda_event.h"
 #include "worker/evaluator.h"
@@ -26,6 +32,42 @@ at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
   return bytes.view(t.scalar_type()).as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
 
+// The marker: a memset of this size and value, told apart from a candidate's own by both.
+constexpr size_t kMarkerBytes = 4;
+constexpr int kMarkerValue = 0x6b;
+
+std::optional<uint64_t> marker_start(const std::vector<profiler::MemsetRecord>& memsets) {
+  std::optional<uint64_t> start;
+  uint32_t correlation = 0;
+  for (const auto& m : memsets)
+    if (m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(kMarkerValue) &&
+        (!start || m.correlation_id > correlation)) {
+      start = m.start_ns;
+      correlation = m.correlation_id;
+    }
+  return start;
+}
+
+// One line per kernel relative to the first start, with the marker and the host's moment.
+std::string timeline(const TracedCall& call) {
+  const auto& ks = *call.kernels;
+  std::set<uint32_t> streams;
+  for (const auto& k : ks) streams.insert(k.stream_id);
+  if (ks.empty() || streams.size() < 2) return {};
+  const uint64_t t0 = ks.front().start_ns;
+  auto rel = [&](uint64_t t) { return (static_cast<double>(t) - static_cast<double>(t0)) * 1e-3; };
+  std::string out = fmt::format("traced call on {} streams (us from the first kernel's start): marker {}, host saw the "
+                                "current stream done at {:+.1f}",
+                                streams.size(),
+                                call.marker_start_ns ? fmt::format("{:+.1f}", rel(*call.marker_start_ns)) : "not recorded",
+                                rel(call.stream_done_ns));
+  for (size_t i = 0; i < ks.size() && i < 20; ++i)
+    out += fmt::format("\n  stream {:>4} {:+10.1f} .. {:+10.1f}  {}", ks[i].stream_id, rel(ks[i].start_ns),
+                       rel(ks[i].end_ns), profiler::short_kernel_name(ks[i].name, 60));
+  if (ks.size() > 20) out += fmt::format("\n  ... {} more", ks.size() - 20);
+  return out;
+}
+
 }  // namespace
 
 TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, const std::vector<int64_t>& expected_bytes) {
@@ -33,7 +75,7 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   std::optional<profiler::KernelActivity> activity;
   if (trace) {
     try {
-      activity.emplace();
+      activity.emplace(/*memsets=*/true);
       activity->start();
     } catch (const profiler::ProfilerError& e) {
       activity.reset();
@@ -52,7 +94,12 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
       for (int i = 0; i < 2; ++i) reserve.push_back(at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA)));
   }
   const c10::cuda::CUDAStream snapshot = c10::cuda::getStreamFromPool();
+  const at::Tensor marker = at::empty({static_cast<int64_t>(kMarkerBytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
   call.outputs = run_unsynchronized(candidate, inputs);
+  // First thing after forward returns: the marker on the current stream. It runs on the GPU as
+  // soon as the stream's own work is done, whatever the host does next.
+  check_cuda(cudaMemsetAsync(marker.data_ptr(), kMarkerValue, kMarkerBytes, stream),
+             "CUDA error after forward (marker)");
   CudaEvent returned(cudaEventDisableTiming);
   check_cuda(cudaEventRecord(returned.get(), stream), "CUDA error after forward (event record)");
   check_cuda(cudaStreamWaitEvent(snapshot.stream(), returned.get(), 0), "CUDA error after forward (stream wait)");
@@ -74,9 +121,12 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   if (activity) {
     try {
       call.kernels = activity->stop();
+      call.marker_start_ns = marker_start(activity->take_memsets());
       if (activity->dropped() > 0) {
         call.kernels.reset();
         call.trace_error = "CUPTI dropped " + std::to_string(activity->dropped()) + " kernel records";
+      } else {
+        call.timeline = timeline(call);
       }
     } catch (const profiler::ProfilerError& e) {
       call.trace_error = e.what();

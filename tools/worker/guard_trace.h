@@ -21,7 +21,11 @@ struct TracedCall {
   // Kernels of the call, by start time; nullopt when CUPTI could not trace (trace_error says why).
   std::optional<std::vector<profiler::KernelRecord>> kernels;
   std::string trace_error;
-  uint64_t stream_done_ns = 0;        // CUPTI clock right after the current stream was done
+  uint64_t stream_done_ns = 0;        // CUPTI clock (host side) right after the current stream was done
+  // GPU start of the marker memset the current stream ran right after forward returned
+  // (CUPTI clock); nullopt when CUPTI recorded none.
+  std::optional<uint64_t> marker_start_ns;
+  std::string timeline;               // kernels and marker, for the worker's log when several streams ran
 };
 
 // `trace`: false skips CUPTI (both kernel guards and the late-kernel check are off). CUDA

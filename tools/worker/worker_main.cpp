@@ -14,6 +14,7 @@
 #include "build_info.h"
 #include "common/json_lines.h"
 #include "sandbox/apply_sandbox.h"
+#include "sandbox/cuda_probe.h"
 #include "sandbox/violation_verdict.h"
 #include "worker/python_runtime.h"
 #include "worker/worker_service.h"
@@ -40,18 +41,36 @@ void start_runtime_threads(const nlohmann::json& device) {
   }
 }
 
+// Probe mode (sandbox/cuda_probe.h): the sandbox the environment describes, then a device count.
+int probe_cuda(const std::string& python) {
+  try {
+    auto sandbox = kagent::sandbox::Sandbox::enter(kagent::sandbox::SandboxPolicy::from_environment(), {{python}});
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaSuccess && count > 0) return 0;
+    std::fprintf(stderr, "kagent-worker: CUDA probe under the sandbox (disabled: %s): %s\n",
+                 std::getenv("KAGENT_SANDBOX_DISABLE") ? std::getenv("KAGENT_SANDBOX_DISABLE") : "",
+                 e == cudaSuccess ? "no device" : cudaGetErrorString(e));
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kagent-worker: CUDA probe: %s\n", e.what());
+    return 2;
+  }
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   constexpr int kRequestFd = 3, kReplyFd = 4;
+  const char* python_env = std::getenv("KAGENT_PYTHON");
+  const std::string python = python_env ? python_env : kagent::build::kPythonExecutable;
+  if (argc == 2 && std::string(argv[1]) == kagent::sandbox::kCudaProbeArg) return probe_cuda(python);
   if (::fcntl(kRequestFd, F_GETFD) < 0 || ::fcntl(kReplyFd, F_GETFD) < 0) {
     std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");
     return 2;
   }
   // Inductor's compile pool would spawn processes from inside the worker; keep it in-process.
   ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0);
-  const char* python_env = std::getenv("KAGENT_PYTHON");
-  const std::string python = python_env ? python_env : kagent::build::kPythonExecutable;
 
   // The sandbox closes in two steps around the runtime's start:
   //  1. now, while this process has one thread: namespaces, Landlock and the uid switch only
@@ -62,9 +81,14 @@ int main() {
   //  2. after they started: the resource limits, measured against the address space and the
   //     threads the runtime needs (RLIMIT_NPROC counts threads).
   // Both come before the first request, so no candidate code ever runs outside.
+  // Before that, which filesystem layers CUDA works under here (a child process asks).
   std::unique_ptr<kagent::sandbox::Sandbox> sandbox;
+  kagent::sandbox::CudaLayerChoice cuda_layers;
   try {
-    sandbox = kagent::sandbox::Sandbox::enter(kagent::sandbox::SandboxPolicy::from_environment(), {{python}});
+    kagent::sandbox::SandboxPolicy policy = kagent::sandbox::SandboxPolicy::from_environment();
+    cuda_layers = kagent::sandbox::choose_cuda_layers(policy, "/proc/self/exe");
+    for (const auto& layer : cuda_layers.left_out) policy.disabled.insert(layer);
+    sandbox = kagent::sandbox::Sandbox::enter(policy, {{python}});
   } catch (const std::exception& e) {
     write_start_error(kReplyFd, std::string("sandbox: ") + e.what());
     return 1;
@@ -76,7 +100,12 @@ int main() {
     start_runtime_threads(service.device());
     sandbox->limit_resources();
     nlohmann::json hello = service.handle({{"op", "hello"}});
-    if (hello.contains("result")) hello["result"]["sandbox"] = sandbox->report();
+    if (hello.contains("result")) {
+      hello["result"]["sandbox"] = sandbox->report();
+      if (!cuda_layers.left_out.empty() || !cuda_layers.device_found)
+        hello["result"]["sandbox"]["cuda_fallback"] = cuda_layers.report();
+      if (cuda_layers.probed) hello["result"]["sandbox"]["cuda_probe_seconds"] = cuda_layers.seconds;
+    }
     // What the runtime itself tried during start-up is not a candidate's doing: logged, so
     // that a false alarm shows.
     if (auto v = sandbox->end_request(); v.any())

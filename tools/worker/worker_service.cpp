@@ -6,9 +6,6 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
-#include "profiler/profile_capture.h"
-#include "profiler/profile_text.h"
-#include "timer/l2_flush.h"
 #include "worker/baselines.h"
 #include "worker/evaluator.h"
 #include "worker/guard_pass.h"
@@ -31,53 +28,6 @@ void set_problem_error(EvalResult& r, const PythonError& e) {
   r.status = Status::ProblemError;
   r.reason = problem_error_reason(e.kind);
   r.message = e.message;
-}
-
-int64_t tensor_bytes(const Values& values) {
-  int64_t n = 0;
-  for (const auto& v : values)
-    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
-  return n;
-}
-
-// The profile phase (DESIGN "Profiler"), after timing: one call of the candidate under kernel
-// activity tracing, then one under hardware counters, each after an L2 flush as in every timed
-// iteration. It never changes the verdict: a failure becomes {"error": ...} (a lost CUDA
-// context also retires the worker).
-nlohmann::json profile_phase(Runner& candidate, ProblemSession& session, PyObject* reference_model,
-                             const nlohmann::json& cand, const nlohmann::json& device, int64_t seed, bool& fatal) {
-  const auto start = std::chrono::steady_clock::now();
-  nlohmann::json p;
-  try {
-    Values inputs = session.make_inputs("cuda", seed);
-    profiler::ProfileContext ctx;
-    ctx.own_kernels = cand.value("kernels", std::vector<std::string>{});
-    ctx.device = device;
-    ctx.io_bytes = tensor_bytes(inputs) + tensor_bytes(session.state_values(reference_model));
-    int64_t output_bytes = 0;
-    L2Flush l2;
-    const auto run_once = [&] {
-      output_bytes = 0;
-      for (const auto& t : run_checked(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
-    };
-    const auto flush = [&] {
-      l2.flush(nullptr);
-      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
-    };
-    const profiler::ProfileCapture capture = profiler::capture_profile(run_once, flush);
-    ctx.io_bytes += output_bytes;
-    p = profiler::build_profile(capture, ctx);
-  } catch (const CudaFatalError& e) {
-    fatal = true;
-    p = {{"error", cut(e.what(), 500)}};
-  } catch (const PythonError& e) {
-    p = {{"error", cut(e.message, 500)}};
-  } catch (const std::exception& e) {
-    p = {{"error", cut(e.what(), 500)}};
-  }
-  p["text"] = profiler::render_profile_text(p);
-  p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return p;
 }
 
 }  // namespace
@@ -123,6 +73,7 @@ nlohmann::json WorkerService::handle(const nlohmann::json& request) {
       if (device_.value("available", false)) {
         at::NoGradGuard no_grad;
         py_.call("warm_up", {session.problem()});
+        profile_.warm_up();  // once per worker; its setup would otherwise land in the first evaluation
       }
       return {{"ok", true}, {"result", nullptr}};
     }
@@ -232,7 +183,7 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
         guards.after_baselines(r);
       }
       if (opts.profile && r.status == Status::Correct)
-        r.profile = profile_phase(*candidate, *session, reference_model.get(), cand, device_, opts.seed, fatal_);
+        r.profile = profile_.run(*candidate, *session, reference_model.get(), cand, device_, opts.seed, fatal_);
     }
   } catch (const CudaFatalError& e) {
     fatal_ = true;

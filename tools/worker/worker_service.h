@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "worker/problem_session.h"
+#include "worker/profile_phase.h"
 #include "worker/python_runtime.h"
 
 namespace kagent::worker {
@@ -30,6 +31,7 @@ class WorkerService {
   PythonRuntime& py_;
   nlohmann::json device_;
   std::map<std::string, std::unique_ptr<ProblemSession>> problems_;  // by path
+  ProfilePhase profile_;
   bool fatal_ = false;
 };
 

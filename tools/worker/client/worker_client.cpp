@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "sandbox/cuda_probe.h"
 #include "sandbox/process_table.h"
 #include "sandbox/violation_verdict.h"
 #include "worker/client/baseline_cache.h"
@@ -75,39 +76,9 @@ std::string WorkerClient::log_tail(size_t bytes) const {
   return s;
 }
 
-namespace {
-// The GPU's device nodes: present means CUDA should work, so a worker without it is sandboxed
-// too tightly rather than on a machine without a GPU.
-bool gpu_device_nodes_present() {
-  std::error_code ec;
-  return fs::exists("/dev/nvidiactl", ec);
-}
-}  // namespace
-
 std::optional<WorkerError> WorkerClient::ensure_started() {
   if (proc_ && proc_->running()) return std::nullopt;
-  // The filesystem layers (Landlock, a read-only mount namespace, an unprivileged uid) have been
-  // seen to leave CUDA unusable on some machines (H200 under Firecracker 6.18, all three). Such a
-  // worker is replaced by one with the next layer left out; the monitor's write check and the
-  // other layers stay, and the hello's sandbox report says what was dropped.
-  static constexpr const char* kSteps[] = {sandbox::mechanism::kLandlock, sandbox::mechanism::kMountNs,
-                                           sandbox::mechanism::kUid};
-  for (;;) {
-    if (auto err = start_once()) return err;
-    if (device_.value("available", false) || !policy_->enabled || !gpu_device_nodes_present() ||
-        filesystem_fallbacks_ >= static_cast<int>(std::size(kSteps)))
-      break;
-    stop();
-    --restarts_;  // not a restart after a failure of the candidate's
-    policy_->disabled.insert(kSteps[filesystem_fallbacks_++]);
-  }
-  if (filesystem_fallbacks_ > 0) {
-    nlohmann::json left_out = nlohmann::json::array();
-    for (int i = 0; i < filesystem_fallbacks_; ++i) left_out.push_back(kSteps[i]);
-    sandbox_["cuda_fallback"] = {{"left_out", left_out},
-                                 {"why", "CUDA saw no device with these layers in force on this machine"}};
-  }
-  return std::nullopt;
+  return start_once();
 }
 
 std::optional<WorkerError> WorkerClient::start_once() {
@@ -141,6 +112,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
     policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
   }
   for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
+  if (cuda_checked_) so.env_set.push_back(std::string(sandbox::kCudaCheckedEnv) + "=1");
   sandbox_ = nlohmann::json::object();
   try {
     proc_ = std::make_unique<Subprocess>(so);
@@ -161,6 +133,18 @@ std::optional<WorkerError> WorkerClient::start_once() {
   }
   device_ = hello.message["result"]["device"];
   sandbox_ = hello.message["result"].value("sandbox", nlohmann::json::object());
+  // The worker probed which filesystem layers CUDA works under (sandbox/cuda_probe.h): its
+  // replacements start with that answer and need not probe again.
+  if (device_.value("available", false) && policy_->enabled) {
+    if (sandbox_.contains("cuda_fallback")) {
+      cuda_fallback_ = sandbox_["cuda_fallback"];
+      for (const auto& layer : cuda_fallback_.value("left_out", std::vector<std::string>{}))
+        policy_->disabled.insert(layer);
+    } else if (!cuda_fallback_.is_null()) {
+      sandbox_["cuda_fallback"] = cuda_fallback_;  // still why those layers are left out
+    }
+    cuda_checked_ = true;
+  }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
   return std::nullopt;
 }

@@ -96,7 +96,8 @@ class WorkerClient {
   int next_id_ = 1;
   int restarts_ = -1;  // the first start is not a restart
   std::optional<sandbox::SandboxPolicy> policy_;  // resolved at the first start
-  int filesystem_fallbacks_ = 0;                   // filesystem layers left out because CUDA failed under them
+  bool cuda_checked_ = false;  // a worker of this policy found the GPU: replacements skip the probe
+  nlohmann::json cuda_fallback_;  // the first worker's probe result, when it left layers out
   std::string scratch_;                          // the running worker's scratch folder
   nlohmann::json sandbox_;
   bool own_log_ = false;

@@ -1,0 +1,194 @@
+// profiler_cost: what the profile phase adds to an evaluation (issue 4; target: under +30%).
+//
+// Per example (examples/<name>.py with its .cu), side by side in one run so that machine drift
+// hits both alike:
+//  - long-lived workers, as `kagent solve` keeps them: one session with the profile, one
+//    without, evaluations interleaved (after one warm-up each: compile, spec, baselines cached);
+//  - fresh workers, as `kagent eval` starts one per call: a new session per evaluation, with
+//    the compile cache warm (the profiler's one-time setup then runs in the worker's `prepare`
+//    while nothing else overlaps it, so the wall time shows it).
+// Reports the worker's eval_seconds (compile excluded) with and without the profile, their
+// ratio, the profile phase's seconds and the range profiler's steps, and the candidate's timed
+// median both ways (the profiler must not change what is timed).
+//
+//   build/profiler_cost [--repeats 5] [--fresh 2] [--examples a,b] [--json out.json]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "evaluation/evaluation_session.h"
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Sample {
+  double eval_s = 0, wall_s = 0, profile_s = 0, candidate_ms = 0;
+  std::map<std::string, double> steps;
+  std::string counters;
+};
+
+struct Series {
+  std::vector<Sample> on, off;
+  double med(bool profile, double Sample::*field) const {
+    std::vector<double> v;
+    for (const auto& s : profile ? on : off) v.push_back(s.*field);
+    return median(v);
+  }
+};
+
+kagent::EvaluationSettings settings_for(const std::string& cache, bool profile) {
+  kagent::EvaluationSettings s;
+  s.cache_dir = cache;
+  s.options = {{"trials", 5},          {"seed", 42},          {"measure", true},      {"eager_baseline", true},
+               {"compiled_baseline", true}, {"profile", profile}, {"cache_dir", cache}};
+  return s;
+}
+
+Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate, bool profile) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const kagent::EvalResult r = session.evaluate_file(candidate, "cuda", fs::path(candidate).filename().string());
+  Sample s;
+  s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (r.status != kagent::Status::Correct)
+    throw std::runtime_error(fmt::format("{}: expected correct, got {}: {}", candidate, kagent::to_string(r.status), r.message));
+  if (profile != !r.profile.is_null())
+    throw std::runtime_error(fmt::format("{}: profile {} although profiling was {}", candidate,
+                                         r.profile.is_null() ? "missing" : "present", profile ? "on" : "off"));
+  s.eval_s = r.eval_seconds;
+  if (r.timing && r.timing->candidate) s.candidate_ms = r.timing->candidate->median_ms;
+  if (profile) {
+    if (r.profile.contains("error")) throw std::runtime_error(candidate + ": profile error: " + r.profile["error"].dump());
+    s.profile_s = r.profile.value("seconds", 0.0);
+    const json c = r.profile.value("counters", json::object());
+    s.counters = c.value("status", "?");
+    for (const auto& [k, v] : c.value("steps", json::object()).items()) s.steps[k] = v.get<double>();
+  }
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"What the profile phase adds to an evaluation"};
+  int repeats = 5, fresh = 2;
+  std::string examples_arg = "elementwise_gelu,row_softmax,gemm_bias_relu,conv_block", json_out;
+  app.add_option("--repeats", repeats, "interleaved pairs per example in long-lived workers")->check(CLI::Range(1, 100));
+  app.add_option("--fresh", fresh, "pairs per example in fresh workers (0: none)")->check(CLI::Range(0, 20));
+  app.add_option("--examples", examples_arg, "comma-separated names under examples/");
+  app.add_option("--json", json_out, "write every sample as JSON here");
+  CLI11_PARSE(app, argc, argv);
+
+  const fs::path root = fs::path(KAGENT_SOURCE_DIR);
+  const std::string cache = (fs::temp_directory_path() / "kagent-bench-profiler-cost").string();
+  std::vector<std::string> examples;
+  for (size_t a = 0, b; a <= examples_arg.size(); a = b + 1) {
+    b = examples_arg.find(',', a);
+    if (b == std::string::npos) b = examples_arg.size();
+    if (b > a) examples.push_back(examples_arg.substr(a, b - a));
+  }
+
+  json all = json::object();
+  std::vector<double> ratios_long, ratios_fresh;
+  std::printf("%-18s | %-36s | %-36s | %s\n", "", "long-lived worker (kagent solve)", "fresh worker (kagent eval)",
+              "timed median");
+  std::printf("%-18s | %8s %8s %6s %9s | %8s %8s %6s %9s | %9s %9s\n", "example", "eval off", "eval on", "ratio",
+              "phase", "eval off", "eval on", "ratio", "wall +", "off ms", "on ms");
+  try {
+    for (const auto& name : examples) {
+      const std::string problem = (root / "examples" / (name + ".py")).string();
+      const std::string candidate = (root / "examples" / (name + ".cu")).string();
+      if (!fs::exists(problem) || !fs::exists(candidate)) {
+        std::fprintf(stderr, "profiler_cost: no examples/%s.py or .cu\n", name.c_str());
+        return 2;
+      }
+      Series long_lived, fresh_workers;
+      {
+        kagent::EvaluationSession on(settings_for(cache, true)), off(settings_for(cache, false));
+        for (auto* s : {&on, &off})
+          if (auto err = s->open(problem)) throw std::runtime_error(err->line);
+        evaluate(on, candidate, true);  // warm-up: compile cache, spec and baselines
+        evaluate(off, candidate, false);
+        for (int i = 0; i < repeats; ++i) {
+          const bool on_first = i % 2 == 0;  // neither always follows the other
+          for (bool profile : {on_first, !on_first})
+            (profile ? long_lived.on : long_lived.off).push_back(evaluate(profile ? on : off, candidate, profile));
+        }
+      }
+      for (int i = 0; i < fresh; ++i) {
+        const bool on_first = i % 2 == 0;
+        for (bool profile : {on_first, !on_first}) {
+          const auto t0 = std::chrono::steady_clock::now();
+          kagent::EvaluationSession s(settings_for(cache, profile));
+          if (auto err = s.open(problem)) throw std::runtime_error(err->line);
+          Sample sample = evaluate(s, candidate, profile);
+          sample.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          (profile ? fresh_workers.on : fresh_workers.off).push_back(sample);
+        }
+      }
+      const double l_off = long_lived.med(false, &Sample::eval_s), l_on = long_lived.med(true, &Sample::eval_s);
+      const double ratio_l = l_on / l_off;
+      ratios_long.push_back(ratio_l);
+      std::string fresh_cols = fmt::format("{:>8} {:>8} {:>6} {:>9}", "-", "-", "-", "-");
+      if (fresh > 0) {
+        const double f_off = fresh_workers.med(false, &Sample::eval_s), f_on = fresh_workers.med(true, &Sample::eval_s);
+        const double wall = fresh_workers.med(true, &Sample::wall_s) - fresh_workers.med(false, &Sample::wall_s);
+        ratios_fresh.push_back(f_on / f_off);
+        fresh_cols = fmt::format("{:>7.3f}s {:>7.3f}s {:>6.2f} {:>+8.2f}s", f_off, f_on, f_on / f_off, wall);
+      }
+      std::printf("%-18s | %7.3fs %7.3fs %6.2f %8.3fs | %s | %9.4f %9.4f\n", name.c_str(), l_off, l_on, ratio_l,
+                  long_lived.med(true, &Sample::profile_s), fresh_cols.c_str(),
+                  long_lived.med(false, &Sample::candidate_ms), long_lived.med(true, &Sample::candidate_ms));
+      std::map<std::string, std::vector<double>> steps;
+      for (const auto& s : long_lived.on)
+        for (const auto& [k, v] : s.steps) steps[k].push_back(v);
+      std::string step_text;
+      for (const auto& [k, v] : steps) step_text += fmt::format(" {} {:.3f}s", k, median(v));
+      std::printf("%-18s   range profiler steps (median):%s; counters %s\n", "", step_text.c_str(),
+                  long_lived.on.empty() ? "?" : long_lived.on.front().counters.c_str());
+      std::fflush(stdout);
+      auto samples = [](const std::vector<Sample>& v) {
+        json a = json::array();
+        for (const auto& s : v)
+          a.push_back({{"eval_s", s.eval_s}, {"wall_s", s.wall_s}, {"profile_s", s.profile_s},
+                       {"candidate_ms", s.candidate_ms}, {"steps", s.steps}, {"counters", s.counters}});
+        return a;
+      };
+      all[name] = {{"long_lived", {{"on", samples(long_lived.on)}, {"off", samples(long_lived.off)}}},
+                   {"fresh", {{"on", samples(fresh_workers.on)}, {"off", samples(fresh_workers.off)}}}};
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "profiler_cost: %s\n", e.what());
+    return 1;
+  }
+  const double worst_long = ratios_long.empty() ? 0 : *std::max_element(ratios_long.begin(), ratios_long.end());
+  std::printf("profiler cost: eval time x%.2f with the profile in a long-lived worker (worst of %zu examples; median x%.2f)",
+              worst_long, ratios_long.size(), median(ratios_long));
+  if (!ratios_fresh.empty())
+    std::printf(", x%.2f in a fresh worker (median)", median(ratios_fresh));
+  std::printf("; target under x1.30 -> %s\n", worst_long < 1.30 ? "met" : "NOT met");
+  if (!json_out.empty()) {
+    std::FILE* f = std::fopen(json_out.c_str(), "w");
+    if (f) {
+      std::fputs(all.dump(1).c_str(), f);
+      std::fclose(f);
+    }
+  }
+  return worst_long < 1.30 ? 0 : 1;
+}

@@ -1,0 +1,106 @@
+#include "worker/profile_phase.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <ATen/ops/zeros.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "profiler/profile_capture.h"
+#include "profiler/profile_text.h"
+#include "worker/evaluator.h"
+
+namespace kagent::worker {
+
+namespace {
+
+std::string cut(const std::string& s, size_t limit) {
+  return s.size() <= limit ? s : s.substr(0, limit) + fmt::format(" [... cut {} bytes]", s.size() - limit);
+}
+
+int64_t tensor_bytes(const Values& values) {
+  int64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
+  return n;
+}
+
+profiler::RangeProfilerOptions counter_options() {
+  profiler::RangeProfilerOptions o;
+  const char* keep = std::getenv("KAGENT_PROFILER_KEEP_SESSION");
+  o.keep_session = keep && std::strcmp(keep, "1") == 0;
+  return o;
+}
+
+}  // namespace
+
+ProfilePhase::ProfilePhase() : counters_(counter_options()) {}
+
+L2Flush& ProfilePhase::flush() {
+  if (!flush_) flush_.emplace();
+  return *flush_;
+}
+
+void ProfilePhase::warm_up() {
+  if (warm_) return;
+  warm_ = true;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    at::Tensor t = at::zeros({int64_t{1} << 16}, at::TensorOptions().device(at::kCUDA));
+    const auto run_once = [&] {
+      t.add_(1);
+      check_cuda(cudaDeviceSynchronize(), "profiler warm-up");
+    };
+    const auto before = [&] {
+      flush().flush(nullptr);
+      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
+    };
+    const profiler::ProfileCapture cap = profiler::capture_profile(run_once, before, {}, &counters_);
+    std::fprintf(stderr, "kagent-worker: profiler warmed up in %.2f s (counters: %s%s%s)\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                 cap.counters.status.c_str(), cap.counters.reason.empty() ? "" : ": ", cap.counters.reason.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kagent-worker: profiler warm-up failed: %s\n", e.what());
+  }
+}
+
+nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyObject* reference_model,
+                                 const nlohmann::json& cand, const nlohmann::json& device, int64_t seed, bool& fatal) {
+  const auto start = std::chrono::steady_clock::now();
+  nlohmann::json p;
+  try {
+    Values inputs = session.make_inputs("cuda", seed);
+    profiler::ProfileContext ctx;
+    ctx.own_kernels = cand.value("kernels", std::vector<std::string>{});
+    ctx.device = device;
+    ctx.io_bytes = tensor_bytes(inputs) + tensor_bytes(session.state_values(reference_model));
+    int64_t output_bytes = 0;
+    const auto run_once = [&] {
+      output_bytes = 0;
+      for (const auto& t : run_checked(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
+    };
+    const auto before = [&] {
+      flush().flush(nullptr);
+      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
+    };
+    const profiler::ProfileCapture capture = profiler::capture_profile(run_once, before, {}, &counters_);
+    ctx.io_bytes += output_bytes;
+    p = profiler::build_profile(capture, ctx);
+    warm_ = true;
+  } catch (const CudaFatalError& e) {
+    fatal = true;
+    p = {{"error", cut(e.what(), 500)}};
+  } catch (const PythonError& e) {
+    p = {{"error", cut(e.message, 500)}};
+  } catch (const std::exception& e) {
+    p = {{"error", cut(e.what(), 500)}};
+  }
+  p["text"] = profiler::render_profile_text(p);
+  p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+}  // namespace kagent::worker
