@@ -66,7 +66,10 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       parsed.push_back(to_record(*reinterpret_cast<const CUpti_ActivityKernel10*>(record)));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      memsets.push_back({m.start, m.end, m.bytes, m.value, m.streamId, m.correlationId});
+      memsets.push_back({false, m.start, m.end, m.bytes, m.value, m.streamId, m.correlationId});
+    } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
+      const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      memsets.push_back({true, m.start, m.end, m.bytes, 0, m.streamId, m.correlationId});
     }
   }
   size_t dropped = 0;
@@ -100,9 +103,13 @@ KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>())
   try {
     KAGENT_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-    if (memsets_) KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+    if (memsets_) {
+      KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+      KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+    }
   } catch (...) {
     (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
     std::lock_guard lock(g_mutex);
     g_active = nullptr;
     throw;
@@ -112,7 +119,10 @@ KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>())
 KernelActivity::~KernelActivity() {
   // No device synchronisation here: the context may be broken; unfinished records are dropped.
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (memsets_) (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+  if (memsets_) {
+    (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+  }
   (void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   std::lock_guard lock(g_mutex);
   g_active = nullptr;

@@ -30,12 +30,13 @@ struct KernelRecord {
   double duration_ms() const;
 };
 
-// A memset as CUPTI saw it (CUPTI_ACTIVITY_KIND_MEMSET, only when asked for): the side-stream
-// guard's marker on the current stream, in the same clock as the kernels.
+// A memset or memcpy as CUPTI saw it (CUPTI_ACTIVITY_KIND_MEMSET/MEMCPY, only when asked for):
+// the side-stream guard's marker and snapshot, in the same clock as the kernels.
 struct MemsetRecord {
+  bool memcpy = false;  // false: a memset
   uint64_t start_ns = 0, end_ns = 0;
   uint64_t bytes = 0;
-  uint32_t value = 0;
+  uint32_t value = 0;  // memsets only
   uint32_t stream_id = 0, correlation_id = 0;
 };
 
@@ -45,7 +46,7 @@ struct MemsetRecord {
 class KernelActivity {
  public:
   // Throws ProfilerError with CUPTI's message if it cannot be enabled. `memsets`: also record
-  // memsets (take_memsets()).
+  // memsets and memcpys (take_memsets()).
   explicit KernelActivity(bool memsets = false);
   ~KernelActivity();
   KernelActivity(const KernelActivity&) = delete;
@@ -53,7 +54,7 @@ class KernelActivity {
 
   void start();                       // cudaDeviceSynchronize + flush; earlier records are dropped
   std::vector<KernelRecord> stop();   // cudaDeviceSynchronize + cuptiActivityFlushAll; records since start(), by start time
-  std::vector<MemsetRecord> take_memsets();  // memsets between start() and stop(), by start time
+  std::vector<MemsetRecord> take_memsets();  // memsets and memcpys between start() and stop(), by start time
   static uint64_t now_ns();           // cuptiGetTimestamp
 
   // Records CUPTI could not store (no buffer space) since start(); non-zero means stop() is incomplete.

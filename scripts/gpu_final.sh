@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU checks of issue 4 for short device sessions, in two calls of under 10 minutes each:
 #   bash scripts/gpu_final.sh part1   guard suite, Nsight Compute cross-check, profiler cost, sandbox probes
+#   bash scripts/gpu_final.sh diag    a quick look at the side-stream guard, ncu and the profiler's cost
 #   bash scripts/gpu_final.sh part2   sandbox suite, GPU verdict suite, timer and profiler GPU tests, solve replay
 # (scripts/gpu_check.sh runs everything but takes longer.) Each part builds first (incremental
 # when the machine is still warm). Logs go to $OUT.
@@ -32,6 +33,17 @@ part1)
   BUILD=build-gpu timeout 60 bash scripts/sandbox_diag.sh 2>&1 | grep -E "^probe|^===|^exit" | head -30 > "$OUT/sandbox_diag.txt"
   echo "sandbox_diag $(t)"; grep "^probe" "$OUT/sandbox_diag.txt"
   ;;
+diag)
+  # A quick look: the side-stream guard's timeline, the ncu cross-check, the profiler's cost on two examples.
+  KAGENT_GUARD_TIMELINE=1 KAGENT_GUARD_SUITE_ONLY=side_stream_softmax,softmax_correct timeout 120 \
+    $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
+  echo "guard rc=$? $(t)"; grep -E "^(ok|FAIL) |  log:" "$OUT/guard.txt" | head -30 | cut -c1-300
+  OUT=$OUT timeout 100 bash scripts/ncu_check.sh build-gpu > "$OUT/ncu.txt" 2>&1
+  echo "ncu rc=$? $(t)"; grep -E "^probe" "$OUT/ncu.txt"; tail -6 "$OUT/ncu.txt"
+  timeout 200 $B/profiler_cost --repeats 3 --fresh 1 --examples elementwise_gelu,gemm_bias_relu \
+    --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
+  echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
+  ;;
 part2)
   timeout 150 $B/tests/gpu/kagent_sandbox_suite_tests > "$OUT/sandbox.txt" 2>&1
   echo "sandbox rc=$? $(t)"; grep -E "Sandbox suite:|cuda_fallback|probe" "$OUT/sandbox.txt" | head -6 | cut -c1-400
@@ -46,5 +58,5 @@ part2)
     --runs-dir /tmp/kagent-runs > "$OUT/solve.txt" 2>&1
   echo "solve rc=$? $(t)"; tail -4 "$OUT/solve.txt"
   ;;
-*) echo "usage: gpu_final.sh part1|part2" >&2; exit 2 ;;
+*) echo "usage: gpu_final.sh part1|diag|part2" >&2; exit 2 ;;
 esac

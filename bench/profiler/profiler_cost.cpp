@@ -61,6 +61,11 @@ kagent::EvaluationSettings settings_for(const std::string& cache, bool profile) 
   return s;
 }
 
+// A number from the result JSON, 0 when absent or not a number (a NaN crosses the pipe as null).
+double number(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+}
+
 Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate, bool profile) {
   const auto t0 = std::chrono::steady_clock::now();
   const kagent::EvalResult r = session.evaluate_file(candidate, "cuda", fs::path(candidate).filename().string());
@@ -75,12 +80,23 @@ Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate
   if (r.timing && r.timing->candidate) s.candidate_ms = r.timing->candidate->median_ms;
   if (profile) {
     if (r.profile.contains("error")) throw std::runtime_error(candidate + ": profile error: " + r.profile["error"].dump());
-    s.profile_s = r.profile.value("seconds", 0.0);
-    const json c = r.profile.value("counters", json::object());
-    s.counters = c.value("status", "?");
-    for (const auto& [k, v] : c.value("steps", json::object()).items()) s.steps[k] = v.get<double>();
+    s.profile_s = number(r.profile, "seconds");
+    const json c = r.profile.contains("counters") ? r.profile["counters"] : json::object();
+    s.counters = c.contains("status") && c["status"].is_string() ? c["status"].get<std::string>() : "?";
+    if (c.contains("steps") && c["steps"].is_object())
+      for (const auto& [k, v] : c["steps"].items()) s.steps[k] = v.is_number() ? v.get<double>() : 0.0;
   }
   return s;
+}
+
+// Runs `f`, naming the step in any error it throws.
+template <class F>
+void step(const std::string& what, F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    throw std::runtime_error(what + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -120,11 +136,17 @@ int main(int argc, char** argv) {
       }
       Series long_lived, fresh_workers;
       {
-        kagent::EvaluationSession on(settings_for(cache, true)), off(settings_for(cache, false));
-        for (auto* s : {&on, &off})
-          if (auto err = s->open(problem)) throw std::runtime_error(err->line);
-        evaluate(on, candidate, true);  // warm-up: compile cache, spec and baselines
-        evaluate(off, candidate, false);
+        // One after the other, so their first evaluations do not race on the caches.
+        kagent::EvaluationSession on(settings_for(cache, true));
+        step(name + ": open (profile on)", [&] {
+          if (auto err = on.open(problem)) throw std::runtime_error(err->line);
+        });
+        step(name + ": warm-up evaluation (profile on)", [&] { evaluate(on, candidate, true); });
+        kagent::EvaluationSession off(settings_for(cache, false));
+        step(name + ": open (profile off)", [&] {
+          if (auto err = off.open(problem)) throw std::runtime_error(err->line);
+        });
+        step(name + ": warm-up evaluation (profile off)", [&] { evaluate(off, candidate, false); });
         for (int i = 0; i < repeats; ++i) {
           const bool on_first = i % 2 == 0;  // neither always follows the other
           for (bool profile : {on_first, !on_first})

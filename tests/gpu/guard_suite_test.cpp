@@ -7,6 +7,7 @@
 // process). Skips, saying why, without a GPU.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <iostream>
@@ -156,6 +157,12 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
   for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/kernels/manifest.json")))
     if (e["expect"] == "correct") cases.push_back({e, false});
+  // KAGENT_GUARD_SUITE_ONLY=a,b: only these cases (a quick look at one guard on the GPU).
+  if (const char* only = std::getenv("KAGENT_GUARD_SUITE_ONLY")) {
+    const std::string list = std::string(",") + only + ",";
+    std::erase_if(cases, [&](const Case& c) { return list.find("," + c.name() + ",") == std::string::npos; });
+    std::cout << "Guard suite: only " << only << " (KAGENT_GUARD_SUITE_ONLY)\n";
+  }
 
   // The verdict suite's caches: its correct kernels and baselines are usually there already.
   const fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";

@@ -91,6 +91,14 @@ LaunchInfo info(Kernel kernel, const char* name, dim3 grid, dim3 block) {
 
 }  // namespace
 
+__global__ void empty_kernel() {}
+
+LaunchInfo launch_empty(cudaStream_t stream) {
+  empty_kernel<<<1, 32, 0, stream>>>();
+  check(cudaGetLastError(), "empty_kernel launch");
+  return info(empty_kernel, "kagent_probe::empty_kernel", dim3(1), dim3(32));
+}
+
 LaunchInfo launch_scale_bias(const float* x, float* y, int64_t n, float a, float b, cudaStream_t stream) {
   if (n % 4 != 0) throw std::invalid_argument("launch_scale_bias: n must be a multiple of 4");
   const int64_t n4 = n / 4;

@@ -20,6 +20,8 @@ struct LaunchInfo {
 };
 
 // y = a * x + b over n floats (n % 4 == 0, 16-byte aligned), one float4 per thread.
+// One block that does nothing: what the range profiler counts for no work at all.
+LaunchInfo launch_empty(cudaStream_t stream);
 LaunchInfo launch_scale_bias(const float* x, float* y, int64_t n, float a, float b, cudaStream_t stream);
 
 // C = A * B for row-major n x n matrices (n % 128 == 0): 128x128 block tiles, 8x8 per thread.

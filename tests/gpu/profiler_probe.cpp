@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
       std::function<void()> run;
     };
     const Case cases[] = {
+        {"empty_kernel", [&] { kagent_probe::launch_empty(nullptr); }},
         {"scale_bias_kernel", [&] { kagent_probe::launch_scale_bias(x.f(), y.f(), elements, 2.0f, 1.0f, nullptr); }},
         {"tiled_sgemm_kernel", [&] { kagent_probe::launch_tiled_sgemm(a.f(), b.f(), c.f(), gemm_n, nullptr); }},
     };
@@ -95,7 +96,9 @@ int main(int argc, char** argv) {
       opts.metrics = {kagent::profiler::metric::kDuration, kagent::profiler::metric::kDramRead,
                       kagent::profiler::metric::kDramWrite};
       kagent::profiler::RangeProfiler counters(opts);
-      const std::pair<const char*, std::function<void()>> flushes[] = {{"memset", memset_flush}, {"read", read_flush}};
+      const auto no_flush = [] {};
+      const std::pair<const char*, std::function<void()>> flushes[] = {
+          {"none", no_flush}, {"memset", memset_flush}, {"read", read_flush}};
       for (const auto& [flush_name, flush] : flushes) {
         const auto r = counters.profile(
             [&] {

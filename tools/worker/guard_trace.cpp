@@ -1,7 +1,7 @@
 #include "worker/guard_trace.h"
 
-#include <algorithm>
-#include <set>
+#include <cstdlib>
+#include <cstring>
 
 #include <ATen/ops/empty.h>
 #include <c10/cuda/CUDAStream.h>
@@ -36,35 +36,35 @@ at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
 constexpr size_t kMarkerBytes = 4;
 constexpr int kMarkerValue = 0x6b;
 
-std::optional<uint64_t> marker_start(const std::vector<profiler::MemsetRecord>& memsets) {
-  std::optional<uint64_t> start;
-  uint32_t correlation = 0;
-  for (const auto& m : memsets)
-    if (m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(kMarkerValue) &&
-        (!start || m.correlation_id > correlation)) {
-      start = m.start_ns;
-      correlation = m.correlation_id;
-    }
-  return start;
+const profiler::MemsetRecord* find_marker(const std::vector<profiler::MemsetRecord>& ops) {
+  const profiler::MemsetRecord* marker = nullptr;
+  for (const auto& m : ops)
+    if (!m.memcpy && m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(kMarkerValue) &&
+        (!marker || m.correlation_id > marker->correlation_id))
+      marker = &m;
+  return marker;
 }
 
-// One line per kernel relative to the first start, with the marker and the host's moment.
+// Everything of the call relative to the host's call of forward, in microseconds.
 std::string timeline(const TracedCall& call) {
   const auto& ks = *call.kernels;
-  std::set<uint32_t> streams;
-  for (const auto& k : ks) streams.insert(k.stream_id);
-  if (ks.empty() || streams.size() < 2) return {};
-  const uint64_t t0 = ks.front().start_ns;
+  bool off_stream = !call.marker_start_ns;
+  for (const auto& k : ks) off_stream = off_stream || k.stream_id != call.marker_stream;
+  const char* forced = std::getenv("KAGENT_GUARD_TIMELINE");
+  if (!off_stream && !(forced && std::strcmp(forced, "1") == 0)) return {};
+  const uint64_t t0 = call.host_call_ns;
   auto rel = [&](uint64_t t) { return (static_cast<double>(t) - static_cast<double>(t0)) * 1e-3; };
-  std::string out = fmt::format("traced call on {} streams (us from the first kernel's start): marker {}, host saw the "
-                                "current stream done at {:+.1f}",
-                                streams.size(),
-                                call.marker_start_ns ? fmt::format("{:+.1f}", rel(*call.marker_start_ns)) : "not recorded",
-                                rel(call.stream_done_ns));
-  for (size_t i = 0; i < ks.size() && i < 20; ++i)
-    out += fmt::format("\n  stream {:>4} {:+10.1f} .. {:+10.1f}  {}", ks[i].stream_id, rel(ks[i].start_ns),
+  std::string out = fmt::format("traced call (us from forward's call on the host): host return {:+.1f}, host saw the "
+                                "current stream done {:+.1f}, marker {}",
+                                rel(call.host_return_ns), rel(call.stream_done_ns),
+                                call.marker_start_ns ? fmt::format("{:+.1f} on stream {}", rel(*call.marker_start_ns), call.marker_stream)
+                                                     : std::string("not recorded"));
+  for (size_t i = 0; i < ks.size() && i < 12; ++i)
+    out += fmt::format("\n  kernel stream {:>4} {:+10.1f} .. {:+10.1f}  {}", ks[i].stream_id, rel(ks[i].start_ns),
                        rel(ks[i].end_ns), profiler::short_kernel_name(ks[i].name, 60));
-  if (ks.size() > 20) out += fmt::format("\n  ... {} more", ks.size() - 20);
+  for (const auto& c : call.copies)
+    out += fmt::format("\n  {} stream {:>4} {:+10.1f} .. {:+10.1f}  {} bytes", c.memcpy ? "memcpy" : "memset", c.stream_id,
+                       rel(c.start_ns), rel(c.end_ns), c.bytes);
   return out;
 }
 
@@ -95,7 +95,9 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   }
   const c10::cuda::CUDAStream snapshot = c10::cuda::getStreamFromPool();
   const at::Tensor marker = at::empty({static_cast<int64_t>(kMarkerBytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  if (activity) call.host_call_ns = profiler::KernelActivity::now_ns();
   call.outputs = run_unsynchronized(candidate, inputs);
+  if (activity) call.host_return_ns = profiler::KernelActivity::now_ns();
   // First thing after forward returns: the marker on the current stream. It runs on the GPU as
   // soon as the stream's own work is done, whatever the host does next.
   check_cuda(cudaMemsetAsync(marker.data_ptr(), kMarkerValue, kMarkerBytes, stream),
@@ -121,7 +123,11 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   if (activity) {
     try {
       call.kernels = activity->stop();
-      call.marker_start_ns = marker_start(activity->take_memsets());
+      call.copies = activity->take_memsets();
+      if (const auto* m = find_marker(call.copies)) {
+        call.marker_start_ns = m->start_ns;
+        call.marker_stream = m->stream_id;
+      }
       if (activity->dropped() > 0) {
         call.kernels.reset();
         call.trace_error = "CUPTI dropped " + std::to_string(activity->dropped()) + " kernel records";

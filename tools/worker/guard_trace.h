@@ -25,7 +25,13 @@ struct TracedCall {
   // GPU start of the marker memset the current stream ran right after forward returned
   // (CUPTI clock); nullopt when CUPTI recorded none.
   std::optional<uint64_t> marker_start_ns;
-  std::string timeline;               // kernels and marker, for the worker's log when several streams ran
+  uint32_t marker_stream = 0;
+  // Host moments in CUPTI's clock, for the timeline: forward called, forward returned.
+  uint64_t host_call_ns = 0, host_return_ns = 0;
+  std::vector<profiler::MemsetRecord> copies;  // memsets and memcpys of the call (marker, snapshot)
+  // Kernels, copies and host moments, for the worker's log when a kernel ran off the current stream
+  // (or KAGENT_GUARD_TIMELINE=1).
+  std::string timeline;
 };
 
 // `trace`: false skips CUPTI (both kernel guards and the late-kernel check are off). CUDA
