@@ -428,12 +428,15 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   bool all_submitted = false;
   for (size_t pass = 0; !all_submitted && pass <= s.passes; ++pass) {
     if (before_pass) before_pass();
+    clock.mark("flush");
     auto start = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s.session->get();
     KAGENT_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+    clock.mark("start");
     try {
       run_once();
       cuda_call(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the profiled call");
+      clock.mark("call");
     } catch (...) {
       auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
       p.pRangeProfilerObject = s.session->get();
@@ -441,9 +444,9 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
       throw;
     }
     all_submitted = stop(s.session->get());
+    clock.mark("stop");
   }
   if (!all_submitted) throw ProfilerError("the range profiler still wanted passes after " + std::to_string(s.passes));
-  clock.mark("passes");
 
   auto decode = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.session->get();

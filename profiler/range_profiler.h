@@ -56,7 +56,7 @@ struct RangeProfileResult {
   // even where the chip knew it by an alternative.
   std::vector<std::map<std::string, double>> ranges;
   double seconds = 0;                 // wall time of this phase, setup included
-  std::map<std::string, double> step_seconds;  // of which: setup, session, config, passes, decode, evaluate
+  std::map<std::string, double> step_seconds;  // of which: setup, session, config, flush, start, call, stop, decode, evaluate
 };
 
 // Runs `run_once` (one call of the candidate; it must synchronise or the profiler does) under

@@ -1,8 +1,9 @@
 // profiler_probe: the elementwise and tiled-SGEMM kernels once each from a cold L2, measured
 // by kagent's range profiler, one line per kernel and L2 flush:
 //   probe kernel=<name> dram_read=<bytes> dram_write=<bytes> duration_ns=<ns> gbps=<GB/s> flush=<read|memset>
-// flush=read is kagent's L2Flush (what the profile phase and the timer use); flush=memset is a
-// write of the same size, as nvbench flushes, shown for the dirty lines it leaves behind.
+// flush=kagent is kagent's L2Flush (a memset of twice the L2, as nvbench flushes; what the
+// profile phase and the timer use); flush=read is a read pass over the same size and flush=none
+// no flush, both shown for contrast.
 // With --no-profile it only runs them (warm-up, then the measured launch), for
 // scripts/ncu_check.sh to measure the same launches under Nsight Compute.
 #include <cstdio>
@@ -15,6 +16,8 @@
 
 #include "profiler/range_profiler.h"
 #include "timer/l2_flush.h"
+
+#include <ATen/ATen.h>
 #include "profiler_kernels.h"
 
 namespace {
@@ -62,14 +65,14 @@ int main(int argc, char** argv) {
     check(cudaMemset(x.p, 0, elements * 4), "cudaMemset");
     check(cudaMemset(a.p, 0, gemm_bytes), "cudaMemset");
     check(cudaMemset(b.p, 0, gemm_bytes), "cudaMemset");
-    DeviceBuffer flush_buffer(2 * l2_bytes());
-    const auto memset_flush = [&] {
-      check(cudaMemsetAsync(flush_buffer.p, 1, 2 * l2_bytes(), nullptr), "L2 flush");
+    kagent::L2Flush l2;
+    const auto kagent_flush = [&] {
+      l2.flush(nullptr);
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     };
-    kagent::L2Flush l2;
+    const at::Tensor read_buffer = at::zeros({static_cast<int64_t>(2 * l2_bytes() / 4)}, at::device(at::kCUDA).dtype(at::kInt));
     const auto read_flush = [&] {
-      l2.flush(nullptr);
+      (void)read_buffer.amax();  // one reduction reads every line
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     };
     read_flush();  // warm-up: the reduction's module
@@ -86,7 +89,7 @@ int main(int argc, char** argv) {
       k.run();  // warm-up: module loading
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
       if (!profile) {
-        read_flush();
+        kagent_flush();
         k.run();
         check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
         std::printf("probe kernel=%s ran\n", k.name);
@@ -98,7 +101,7 @@ int main(int argc, char** argv) {
       kagent::profiler::RangeProfiler counters(opts);
       const auto no_flush = [] {};
       const std::pair<const char*, std::function<void()>> flushes[] = {
-          {"none", no_flush}, {"memset", memset_flush}, {"read", read_flush}};
+          {"none", no_flush}, {"read", read_flush}, {"kagent", kagent_flush}};
       for (const auto& [flush_name, flush] : flushes) {
         const auto r = counters.profile(
             [&] {

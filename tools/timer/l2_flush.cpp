@@ -2,12 +2,6 @@
 
 #include <utility>
 
-#include <ATen/ops/amax.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/zeros.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
-
 #include "timer/cuda_check.h"
 
 namespace kagent {
@@ -18,35 +12,33 @@ L2Flush::L2Flush() {
   KAGENT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device_));
   if (l2 <= 0) return;
   bytes_ = 2 * static_cast<size_t>(l2);
-  const auto options = at::TensorOptions().dtype(at::kInt).device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(device_)));
-  buffer_ = at::zeros({static_cast<int64_t>(bytes_ / sizeof(int32_t))}, options);
-  sink_ = at::empty({}, options);
+  KAGENT_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
+}
+
+L2Flush::~L2Flush() { release(); }
+
+void L2Flush::release() noexcept {
+  if (buffer_) (void)cudaFree(buffer_);  // destructors must not throw
+  buffer_ = nullptr;
+  bytes_ = 0;
 }
 
 L2Flush::L2Flush(L2Flush&& other) noexcept
-    : device_(other.device_),
-      bytes_(std::exchange(other.bytes_, 0)),
-      buffer_(std::move(other.buffer_)),
-      sink_(std::move(other.sink_)) {}
+    : device_(other.device_), bytes_(std::exchange(other.bytes_, 0)), buffer_(std::exchange(other.buffer_, nullptr)) {}
 
 L2Flush& L2Flush::operator=(L2Flush&& other) noexcept {
   if (this != &other) {
+    release();
     device_ = other.device_;
     bytes_ = std::exchange(other.bytes_, 0);
-    buffer_ = std::move(other.buffer_);
-    sink_ = std::move(other.sink_);
+    buffer_ = std::exchange(other.buffer_, nullptr);
   }
   return *this;
 }
 
 void L2Flush::flush(cudaStream_t stream) {
-  if (!buffer_.defined()) return;
-  const auto index = static_cast<c10::DeviceIndex>(device_);
-  const c10::cuda::CUDAStream s =
-      stream ? c10::cuda::getStreamFromExternal(stream, index) : c10::cuda::getDefaultCUDAStream(index);
-  const c10::cuda::CUDAStreamGuard guard(s);
-  // One reduction kernel reads every line of the buffer; its result is never used.
-  at::amax_out(sink_, buffer_, at::IntArrayRef{}, false);
+  if (!buffer_) return;
+  KAGENT_CUDA_CHECK(cudaMemsetAsync(buffer_, 0, bytes_, stream));
 }
 
 }  // namespace kagent
