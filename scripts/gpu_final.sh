@@ -22,13 +22,13 @@ t() { echo "[$(( $(date +%s) - S )) s]"; }
 
 case "$part" in
 part1)
-  timeout 200 $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
+  timeout 170 $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
   echo "guard rc=$? $(t)"; grep -E "Guard suite:|^FAIL" "$OUT/guard.txt" | sort -u | head -6
   grep -E "side_stream" "$OUT/guard.txt" | head -3 | cut -c1-400
   grep -E "^  log:" "$OUT/guard.txt" | head -12
   OUT=$OUT timeout 100 bash scripts/ncu_check.sh build-gpu > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$? $(t)"; tail -6 "$OUT/ncu.txt"
-  timeout 230 $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
+  timeout 200 $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
   echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
   BUILD=build-gpu timeout 60 bash scripts/sandbox_diag.sh 2>&1 | grep -E "^probe|^===|^exit" | head -30 > "$OUT/sandbox_diag.txt"
   echo "sandbox_diag $(t)"; grep "^probe" "$OUT/sandbox_diag.txt"
@@ -40,10 +40,10 @@ diag)
   echo "guard rc=$? $(t)"; grep -E "^(ok|FAIL) |  log:" "$OUT/guard.txt" | head -30 | cut -c1-300
   OUT=$OUT timeout 100 bash scripts/ncu_check.sh build-gpu > "$OUT/ncu.txt" 2>&1
   echo "ncu rc=$? $(t)"; grep -E "^probe" "$OUT/ncu.txt"; tail -6 "$OUT/ncu.txt"
-  timeout 100 $B/profiler_cost --repeats 3 --fresh 0 --examples elementwise_gelu \
+  KAGENT_PROFILER_KEEP_SESSION=0 timeout 100 $B/profiler_cost --repeats 3 --fresh 0 --examples elementwise_gelu \
     > "$OUT/profiler_cost.txt" 2>&1
-  echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
-  KAGENT_PROFILER_KEEP_SESSION=1 timeout 100 $B/profiler_cost --repeats 3 --fresh 0 --examples elementwise_gelu \
+  echo "profiler_cost (session per profile) rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
+  timeout 100 $B/profiler_cost --repeats 3 --fresh 0 --examples elementwise_gelu \
     > "$OUT/profiler_cost_keep.txt" 2>&1
   echo "profiler_cost (session kept) rc=$? $(t)"; cat "$OUT/profiler_cost_keep.txt"
   ;;

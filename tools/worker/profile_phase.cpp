@@ -31,7 +31,7 @@ int64_t tensor_bytes(const Values& values) {
 profiler::RangeProfilerOptions counter_options() {
   profiler::RangeProfilerOptions o;
   const char* keep = std::getenv("KAGENT_PROFILER_KEEP_SESSION");
-  o.keep_session = keep && std::strcmp(keep, "1") == 0;
+  if (keep) o.keep_session = std::strcmp(keep, "0") != 0;
   return o;
 }
 

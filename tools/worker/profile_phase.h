@@ -22,7 +22,7 @@ namespace kagent::worker {
 
 class ProfilePhase {
  public:
-  ProfilePhase();  // reads KAGENT_PROFILER_KEEP_SESSION (configuration)
+  ProfilePhase();  // reads KAGENT_PROFILER_KEEP_SESSION (configuration; 0 ends the session after each profile)
 
   // Best effort: a failure here shows again, with its reason, in the first real profile.
   void warm_up();
