@@ -3,6 +3,7 @@
 #   bash scripts/gpu_final.sh part1   guard suite, Nsight Compute cross-check, profiler cost, sandbox probes
 #   bash scripts/gpu_final.sh diag    a quick look at the side-stream guard, ncu and the profiler's cost
 #   bash scripts/gpu_final.sh part2   sandbox suite, GPU verdict suite, timer and profiler GPU tests, solve replay
+#   bash scripts/gpu_final.sh part3   the guard suite whole, the profiler's cost on the larger examples
 # (scripts/gpu_check.sh runs everything but takes longer.) Each part builds first (incremental
 # when the machine is still warm). Logs go to $OUT.
 set -uo pipefail
@@ -61,5 +62,13 @@ part2)
     --runs-dir /tmp/kagent-runs > "$OUT/solve.txt" 2>&1
   echo "solve rc=$? $(t)"; tail -4 "$OUT/solve.txt"
   ;;
-*) echo "usage: gpu_final.sh part1|diag|part2" >&2; exit 2 ;;
+part3)
+  # The guard suite whole, and the profiler's cost on the examples part1 had no time for.
+  timeout 170 $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
+  echo "guard rc=$? $(t)"; grep -E "Guard suite:|^FAIL|side_stream_softmax|leftover_private" "$OUT/guard.txt" | sort -u | head -8 | cut -c1-300
+  timeout 230 $B/profiler_cost --repeats 6 --fresh 1 --examples gemm_bias_relu,conv_block \
+    --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
+  echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
+  ;;
+*) echo "usage: gpu_final.sh part1|diag|part2|part3" >&2; exit 2 ;;
 esac
