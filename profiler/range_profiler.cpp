@@ -489,7 +489,9 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
 
 RangeProfileResult profile_ranges(const std::function<void()>& run_once, const std::function<void()>& before_pass,
                                   const RangeProfilerOptions& options) {
-  return RangeProfiler(options).profile(run_once, before_pass);
+  RangeProfilerOptions once = options;
+  once.keep_session = false;  // nothing to keep it for
+  return RangeProfiler(once).profile(run_once, before_pass);
 }
 
 }  // namespace kagent::profiler

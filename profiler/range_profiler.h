@@ -97,7 +97,9 @@ class RangeProfiler {
   std::unique_ptr<Setup> setup_;
 };
 
-// One-off: RangeProfiler(options).profile(run_once, before_pass).
+// One-off: RangeProfiler(options).profile(run_once, before_pass), its session ended on return.
+// CUPTI allows one range profiler session per context: while a RangeProfiler keeps its
+// session, another one on the same context fails (status "error", with CUPTI's words).
 RangeProfileResult profile_ranges(const std::function<void()>& run_once, const std::function<void()>& before_pass,
                                   const RangeProfilerOptions& options = {});
 

@@ -66,7 +66,9 @@ part3)
   # The guard suite whole, and the profiler's cost on the examples part1 had no time for.
   timeout 170 $B/tests/gpu/kagent_guard_suite_tests > "$OUT/guard.txt" 2>&1
   echo "guard rc=$? $(t)"; grep -E "Guard suite:|^FAIL|side_stream_softmax|leftover_private" "$OUT/guard.txt" | sort -u | head -8 | cut -c1-300
-  timeout 230 $B/profiler_cost --repeats 6 --fresh 1 --examples gemm_bias_relu,conv_block \
+  timeout 60 $B/tests/gpu/kagent_profiler_gpu_tests > "$OUT/profiler_gpu.txt" 2>&1
+  echo "profiler gpu rc=$? $(t)"; grep -E "profiler gpu:|range profiler:|test cases" "$OUT/profiler_gpu.txt" | head -4
+  timeout 200 $B/profiler_cost --repeats 4 --fresh 1 --examples gemm_bias_relu,conv_block \
     --json "$OUT/profiler_cost.json" > "$OUT/profiler_cost.txt" 2>&1
   echo "profiler_cost rc=$? $(t)"; cat "$OUT/profiler_cost.txt"
   ;;

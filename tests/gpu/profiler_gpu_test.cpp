@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -249,7 +250,8 @@ TEST_CASE("range profiler: reused across calls, a failing call passes its except
   KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
   RangeProfilerOptions opts;
   opts.metrics = {metric::kDuration, metric::kDramRead, metric::kDramWrite};
-  RangeProfiler profiler(opts);
+  std::optional<RangeProfiler> kept(std::in_place, opts);  // keeps its session: ended below before the one-offs
+  RangeProfiler& profiler = *kept;
   // Nothing launched: no ranges, and no exception either way.
   const RangeProfileResult empty = profiler.profile([] {}, nullptr);
   CHECK(empty.ranges.empty());
@@ -269,6 +271,7 @@ TEST_CASE("range profiler: reused across calls, a failing call passes its except
   const RangeProfileResult third = profiler.profile([&] { buf.scale_bias(); }, nullptr);
   REQUIRE(third.available);
   CHECK(third.ranges.size() == 1);
+  kept.reset();  // one range profiler session per context
   std::printf("range profiler: first call %.3f s (host setup), reused %.3f s, one-off %.3f s\n", empty.seconds,
               third.seconds, profile_ranges([&] { buf.scale_bias(); }, nullptr, opts).seconds);
   // A metric this chip does not know is dropped with the reason, the rest collected.
