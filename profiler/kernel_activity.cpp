@@ -14,7 +14,7 @@ namespace kagent::profiler {
 
 struct KernelActivity::State {
   std::vector<KernelRecord> records;  // guarded by g_mutex below
-  std::vector<MemsetRecord> memsets;
+  std::vector<CopyRecord> copies;
   size_t dropped = 0;
 };
 
@@ -58,7 +58,7 @@ KernelRecord to_record(const CUpti_ActivityKernel10& k) {
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid_size) {
   std::unique_ptr<uint8_t, decltype(&std::free)> owned(buffer, &std::free);
   std::vector<KernelRecord> parsed;
-  std::vector<MemsetRecord> memsets;
+  std::vector<CopyRecord> copies;
   CUpti_Activity* record = nullptr;
   // Iteration ends with CUPTI_ERROR_MAX_LIMIT_REACHED; any other error also ends the buffer.
   while (buffer && cuptiActivityGetNextRecord(buffer, valid_size, &record) == CUPTI_SUCCESS) {
@@ -66,10 +66,10 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       parsed.push_back(to_record(*reinterpret_cast<const CUpti_ActivityKernel10*>(record)));
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMSET) {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
-      memsets.push_back({false, m.start, m.end, m.bytes, m.value, m.streamId, m.correlationId});
+      copies.push_back({false, m.start, m.end, m.bytes, m.value, m.streamId, m.correlationId});
     } else if (record->kind == CUPTI_ACTIVITY_KIND_MEMCPY) {
       const auto& m = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
-      memsets.push_back({true, m.start, m.end, m.bytes, 0, m.streamId, m.correlationId});
+      copies.push_back({true, m.start, m.end, m.bytes, 0, m.streamId, m.correlationId});
     }
   }
   size_t dropped = 0;
@@ -79,7 +79,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   g_active->dropped += dropped;
   g_active->records.insert(g_active->records.end(), std::make_move_iterator(parsed.begin()),
                            std::make_move_iterator(parsed.end()));
-  g_active->memsets.insert(g_active->memsets.end(), memsets.begin(), memsets.end());
+  g_active->copies.insert(g_active->copies.end(), copies.begin(), copies.end());
 }
 
 void synchronize(const char* when) {
@@ -94,7 +94,7 @@ void synchronize(const char* when) {
 
 double KernelRecord::duration_ms() const { return end_ns > start_ns ? static_cast<double>(end_ns - start_ns) * 1e-6 : 0.0; }
 
-KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>()), memsets_(memsets) {
+KernelActivity::KernelActivity(bool copies) : state_(std::make_unique<State>()), copies_(copies) {
   {
     std::lock_guard lock(g_mutex);
     if (g_active) throw ProfilerError("another KernelActivity is live (CUPTI's activity callbacks are process-wide)");
@@ -103,7 +103,7 @@ KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>())
   try {
     KAGENT_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
     KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
-    if (memsets_) {
+    if (copies_) {
       KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
       KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
     }
@@ -119,7 +119,7 @@ KernelActivity::KernelActivity(bool memsets) : state_(std::make_unique<State>())
 KernelActivity::~KernelActivity() {
   // No device synchronisation here: the context may be broken; unfinished records are dropped.
   (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-  if (memsets_) {
+  if (copies_) {
     (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
     (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
   }
@@ -133,17 +133,17 @@ void KernelActivity::start() {
   KAGENT_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::lock_guard lock(g_mutex);
   state_->records.clear();
-  state_->memsets.clear();
+  state_->copies.clear();
   state_->dropped = 0;
 }
 
-std::vector<MemsetRecord> KernelActivity::take_memsets() {
-  std::vector<MemsetRecord> out;
+std::vector<CopyRecord> KernelActivity::take_copies() {
+  std::vector<CopyRecord> out;
   {
     std::lock_guard lock(g_mutex);
-    out.swap(state_->memsets);
+    out.swap(state_->copies);
   }
-  std::sort(out.begin(), out.end(), [](const MemsetRecord& a, const MemsetRecord& b) { return a.start_ns < b.start_ns; });
+  std::sort(out.begin(), out.end(), [](const CopyRecord& a, const CopyRecord& b) { return a.start_ns < b.start_ns; });
   return out;
 }
 

@@ -32,7 +32,7 @@ struct KernelRecord {
 
 // A memset or memcpy as CUPTI saw it (CUPTI_ACTIVITY_KIND_MEMSET/MEMCPY, only when asked for):
 // the side-stream guard's marker and snapshot, in the same clock as the kernels.
-struct MemsetRecord {
+struct CopyRecord {
   bool memcpy = false;  // false: a memset
   uint64_t start_ns = 0, end_ns = 0;
   uint64_t bytes = 0;
@@ -45,16 +45,16 @@ struct MemsetRecord {
 // throws. RAII: the destructor disables the activity kind and flushes.
 class KernelActivity {
  public:
-  // Throws ProfilerError with CUPTI's message if it cannot be enabled. `memsets`: also record
-  // memsets and memcpys (take_memsets()).
-  explicit KernelActivity(bool memsets = false);
+  // Throws ProfilerError with CUPTI's message if it cannot be enabled. `copies`: also record
+  // memsets and memcpys (take_copies()).
+  explicit KernelActivity(bool copies = false);
   ~KernelActivity();
   KernelActivity(const KernelActivity&) = delete;
   KernelActivity& operator=(const KernelActivity&) = delete;
 
   void start();                       // cudaDeviceSynchronize + flush; earlier records are dropped
   std::vector<KernelRecord> stop();   // cudaDeviceSynchronize + cuptiActivityFlushAll; records since start(), by start time
-  std::vector<MemsetRecord> take_memsets();  // memsets and memcpys between start() and stop(), by start time
+  std::vector<CopyRecord> take_copies();  // memsets and memcpys between start() and stop(), by start time
   static uint64_t now_ns();           // cuptiGetTimestamp
 
   // Records CUPTI could not store (no buffer space) since start(); non-zero means stop() is incomplete.
@@ -64,7 +64,7 @@ class KernelActivity {
 
  private:
   std::unique_ptr<State> state_;
-  bool memsets_ = false;
+  bool copies_ = false;
 };
 
 }  // namespace kagent::profiler

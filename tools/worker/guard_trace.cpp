@@ -36,8 +36,8 @@ at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
 constexpr size_t kMarkerBytes = 4;
 constexpr int kMarkerValue = 0x6b;
 
-const profiler::MemsetRecord* find_marker(const std::vector<profiler::MemsetRecord>& ops) {
-  const profiler::MemsetRecord* marker = nullptr;
+const profiler::CopyRecord* find_marker(const std::vector<profiler::CopyRecord>& ops) {
+  const profiler::CopyRecord* marker = nullptr;
   for (const auto& m : ops)
     if (!m.memcpy && m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(kMarkerValue) &&
         (!marker || m.correlation_id > marker->correlation_id))
@@ -75,7 +75,7 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   std::optional<profiler::KernelActivity> activity;
   if (trace) {
     try {
-      activity.emplace(/*memsets=*/true);
+      activity.emplace(/*copies=*/true);
       activity->start();
     } catch (const profiler::ProfilerError& e) {
       activity.reset();
@@ -131,8 +131,8 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
       call.kernels = activity->stop();
       // The records of this call only: everything of the first call ended before it began.
       std::erase_if(*call.kernels, [&](const profiler::KernelRecord& k) { return k.start_ns < call.host_call_ns; });
-      call.copies = activity->take_memsets();
-      std::erase_if(call.copies, [&](const profiler::MemsetRecord& m) { return m.start_ns < call.host_call_ns; });
+      call.copies = activity->take_copies();
+      std::erase_if(call.copies, [&](const profiler::CopyRecord& m) { return m.start_ns < call.host_call_ns; });
       if (const auto* m = find_marker(call.copies)) {
         call.marker_start_ns = m->start_ns;
         call.marker_stream = m->stream_id;

@@ -28,7 +28,7 @@ struct TracedCall {
   uint32_t marker_stream = 0;
   // Host moments in CUPTI's clock, for the timeline: forward called, forward returned.
   uint64_t host_call_ns = 0, host_return_ns = 0;
-  std::vector<profiler::MemsetRecord> copies;  // memsets and memcpys of the call (marker, snapshot)
+  std::vector<profiler::CopyRecord> copies;  // memsets and memcpys of the call (marker, snapshot)
   // Kernels, copies and host moments, for the worker's log when a kernel ran off the current stream
   // (or KAGENT_GUARD_TIMELINE=1).
   std::string timeline;

@@ -11,15 +11,12 @@
 
 #include "profiler/profile_capture.h"
 #include "profiler/profile_text.h"
+#include "worker/cut_text.h"
 #include "worker/evaluator.h"
 
 namespace kagent::worker {
 
 namespace {
-
-std::string cut(const std::string& s, size_t limit) {
-  return s.size() <= limit ? s : s.substr(0, limit) + fmt::format(" [... cut {} bytes]", s.size() - limit);
-}
 
 int64_t tensor_bytes(const Values& values) {
   int64_t n = 0;
@@ -39,9 +36,10 @@ profiler::RangeProfilerOptions counter_options() {
 
 ProfilePhase::ProfilePhase() : counters_(counter_options()) {}
 
-L2Flush& ProfilePhase::flush() {
+void ProfilePhase::flush_l2() {
   if (!flush_) flush_.emplace();
-  return *flush_;
+  flush_->flush(nullptr);
+  check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
 }
 
 void ProfilePhase::warm_up() {
@@ -54,11 +52,7 @@ void ProfilePhase::warm_up() {
       t.add_(1);
       check_cuda(cudaDeviceSynchronize(), "profiler warm-up");
     };
-    const auto before = [&] {
-      flush().flush(nullptr);
-      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
-    };
-    const profiler::ProfileCapture cap = profiler::capture_profile(run_once, before, {}, &counters_);
+    const profiler::ProfileCapture cap = profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
     std::fprintf(stderr, "kagent-worker: profiler warmed up in %.2f s (counters: %s%s%s)\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                  cap.counters.status.c_str(), cap.counters.reason.empty() ? "" : ": ", cap.counters.reason.c_str());
@@ -82,21 +76,18 @@ nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyO
       output_bytes = 0;
       for (const auto& t : run_checked(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
     };
-    const auto before = [&] {
-      flush().flush(nullptr);
-      check_cuda(cudaDeviceSynchronize(), "L2 flush before profiling");
-    };
-    const profiler::ProfileCapture capture = profiler::capture_profile(run_once, before, {}, &counters_);
+    const profiler::ProfileCapture capture =
+        profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
     ctx.io_bytes += output_bytes;
     p = profiler::build_profile(capture, ctx);
     warm_ = true;
   } catch (const CudaFatalError& e) {
     fatal = true;
-    p = {{"error", cut(e.what(), 500)}};
+    p = {{"error", cut_text(e.what(), 500)}};
   } catch (const PythonError& e) {
-    p = {{"error", cut(e.message, 500)}};
+    p = {{"error", cut_text(e.message, 500)}};
   } catch (const std::exception& e) {
-    p = {{"error", cut(e.what(), 500)}};
+    p = {{"error", cut_text(e.what(), 500)}};
   }
   p["text"] = profiler::render_profile_text(p);
   p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

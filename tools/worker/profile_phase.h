@@ -32,7 +32,7 @@ class ProfilePhase {
                      const nlohmann::json& device, int64_t seed, bool& fatal);
 
  private:
-  L2Flush& flush();
+  void flush_l2();  // before each profiled call, as before every timed one
 
   profiler::RangeProfiler counters_;
   std::optional<L2Flush> flush_;  // made on first use: it needs the CUDA context

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "worker/baselines.h"
+#include "worker/cut_text.h"
 #include "worker/evaluator.h"
 #include "worker/guard_pass.h"
 
@@ -16,11 +17,6 @@ namespace {
 
 nlohmann::json error_reply(const std::string& kind, const std::string& message) {
   return {{"ok", false}, {"error", {{"kind", kind}, {"message", message}}}};
-}
-
-std::string cut(const std::string& s, size_t limit = 4000) {
-  if (s.size() <= limit) return s;
-  return s.substr(0, limit) + fmt::format("\n[... cut {} bytes]", s.size() - limit);
 }
 
 // Problem-loading failures carry a kind from the Python side; map them onto a verdict.
@@ -144,12 +140,12 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
                : e.kind == "invalid"     ? Status::Invalid
                                          : Status::RuntimeError;
     r.message = e.kind == "compile_error" ? "load_inline failed to build the extension" : e.message;
-    r.runtime_error = cut(e.message + (e.traceback.empty() ? "" : "\n" + e.traceback));
+    r.runtime_error = cut_text(e.message + (e.traceback.empty() ? "" : "\n" + e.traceback));
     if (r.status == Status::CompileError) {
       CompileInfo ci;
       ci.ok = false;
-      ci.errors = cut(e.message, 3000);
-      ci.log = cut(e.message, 20000);
+      ci.errors = cut_text(e.message, 3000);
+      ci.log = cut_text(e.message, 20000);
       r.compile = ci;
     }
     return finish();
@@ -190,16 +186,16 @@ nlohmann::json WorkerService::evaluate(const nlohmann::json& request) {
     r.status = Status::RuntimeError;
     r.reason = reason::kCudaFatal;
     r.message = "CUDA error in the candidate; the worker is replaced";
-    r.runtime_error = cut(e.what());
+    r.runtime_error = cut_text(e.what());
   } catch (const PythonError& e) {
     r.status = Status::RuntimeError;
     r.message = e.message.substr(0, 300);
-    r.runtime_error = cut(e.message + "\n" + e.traceback);
+    r.runtime_error = cut_text(e.message + "\n" + e.traceback);
   } catch (const std::exception& e) {
     r.status = Status::RuntimeError;
     std::string what = e.what();
     r.message = what.substr(0, what.find('\n')).substr(0, 300);
-    r.runtime_error = cut(what);
+    r.runtime_error = cut_text(what);
   }
   return finish();
 }
