@@ -4,20 +4,6 @@
 
 namespace kagent::profiler {
 
-std::string cupti_message(CUptiResult result) {
-  const char* name = nullptr;
-  const char* text = nullptr;
-  std::string out = cuptiGetResultString(result, &name) == CUPTI_SUCCESS && name ? name
-                                                                                  : "CUPTI error " + std::to_string(result);
-  if (cuptiGetErrorMessage(result, &text) == CUPTI_SUCCESS && text && *text) out += std::string(": ") + text;
-  return out;
-}
-
-void cupti_check(CUptiResult result, const char* call) {
-  if (result == CUPTI_SUCCESS) return;
-  throw CuptiError(result, std::string(call) + " failed: " + cupti_message(result));
-}
-
 bool counters_not_permitted(CUptiResult result) {
   switch (result) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:

@@ -1,26 +1,12 @@
-// Every CUPTI call in the profiler goes through KAGENT_CUPTI_CHECK: a failure throws
-// CuptiError naming the call with CUPTI's own words, and keeps the result code so that
-// callers can tell "counters not permitted here" from a real fault.
+// CUPTI helpers beyond error checking (which is cuda/cuda_error.h's): which result codes
+// mean "hardware counters are not allowed here", and parameter structs made ready to pass.
 #pragma once
 
 #include <cstddef>
-#include <string>
 
 #include <cupti_result.h>
 
-#include "profiler/profiler_error.h"
-
 namespace kagent::profiler {
-
-struct CuptiError : ProfilerError {
-  CuptiError(CUptiResult code, const std::string& what) : ProfilerError(what), code(code) {}
-  CUptiResult code;
-};
-
-// "CUPTI_ERROR_X: <CUPTI's description>" for a result code.
-std::string cupti_message(CUptiResult result);
-
-void cupti_check(CUptiResult result, const char* call);
 
 // True for results that mean "this machine does not allow or support hardware counters"
 // (privileges, virtualisation, MIG, confidential computing, ...), as opposed to a bug.
@@ -37,4 +23,3 @@ Params cupti_params(size_t struct_size) {
 }  // namespace kagent::profiler
 
 #define KAGENT_CUPTI_PARAMS(Type) ::kagent::profiler::cupti_params<Type>(Type##_STRUCT_SIZE)
-#define KAGENT_CUPTI_CHECK(expr) ::kagent::profiler::cupti_check((expr), #expr)

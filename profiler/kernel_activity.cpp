@@ -7,7 +7,9 @@
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 
+#include "cuda/cuda_error.h"
 #include "profiler/cupti_check.h"
+#include "profiler/profiler_error.h"
 #include "profiler/kernel_names.h"
 
 namespace kagent::profiler {
@@ -82,13 +84,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   g_active->copies.insert(g_active->copies.end(), copies.begin(), copies.end());
 }
 
-void synchronize(const char* when) {
-  const cudaError_t err = cudaDeviceSynchronize();
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw ProfilerError(std::string("cudaDeviceSynchronize ") + when + " failed: " + cudaGetErrorString(err));
-  }
-}
+void synchronize(const char* when) { cuda::check(cudaDeviceSynchronize(), when); }
 
 }  // namespace
 
@@ -101,11 +97,11 @@ KernelActivity::KernelActivity(bool copies) : state_(std::make_unique<State>()),
     g_active = state_.get();
   }
   try {
-    KAGENT_CUPTI_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
-    KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
+    KAGENT_CUDA_CHECK(cuptiActivityRegisterCallbacks(&buffer_requested, &buffer_completed));
+    KAGENT_CUDA_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL));
     if (copies_) {
-      KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
-      KAGENT_CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
+      KAGENT_CUDA_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET));
+      KAGENT_CUDA_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY));
     }
   } catch (...) {
     (void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
@@ -130,7 +126,7 @@ KernelActivity::~KernelActivity() {
 
 void KernelActivity::start() {
   synchronize("before tracing");
-  KAGENT_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  KAGENT_CUDA_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::lock_guard lock(g_mutex);
   state_->records.clear();
   state_->copies.clear();
@@ -149,7 +145,7 @@ std::vector<CopyRecord> KernelActivity::take_copies() {
 
 std::vector<KernelRecord> KernelActivity::stop() {
   synchronize("after tracing");
-  KAGENT_CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+  KAGENT_CUDA_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
   std::vector<KernelRecord> out;
   {
     std::lock_guard lock(g_mutex);
@@ -168,7 +164,7 @@ size_t KernelActivity::dropped() const {
 
 uint64_t KernelActivity::now_ns() {
   uint64_t t = 0;
-  KAGENT_CUPTI_CHECK(cuptiGetTimestamp(&t));
+  KAGENT_CUDA_CHECK(cuptiGetTimestamp(&t));
   return t;
 }
 

@@ -45,7 +45,7 @@ struct CopyRecord {
 // throws. RAII: the destructor disables the activity kind and flushes.
 class KernelActivity {
  public:
-  // Throws ProfilerError with CUPTI's message if it cannot be enabled. `copies`: also record
+  // Throws cuda::Error with CUPTI's message if it cannot be enabled. `copies`: also record
   // memsets and memcpys (take_copies()).
   explicit KernelActivity(bool copies = false);
   ~KernelActivity();

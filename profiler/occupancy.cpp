@@ -3,15 +3,13 @@
 #include <cuda_occupancy.h>
 #include <cuda_runtime_api.h>
 
+#include "cuda/cuda_error.h"
+
 namespace kagent::profiler {
 
 DeviceLimits device_limits(int device) {
   cudaDeviceProp p{};
-  const cudaError_t err = cudaGetDeviceProperties(&p, device);
-  if (err != cudaSuccess) {
-    (void)cudaGetLastError();
-    throw ProfilerError(std::string("cudaGetDeviceProperties failed: ") + cudaGetErrorString(err));
-  }
+  KAGENT_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
   DeviceLimits d;
   d.cc_major = p.major;
   d.cc_minor = p.minor;

@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "cuda/cuda_error.h"
+
 namespace kagent::profiler {
 
 ProfileCapture capture_profile(const std::function<void()>& run_once, const std::function<void()>& before_call,
@@ -20,7 +22,7 @@ ProfileCapture capture_profile(const std::function<void()>& run_once, const std:
   if (cudaGetDevice(&device) == cudaSuccess) {
     try {
       cap.limits = device_limits(device);
-    } catch (const ProfilerError&) {
+    } catch (const cuda::Error&) {
       // occupancy is left out; the rest of the profile stands
     }
   } else {

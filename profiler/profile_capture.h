@@ -18,7 +18,7 @@ struct CaptureOptions {
 // `run_once` calls the candidate once; `before_call` (e.g. an L2 flush, may be empty) runs
 // before each profiled call, outside the traced window. `counters`: a RangeProfiler kept by
 // the caller across candidates (its host-side setup is reused), or null for a fresh one with
-// options.range. Throws ProfilerError when kernel activity cannot be traced; counter failures
+// options.range. Throws cuda::Error when kernel activity cannot be traced; counter failures
 // come back in capture.counters; exceptions from run_once pass through.
 ProfileCapture capture_profile(const std::function<void()>& run_once, const std::function<void()>& before_call,
                                const CaptureOptions& options = {}, RangeProfiler* counters = nullptr);

@@ -1,4 +1,4 @@
-// The one exception type of the profiler: CUPTI or CUDA refused something. Callers in the
+// The profiler's own failures (a failed CUDA or CUPTI call is a cuda::Error). Callers in the
 // worker turn it into profile = {"error": ...}; it never changes a verdict.
 #pragma once
 

@@ -13,7 +13,9 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include "cuda/cuda_error.h"
 #include "profiler/cupti_check.h"
+#include "profiler/profiler_error.h"
 
 namespace kagent::profiler {
 
@@ -41,7 +43,7 @@ class HostObject {
     p.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     p.pChipName = chip.c_str();
     p.pCounterAvailabilityImage = availability.data();
-    KAGENT_CUPTI_CHECK(cuptiProfilerHostInitialize(&p));
+    KAGENT_CUDA_CHECK(cuptiProfilerHostInitialize(&p));
     host_ = p.pHostObject;
   }
   ~HostObject() {
@@ -58,7 +60,7 @@ class HostObject {
     p.pMetricName = name.c_str();
     const CUptiResult r = cuptiProfilerHostGetMetricProperties(&p);
     if (r == CUPTI_ERROR_INVALID_METRIC_NAME) return false;
-    KAGENT_CUPTI_CHECK(r);
+    KAGENT_CUDA_CHECK(r);
     return true;
   }
 
@@ -68,16 +70,16 @@ class HostObject {
     add.pHostObject = host_;
     add.ppMetricNames = names.data();
     add.numMetrics = names.size();
-    KAGENT_CUPTI_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
+    KAGENT_CUDA_CHECK(cuptiProfilerHostConfigAddMetrics(&add));
     auto size = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImageSize_Params);
     size.pHostObject = host_;
-    KAGENT_CUPTI_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
+    KAGENT_CUDA_CHECK(cuptiProfilerHostGetConfigImageSize(&size));
     std::vector<uint8_t> image(size.configImageSize);
     auto get = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetConfigImage_Params);
     get.pHostObject = host_;
     get.configImageSize = image.size();
     get.pConfigImage = image.data();
-    KAGENT_CUPTI_CHECK(cuptiProfilerHostGetConfigImage(&get));
+    KAGENT_CUDA_CHECK(cuptiProfilerHostGetConfigImage(&get));
     return image;
   }
 
@@ -92,7 +94,7 @@ class HostObject {
     p.ppMetricNames = names.data();
     p.numMetrics = names.size();
     p.pMetricValues = values.data();
-    KAGENT_CUPTI_CHECK(cuptiProfilerHostEvaluateToGpuValues(&p));
+    KAGENT_CUDA_CHECK(cuptiProfilerHostEvaluateToGpuValues(&p));
     return values;
   }
 
@@ -112,20 +114,13 @@ using range_detail::HostObject;
 
 namespace {
 
-void cuda_call(cudaError_t err, const char* what) {
-  if (err == cudaSuccess) return;
-  (void)cudaGetLastError();
-  throw ProfilerError(std::string(what) + " failed: " + cudaGetErrorString(err));
-}
-
 // Driver API entry points through the runtime, so that nothing links libcuda.so (absent on
 // machines without a driver, where the CPU tests still load this library).
 template <class Fn>
 Fn driver_entry(const char* symbol) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  cuda_call(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found),
-            "cudaGetDriverEntryPointByVersion");
+  KAGENT_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found));
   if (found != cudaDriverEntryPointSuccess || !fn) throw ProfilerError(std::string("the driver lacks ") + symbol);
   return reinterpret_cast<Fn>(fn);
 }
@@ -138,12 +133,13 @@ struct CurrentContext {
 
 CurrentContext current_context() {
   CurrentContext c;
-  cuda_call(cudaGetDevice(&c.ordinal), "cudaGetDevice");
-  cuda_call(cudaFree(nullptr), "cudaFree(0)");  // makes the device's primary context current
+  KAGENT_CUDA_CHECK(cudaGetDevice(&c.ordinal));
+  KAGENT_CUDA_CHECK(cudaFree(nullptr));  // makes the device's primary context current
   const auto get_ctx = driver_entry<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
   const auto get_dev = driver_entry<CUresult (*)(CUdevice*)>("cuCtxGetDevice");
-  if (get_ctx(&c.ctx) != CUDA_SUCCESS || !c.ctx) throw ProfilerError("no current CUDA context");
-  if (get_dev(&c.device) != CUDA_SUCCESS) throw ProfilerError("cuCtxGetDevice failed");
+  KAGENT_CUDA_CHECK(get_ctx(&c.ctx));
+  if (!c.ctx) throw ProfilerError("no current CUDA context");
+  KAGENT_CUDA_CHECK(get_dev(&c.device));
   return c;
 }
 
@@ -152,7 +148,7 @@ class ProfilerInit {
  public:
   ProfilerInit() {
     auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Initialize_Params);
-    KAGENT_CUPTI_CHECK(cuptiProfilerInitialize(&p));
+    KAGENT_CUDA_CHECK(cuptiProfilerInitialize(&p));
   }
   ~ProfilerInit() {
     auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_DeInitialize_Params);
@@ -167,7 +163,7 @@ std::string support_problem(CUdevice device) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_DeviceSupported_Params);
   p.cuDevice = device;
   p.api = CUPTI_PROFILER_RANGE_PROFILING;
-  KAGENT_CUPTI_CHECK(cuptiProfilerDeviceSupported(&p));
+  KAGENT_CUDA_CHECK(cuptiProfilerDeviceSupported(&p));
   if (p.isSupported == CUPTI_PROFILER_CONFIGURATION_SUPPORTED) return {};
   std::string why;
   auto note = [&](CUpti_Profiler_Support_Level level, const char* what) {
@@ -187,17 +183,17 @@ std::string support_problem(CUdevice device) {
 std::string chip_name(int ordinal) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_Device_GetChipName_Params);
   p.deviceIndex = static_cast<size_t>(ordinal);
-  KAGENT_CUPTI_CHECK(cuptiDeviceGetChipName(&p));
+  KAGENT_CUDA_CHECK(cuptiDeviceGetChipName(&p));
   return p.pChipName ? p.pChipName : "";
 }
 
 std::vector<uint8_t> counter_availability(CUcontext ctx) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_GetCounterAvailability_Params);
   p.ctx = ctx;
-  KAGENT_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&p));  // size first
+  KAGENT_CUDA_CHECK(cuptiProfilerGetCounterAvailability(&p));  // size first
   std::vector<uint8_t> image(p.counterAvailabilityImageSize);
   p.pCounterAvailabilityImage = image.data();
-  KAGENT_CUPTI_CHECK(cuptiProfilerGetCounterAvailability(&p));
+  KAGENT_CUDA_CHECK(cuptiProfilerGetCounterAvailability(&p));
   image.resize(p.counterAvailabilityImageSize);
   return image;
 }
@@ -206,7 +202,7 @@ size_t num_passes(std::vector<uint8_t>& config) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_Profiler_Host_GetNumOfPasses_Params);
   p.configImageSize = config.size();
   p.pConfigImage = config.data();
-  KAGENT_CUPTI_CHECK(cuptiProfilerHostGetNumOfPasses(&p));
+  KAGENT_CUDA_CHECK(cuptiProfilerHostGetNumOfPasses(&p));
   return p.numOfPasses;
 }
 
@@ -216,7 +212,7 @@ class RangeSession {
   explicit RangeSession(CUcontext ctx) {
     auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Enable_Params);
     p.ctx = ctx;
-    KAGENT_CUPTI_CHECK(cuptiRangeProfilerEnable(&p));
+    KAGENT_CUDA_CHECK(cuptiRangeProfilerEnable(&p));
     object_ = p.pRangeProfilerObject;
   }
   ~RangeSession() {
@@ -240,13 +236,13 @@ std::vector<uint8_t> counter_data_image(CUpti_RangeProfiler_Object* object, std:
   size.numMetrics = names.size();
   size.maxNumOfRanges = max_ranges;
   size.maxNumRangeTreeNodes = static_cast<uint32_t>(max_ranges);
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
   std::vector<uint8_t> image(size.counterDataSize, 0);
   auto init = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_CounterDataImage_Initialize_Params);
   init.pRangeProfilerObject = object;
   init.counterDataSize = image.size();
   init.pCounterData = image.data();
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
   return image;
 }
 
@@ -257,14 +253,14 @@ void reinitialize_counter_data(CUpti_RangeProfiler_Object* object, std::vector<u
   init.pRangeProfilerObject = object;
   init.counterDataSize = image.size();
   init.pCounterData = image.data();
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
 }
 
 // Returns whether CUPTI has all passes it needs.
 bool stop(CUpti_RangeProfiler_Object* object) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
   p.pRangeProfilerObject = object;
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerStop(&p));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerStop(&p));
   return p.isAllPassSubmitted != 0;
 }
 
@@ -422,7 +418,7 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&set));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerSetConfig(&set));
   clock.mark("config");
 
   bool all_submitted = false;
@@ -431,11 +427,11 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
     clock.mark("flush");
     auto start = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Start_Params);
     start.pRangeProfilerObject = s.session->get();
-    KAGENT_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+    KAGENT_CUDA_CHECK(cuptiRangeProfilerStart(&start));
     clock.mark("start");
     try {
       run_once();
-      cuda_call(cudaDeviceSynchronize(), "cudaDeviceSynchronize after the profiled call");
+      KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
       clock.mark("call");
     } catch (...) {
       auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
@@ -450,14 +446,14 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
 
   auto decode = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_DecodeData_Params);
   decode.pRangeProfilerObject = s.session->get();
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerDecodeData(&decode));
   res.ranges_dropped = decode.numOfRangeDropped;
   clock.mark("decode");
 
   auto info = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
   info.pCounterDataImage = s.counter_data.data();
   info.counterDataImageSize = s.counter_data.size();
-  KAGENT_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
   for (size_t i = 0; i < info.numTotalRanges; ++i) {
     const std::vector<double> values = s.host->evaluate(s.counter_data, i, names);
     std::map<std::string, double> range;
@@ -476,10 +472,15 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
   RangeProfileResult res;
   try {
     run(run_once, before_pass, res);
-  } catch (const ProfilerError& e) {
-    const auto* cupti = dynamic_cast<const CuptiError*>(&e);
+  } catch (const cuda::ContextLost&) {
+    setup_.reset();
+    throw;  // the worker must be replaced: not a profiler matter
+  } catch (const std::runtime_error& e) {  // cuda::Error or ProfilerError
+    const auto* cupti = dynamic_cast<const cuda::Error*>(&e);
     res = RangeProfileResult{};
-    res.status = cupti && counters_not_permitted(cupti->code) ? "not_permitted" : "error";
+    res.status = cupti && cupti->api() == cuda::Api::Cupti && counters_not_permitted(static_cast<CUptiResult>(cupti->code()))
+                     ? "not_permitted"
+                     : "error";
     res.reason = e.what();
     setup_.reset();  // a failure may leave the host side half built; start over next time
   }

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/eval_flags.h"
 #include "common/files.h"
-#include "common/paths.h"
 #include "evaluation/evaluation_session.h"
 #include "result/eval_report.h"
 #include "result/exit_status.h"
@@ -20,13 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 struct EvalArgs {
-  std::string problem, candidate, format, arch, cache_dir;
-  bool json = false, no_profile = false, no_timing = false, no_baselines = false, no_compile_baseline = false, no_compile_cache = false;
-  int trials = 5;
-  int64_t seed = 42;
-  std::optional<double> atol, rtol;
-  double timeout_s = 180;
-  std::optional<int> gpu;
+  std::string problem, candidate, format;
+  bool json = false, verbose = false;
+  EvalFlags eval;
 };
 
 // Prints the result the way the user asked, returns its exit status.
@@ -38,7 +34,7 @@ int finish(const EvalArgs& a, EvalResult r, const std::string& title, double sta
     j["exit_status"] = code;
     std::cout << j.dump(2) << std::endl;
   } else {
-    std::cout << render_eval_report(r, title);
+    std::cout << render_eval_report(r, title, a.verbose);
   }
   return code;
 }
@@ -70,22 +66,7 @@ int run_eval(const EvalArgs& a) {
   const std::string format = a.format.empty() ? (fs::path(a.candidate).extension() == ".py" ? "kernelbench" : "cuda") : a.format;
   r.format = format;
 
-  EvaluationSettings settings;
-  settings.cache_dir = a.cache_dir.empty() ? cache_root() : a.cache_dir;
-  settings.arch = a.arch;
-  if (a.gpu) settings.gpus = {*a.gpu};
-  settings.timeout_s = a.timeout_s;
-  settings.use_compile_cache = !a.no_compile_cache;
-  settings.options = {{"trials", a.trials},
-                      {"seed", a.seed},
-                      {"measure", !a.no_timing},
-                      {"eager_baseline", !a.no_baselines},
-                      {"compiled_baseline", !a.no_baselines && !a.no_compile_baseline},
-                      {"profile", !a.no_profile},
-                      {"cache_dir", settings.cache_dir}};
-  if (a.atol) settings.options["atol"] = *a.atol;
-  if (a.rtol) settings.options["rtol"] = *a.rtol;
-  EvaluationSession session(settings);
+  EvaluationSession session(evaluation_settings(a.eval));
   if (auto err = session.open(problem)) return fail_line(a, exit_status::for_result(err->result), err->line, err->result);
 
   const std::string title =
@@ -112,19 +93,8 @@ Command add_eval_command(CLI::App& app) {
   sub->add_option("--format", args->format, "cuda | kernelbench (default: from the file extension)")
       ->check(CLI::IsMember({"cuda", "kernelbench"}));
   sub->add_flag("--json", args->json, "print the full result as JSON");
-  sub->add_option("--arch", args->arch, "nvcc target, e.g. sm_90a (default: the worker GPU's own)");
-  sub->add_option("--trials", args->trials, "correctness trials with fresh inputs (default 5)")->check(CLI::Range(1, 1000));
-  sub->add_option("--seed", args->seed, "seed for weights and inputs (default 42)");
-  sub->add_option("--atol", args->atol, "absolute tolerance for every dtype (default per dtype)");
-  sub->add_option("--rtol", args->rtol, "relative tolerance for every dtype (default per dtype)");
-  sub->add_flag("--no-timing", args->no_timing, "check correctness only");
-  sub->add_flag("--no-profile", args->no_profile, "skip the CUPTI profile of a correct candidate");
-  sub->add_flag("--no-baselines", args->no_baselines, "do not time eager or torch.compile");
-  sub->add_flag("--no-compile-baseline", args->no_compile_baseline, "do not time torch.compile");
-  sub->add_option("--timeout", args->timeout_s, "seconds before a hanging evaluation is killed (default 180)");
-  sub->add_option("--gpu", args->gpu, "GPU index for the worker (CUDA_VISIBLE_DEVICES)");
-  sub->add_option("--cache-dir", args->cache_dir, "cache folder for compiled candidates, specs and baselines");
-  sub->add_flag("--no-compile-cache", args->no_compile_cache, "compile even when a cached build exists");
+  sub->add_flag("-v,--verbose", args->verbose, "also print the evaluation's phases: seconds and peak GPU memory");
+  add_eval_flags(*sub, args->eval, /*several_gpus=*/false);
   return {sub, [args] { return run_eval(*args); }};
 }
 

@@ -9,9 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/eval_flags.h"
 #include "cli/live_view.h"
 #include "cli/solve_summary.h"
-#include "common/paths.h"
 #include "evaluation/evaluation_session.h"
 #include "llm/cancel.h"
 #include "llm/llm_config.h"
@@ -25,13 +25,12 @@ namespace fs = std::filesystem;
 namespace {
 
 struct SolveArgs {
-  std::string problem, format = "cuda", history = "kernels", runs_dir = "runs", resume, prompts, cache_dir, arch;
-  int samples = 1, turns = 4, trials = 5;
+  std::string problem, format = "cuda", history = "kernels", runs_dir = "runs", resume, prompts;
+  int samples = 1, turns = 4;
   std::optional<int64_t> history_tokens, max_tokens;
   std::optional<double> target_speedup, max_seconds;
-  double timeout_s = 180;
-  std::vector<int> gpus;
-  bool quiet = false, json = false, no_profile = false, no_compile_baseline = false;
+  bool quiet = false, json = false;
+  EvalFlags eval;
   llm::LlmFlags llm;
 };
 
@@ -58,10 +57,7 @@ nlohmann::json run_config(const SolveArgs& a, const llm::LlmConfig& cfg) {
           {"max_tokens", opt(a.max_tokens)},
           {"max_seconds", opt(a.max_seconds)},
           {"prompts", a.prompts},
-          {"trials", a.trials},
-          {"timeout", a.timeout_s},
-          {"no_profile", a.no_profile},
-          {"no_compile_baseline", a.no_compile_baseline},
+          {"eval", a.eval},
           {"llm", {{"provider", cfg.provider}, {"model", cfg.model}, {"base_url", cfg.base_url}, {"sampling", sampling}}}};
 }
 
@@ -81,10 +77,8 @@ void apply_run_config(SolveArgs& a, const nlohmann::json& c) {
   get("max_tokens", a.max_tokens);
   get("max_seconds", a.max_seconds);
   a.prompts = c.value("prompts", a.prompts);
-  a.trials = c.value("trials", a.trials);
-  a.timeout_s = c.value("timeout", a.timeout_s);
-  a.no_profile = c.value("no_profile", a.no_profile);
-  a.no_compile_baseline = c.value("no_compile_baseline", a.no_compile_baseline);
+  // Runs recorded before the evaluation flags were grouped kept a few of them at the top level.
+  from_json(c.contains("eval") ? c["eval"] : c, a.eval);
   const nlohmann::json llm = c.value("llm", nlohmann::json::object());
   if (!a.llm.provider && llm.contains("provider")) a.llm.provider = llm["provider"].get<std::string>();
   if (!a.llm.model && llm.contains("model") && !llm["model"].get<std::string>().empty())
@@ -139,24 +133,17 @@ int run_solve(SolveArgs a) {
   }
 
   // 3. The problem and the workers.
-  EvaluationSettings es;
-  es.cache_dir = a.cache_dir.empty() ? cache_root() : a.cache_dir;
-  es.arch = a.arch;
-  es.gpus = a.gpus;
-  es.timeout_s = a.timeout_s;
-  es.options = {{"trials", a.trials},
-                {"profile", !a.no_profile},
-                {"compiled_baseline", !a.no_compile_baseline},
-                {"cache_dir", es.cache_dir}};
-  EvaluationSession session(es);
+  EvaluationSession session(evaluation_settings(a.eval));
   if (auto err = session.open(a.problem)) {
     int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
     return fail(code, err->line);
   }
   const ProblemSpec& spec = session.spec();
-  nlohmann::json device = session.device();
-  const bool gpu = device.is_object() && device.value("available", false);
-  if (device.is_null()) return fail(solve_exit::kInternal, "cannot start the worker (see its log)");
+  const auto workers = session.started();
+  if (const auto* err = std::get_if<WorkerError>(&workers))
+    return fail(solve_exit::kInternal, "cannot start the worker: " + err->message);
+  const DeviceInfo device = std::get<DeviceInfo>(workers);
+  const bool gpu = device.available;
   if (!gpu && !a.quiet)
     std::cerr << "kagent solve: warning: no CUDA device visible: answers are compiled and checked, not run\n";
 
@@ -196,13 +183,13 @@ int run_solve(SolveArgs a) {
   fresh.model.sampling.reasoning_effort = llm_cfg.sampling.reasoning_effort;
   fresh.max_turns = a.turns;
   fresh.versions = traj::Versions::from_build();
-  fresh.versions.gpu = gpu ? device.value("name", "") : "";
+  fresh.versions.gpu = gpu ? device.name : "";
 
   // 6. The samples, with the live view.
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   ViewMode mode = a.quiet ? ViewMode::Quiet : a.json ? ViewMode::Quiet : tty ? ViewMode::Table : ViewMode::Lines;
   std::string header = fmt::format("kagent solve  {}  {} sample(s) x {} turn(s)  {}  on {}\nrun  {}", spec.name,
-                                   a.samples, a.turns, client->describe(), gpu ? device.value("name", "GPU") : "no GPU",
+                                   a.samples, a.turns, client->describe(), gpu ? device.name : "no GPU",
                                    store->dir().string());
   LiveView view(mode, std::cout, a.samples, a.turns, header);
   loop::SessionEvaluator evaluator(session, format);
@@ -266,14 +253,7 @@ Command add_solve_command(CLI::App& app) {
   sub->add_option("--runs-dir", a->runs_dir, "where run folders go (default ./runs)");
   sub->add_option("--resume", a->resume, "continue the run in this folder where it stopped");
   sub->add_option("--prompts", a->prompts, "folder of prompt templates replacing prompts/ (same file names)");
-  sub->add_option("--trials", a->trials, "correctness trials per evaluation (default 5)")->check(CLI::Range(1, 1000));
-  sub->add_option("--timeout", a->timeout_s, "seconds before a hanging evaluation is killed (default 180)");
-  sub->add_option("--gpus", a->gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
-      ->delimiter(',');
-  sub->add_option("--arch", a->arch, "nvcc target (default: the GPU's own)");
-  sub->add_option("--cache-dir", a->cache_dir, "cache folder for builds, specs and baselines");
-  sub->add_flag("--no-profile", a->no_profile, "skip the CUPTI profile in the feedback");
-  sub->add_flag("--no-compile-baseline", a->no_compile_baseline, "do not time torch.compile");
+  add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
   sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
   add_llm_flags(*sub, a->llm);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+#include "compiler/nvcc_command.h"
 #include "problem/forward_signature.h"
 #include "result/eval_report.h"
 
@@ -13,25 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-std::string format_bytes(double b) {
-  constexpr double kKi = 1024.0, kMi = kKi * 1024, kGi = kMi * 1024;
-  if (b >= kGi) return fmt::format("{:.1f} GiB", b / kGi);
-  if (b >= kMi) return fmt::format("{:g} MiB", std::round(b / kMi * 10) / 10);
-  if (b >= kKi) return fmt::format("{:g} KiB", std::round(b / kKi * 10) / 10);
-  return fmt::format("{:g} B", b);
-}
+std::string number_or_empty(int64_t n) { return n > 0 ? std::to_string(n) : ""; }
 
-std::string number_or_empty(const json& d, const char* key) {
-  auto it = d.find(key);
-  if (it == d.end() || !it->is_number()) return "";
-  return it->dump();
-}
-
-std::string bytes_or_empty(const json& d, const char* key) {
-  auto it = d.find(key);
-  if (it == d.end() || !it->is_number() || it->get<double>() <= 0) return "";
-  return format_bytes(it->get<double>());
-}
+std::string bytes_or_empty(int64_t n) { return n > 0 ? format_bytes(static_cast<double>(n)) : ""; }
 
 json arg_json(const TensorArg& a) {
   bool tensor = a.kind == ArgKind::Tensor;
@@ -54,7 +40,7 @@ Baselines Baselines::from(const EvalResult& r) {
   return b;
 }
 
-json system_variables(AnswerFormat format, const json& device) {
+json system_variables(AnswerFormat format, const DeviceInfo& device) {
   json v = {{"format", to_string(format)},
             {"gpu", false},
             {"gpu_name", ""},
@@ -68,28 +54,21 @@ json system_variables(AnswerFormat format, const json& device) {
             {"gpu_smem_sm", ""},
             {"gpu_regs_sm", ""},
             {"gpu_threads_sm", ""}};
-  if (!device.is_object() || device.empty()) return v;
+  if (!device.available) return v;
   v["gpu"] = true;
-  v["gpu_name"] = device.value("name", "");
-  v["gpu_sms"] = number_or_empty(device, "sms");
-  v["gpu_memory"] = bytes_or_empty(device, "memory_bytes");
-  v["gpu_l2"] = bytes_or_empty(device, "l2_bytes");
-  if (auto bw = device.find("measured_dram_gbps"); bw != device.end() && bw->is_number() && bw->get<double>() > 0)
-    v["gpu_bandwidth"] = fmt::format("{:.0f} GB/s", bw->get<double>());
-  v["gpu_smem_block"] = bytes_or_empty(device, "shared_memory_per_block_optin");
-  v["gpu_smem_sm"] = bytes_or_empty(device, "shared_memory_per_sm");
-  v["gpu_regs_sm"] = number_or_empty(device, "registers_per_sm");
-  v["gpu_threads_sm"] = number_or_empty(device, "max_threads_per_sm");
-  auto cc = device.find("compute_capability");
-  if (cc != device.end()) {
-    if (cc->is_array() && cc->size() == 2 && (*cc)[0].is_number_integer() && (*cc)[1].is_number_integer()) {
-      int major = (*cc)[0].get<int>(), minor = (*cc)[1].get<int>();
-      v["gpu_cc"] = fmt::format("{}.{}", major, minor);
-      // as kagent compiles (arch_for_compute_capability in tools/compiler): "a" from Hopper on
-      v["gpu_arch"] = fmt::format("sm_{}{}{}", major, minor, major >= 9 ? "a" : "");
-    } else if (cc->is_string()) {
-      v["gpu_cc"] = cc->get<std::string>();
-    }
+  v["gpu_name"] = device.name;
+  v["gpu_sms"] = number_or_empty(device.sms);
+  v["gpu_memory"] = bytes_or_empty(device.memory_bytes);
+  v["gpu_l2"] = bytes_or_empty(device.l2_bytes);
+  if (device.measured_dram_gbps && *device.measured_dram_gbps > 0)
+    v["gpu_bandwidth"] = fmt::format("{:.0f} GB/s", *device.measured_dram_gbps);
+  v["gpu_smem_block"] = bytes_or_empty(device.shared_memory_per_block_optin);
+  v["gpu_smem_sm"] = bytes_or_empty(device.shared_memory_per_sm);
+  v["gpu_regs_sm"] = number_or_empty(device.registers_per_sm);
+  v["gpu_threads_sm"] = number_or_empty(device.max_threads_per_sm);
+  if (device.cc_major > 0) {
+    v["gpu_cc"] = fmt::format("{}.{}", device.cc_major, device.cc_minor);
+    v["gpu_arch"] = arch_for_compute_capability(device.cc_major, device.cc_minor);  // what kagent compiles for
   }
   return v;
 }
@@ -137,7 +116,7 @@ json format_error_variables(const FormatError& e, AnswerFormat format) {
           {"format_kernelbench", format == AnswerFormat::KernelBench}};
 }
 
-std::string PromptBuilder::system_prompt(AnswerFormat format, const json& device) const {
+std::string PromptBuilder::system_prompt(AnswerFormat format, const DeviceInfo& device) const {
   return templates_.render(format == AnswerFormat::Cuda ? "system_cuda" : "system_kernelbench",
                            system_variables(format, device));
 }

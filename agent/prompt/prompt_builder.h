@@ -14,6 +14,7 @@
 #include "prompt/code_extractor.h"
 #include "prompt/feedback.h"
 #include "prompt/template.h"
+#include "result/device_info.h"
 #include "result/eval_result.h"
 
 namespace kagent::prompt {
@@ -25,9 +26,8 @@ struct Baselines {
 };
 
 // Template variables, exposed for tests and for callers that render their own templates.
-// `device` is EvalResult::device / the worker hello: {name, sms, memory_bytes, l2_bytes,
-// compute_capability: [major, minor] (or "9.0")}; null or missing keys leave facts out.
-nlohmann::json system_variables(AnswerFormat format, const nlohmann::json& device);
+// `device`: the workers' GPU; an unavailable one (or missing facts) leaves the facts out.
+nlohmann::json system_variables(AnswerFormat format, const DeviceInfo& device);
 // For AnswerFormat::Cuda this spells forward_signature(spec), which throws
 // std::invalid_argument when an input has a type a native candidate cannot take.
 nlohmann::json task_variables(const ProblemSpec& spec, AnswerFormat format, const Baselines& baselines = {});
@@ -39,7 +39,7 @@ class PromptBuilder {
   explicit PromptBuilder(std::filesystem::path prompts_dir = {}) : templates_(std::move(prompts_dir)) {}
 
   // system_cuda.txt or system_kernelbench.txt
-  std::string system_prompt(AnswerFormat format, const nlohmann::json& device) const;
+  std::string system_prompt(AnswerFormat format, const DeviceInfo& device) const;
   // task.txt
   std::string task_prompt(const ProblemSpec& spec, AnswerFormat format, const Baselines& baselines = {}) const;
   // feedback.txt

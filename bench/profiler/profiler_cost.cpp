@@ -56,8 +56,8 @@ struct Series {
 kagent::EvaluationSettings settings_for(const std::string& cache, bool profile) {
   kagent::EvaluationSettings s;
   s.cache_dir = cache;
-  s.options = {{"trials", 5},          {"seed", 42},          {"measure", true},      {"eager_baseline", true},
-               {"compiled_baseline", true}, {"profile", profile}, {"cache_dir", cache}};
+  s.options.profile = profile;
+  s.options.cache_dir = cache;
   return s;
 }
 

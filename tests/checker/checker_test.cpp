@@ -45,20 +45,20 @@ TEST_CASE("per-dtype default tolerances") {
 TEST_CASE("tolerance overrides apply to floating dtypes only and are validated") {
   ToleranceConfig cfg;
   cfg.atol = 0.5;
-  auto t = cfg.resolve(c10::ScalarType::Float);
+  auto t = resolve_tolerance(cfg, c10::ScalarType::Float);
   CHECK(t.atol == 0.5);
   CHECK(t.rtol == 1e-2);  // not overridden
   cfg.rtol = 0;
-  t = cfg.resolve(c10::ScalarType::BFloat16);
+  t = resolve_tolerance(cfg, c10::ScalarType::BFloat16);
   CHECK(t.atol == 0.5);
   CHECK(t.rtol == 0);
-  t = cfg.resolve(c10::ScalarType::Long);
+  t = resolve_tolerance(cfg, c10::ScalarType::Long);
   CHECK(t.atol == 0);
   CHECK(t.rtol == 0);
   cfg.atol = -1;
-  CHECK_THROWS_AS(cfg.resolve(c10::ScalarType::Float), std::invalid_argument);
+  CHECK_THROWS_AS(resolve_tolerance(cfg, c10::ScalarType::Float), std::invalid_argument);
   cfg.atol = kNaN;
-  CHECK_THROWS_AS(cfg.resolve(c10::ScalarType::Float), std::invalid_argument);
+  CHECK_THROWS_AS(resolve_tolerance(cfg, c10::ScalarType::Float), std::invalid_argument);
 }
 
 TEST_CASE("equal tensors pass") {

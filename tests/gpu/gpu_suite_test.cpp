@@ -28,15 +28,16 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
   WorkerClient worker(wo);
   const auto gpu = testing::worker_gpu_or_skip(worker, "GPU verdict suite");
   if (!gpu) return;
-  const nlohmann::json& device = *gpu;
+  const DeviceInfo& device = *gpu;
   const fs::path root = KAGENT_SOURCE_DIR;
   auto manifest = nlohmann::json::parse(read_file(root / "tests/gpu/kernels/manifest.json"));
   fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
   CompileOptions co;
-  co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
-                                        device["compute_capability"][1].get<int>());
+  co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
   co.cache_dir = (cache / "compile").string();
-  nlohmann::json options = {{"compiled_baseline", false}, {"cache_dir", cache.string()}};
+  EvalOptions options;
+  options.compiled_baseline = false;
+  options.cache_dir = cache.string();
 
   int passed = 0, failed = 0;
   for (const auto& e : manifest) {
@@ -72,5 +73,5 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
     (ok ? passed : failed)++;
   }
   std::cout << fmt::format("GPU suite: {} passed, {} failed ({} worker restarts) on {}\n", passed, failed,
-                           worker.restarts(), device.value("name", "?"));
+                           worker.restarts(), device.name);
 }

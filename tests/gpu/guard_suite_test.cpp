@@ -91,7 +91,7 @@ class Candidates {
 };
 
 EvalResult evaluate(WorkerClient& worker, const Candidates& candidates, const Case& c, const fs::path& root,
-                    const nlohmann::json& options) {
+                    const EvalOptions& options) {
   EvalResult r;
   const auto ref = candidates.ref(c, root, r);
   if (!ref) return r;
@@ -155,7 +155,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   WorkerClient worker(wo);
   const auto gpu = testing::worker_gpu_or_skip(worker, "guard suite");
   if (!gpu) return;
-  const nlohmann::json& device = *gpu;
+  const DeviceInfo& device = *gpu;
   const fs::path root = KAGENT_SOURCE_DIR;
   std::vector<Case> cases;
   for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
@@ -171,12 +171,14 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   // The verdict suite's caches: its correct kernels and baselines are usually there already.
   const fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
   CompileOptions co;
-  co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
-                                        device["compute_capability"][1].get<int>());
+  co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
   co.cache_dir = (cache / "compile").string();
   const Candidates candidates(worker, cases, root, co);
   // No profile phase: it is not what this suite checks, and it would cost time on every case.
-  const nlohmann::json options = {{"compiled_baseline", false}, {"profile", false}, {"cache_dir", cache.string()}};
+  EvalOptions options;
+  options.compiled_baseline = false;
+  options.profile = false;
+  options.cache_dir = cache.string();
 
   int caught = 0, clean = 0, failed = 0, skipped = 0;
   std::vector<const Case*> proofs;
@@ -191,7 +193,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
     if (outcome == Outcome::Skip) skipped++;
     std::cout << fmt::format("{:<4} {:<28} {:<9} {:<21} guards {:4.2f}s eval {:5.2f}s  {}\n",
                              outcome == Outcome::Pass ? "ok" : outcome == Outcome::Fail ? "FAIL" : "skip", c.name(),
-                             to_string(r.status), r.reason, r.guards_seconds, r.eval_seconds,
+                             to_string(r.status), r.reason, r.guards_seconds(), r.eval_seconds,
                              outcome == Outcome::Pass ? findings_text(r) : why);
     CHECK_MESSAGE(outcome != Outcome::Fail, c.name() << ": " << why << "\n" << r.runtime_error);
     if (c.entry.value("expect", "correct") == "rejected") proofs.push_back(&c);
@@ -210,8 +212,8 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
 
   // The proof that each rejected hack beats the checks without guards: a fresh worker.
   WorkerClient unguarded(wo);
-  nlohmann::json off = options;
-  off["guards"] = false;
+  EvalOptions off = options;
+  off.guards.enabled = false;
   int pass_without = 0;
   for (const Case* c : proofs) {
     const EvalResult r = evaluate(unguarded, candidates, *c, root, off);
@@ -225,7 +227,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   }
   std::cout << fmt::format("Guard suite: {} caught, {} correct passed clean, {} failed on {}{} ({} of {} hacks pass with "
                            "the guards off; {} worker restarts)\n",
-                           caught, clean, failed, device.value("name", "?"),
+                           caught, clean, failed, device.name,
                            skipped ? fmt::format(", {} skipped (guard unavailable)", skipped) : "", pass_without,
                            proofs.size(), restarts + unguarded.restarts());
 }

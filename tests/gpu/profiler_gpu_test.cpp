@@ -22,7 +22,7 @@
 #include "profiler/profile_capture.h"
 #include "profiler/profile_text.h"
 #include "profiler_kernels.h"
-#include "timer/cuda_check.h"
+#include "cuda/cuda_error.h"
 #include "timer/l2_flush.h"
 
 using namespace kagent::profiler;

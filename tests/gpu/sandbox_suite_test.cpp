@@ -94,7 +94,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
     fs::remove_all(forbidden_dir);
     return;
   }
-  const nlohmann::json& device = *gpu;
+  const DeviceInfo& device = *gpu;
   const nlohmann::json first_report = worker.sandbox();
   const auto mechanisms = [](const nlohmann::json& s) {
     return fmt::format("network={} filesystem={} processes={} memory={}+watchdog file_size={} cpu={} reported={}",
@@ -109,8 +109,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   auto spec = worker.load_problem(problem);
   REQUIRE(std::holds_alternative<ProblemSpec>(spec));
   CompileOptions co;
-  co.arch = arch_for_compute_capability(device["compute_capability"][0].get<int>(),
-                                        device["compute_capability"][1].get<int>());
+  co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
   co.cache_dir = (fs::temp_directory_path() / "kagent-sandbox-suite-cache" / "compile").string();
   auto compile = [&](const std::string& rel) {
     co.display_name = fs::path(rel).filename().string();
@@ -176,5 +175,5 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   }
   fs::remove_all(forbidden_dir);
   std::cout << fmt::format("Sandbox suite: {} blocked, next evaluation ok {}/{}, {} failed on {} ({})\n", blocked,
-                           next_ok, cases.size(), failed, device.value("name", "?"), mechanisms(first_report));
+                           next_ok, cases.size(), failed, device.name, mechanisms(first_report));
 }

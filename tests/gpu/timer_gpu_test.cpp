@@ -17,7 +17,7 @@
 #include "cuda_skip.h"
 #include "checker/compare.h"
 #include "timer/cold_measurement.h"
-#include "timer/cuda_check.h"
+#include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
 #include "timer/l2_flush.h"
 

@@ -14,11 +14,11 @@ namespace kagent::testing {
 
 // The device description of `worker` (started here) when it sees a CUDA device; otherwise
 // prints "SKIPPED: <suite>: no CUDA device visible to the worker" and returns nullopt.
-inline std::optional<nlohmann::json> worker_gpu_or_skip(WorkerClient& worker, const std::string& suite) {
+inline std::optional<DeviceInfo> worker_gpu_or_skip(WorkerClient& worker, const std::string& suite) {
   auto hello = worker.hello();
-  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello), "worker failed to start");
-  auto device = std::get<nlohmann::json>(hello);
-  if (device.value("available", false)) return device;
+  REQUIRE_MESSAGE(std::holds_alternative<DeviceInfo>(hello), "worker failed to start");
+  const auto device = std::get<DeviceInfo>(hello);
+  if (device.available) return device;
   std::cout << "SKIPPED: " << suite << ": no CUDA device visible to the worker\n";
   return std::nullopt;
 }

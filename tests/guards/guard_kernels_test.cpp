@@ -5,9 +5,9 @@
 #include <stdexcept>
 
 #include "profiler/kernel_attribution.h"
-#include "worker/guard_kernels.h"
-#include "worker/guard_options.h"
-#include "worker/guard_side_stream.h"
+#include "worker/guards/guard_kernels.h"
+#include "worker/protocol/guard_options.h"
+#include "worker/guards/guard_side_stream.h"
 
 using namespace kagent;
 using namespace kagent::worker;

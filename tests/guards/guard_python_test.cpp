@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "build_info.h"
-#include "worker/guard_precision.h"
-#include "worker/guard_python.h"
-#include "worker/problem_session.h"
+#include "worker/guards/guard_precision.h"
+#include "worker/guards/guard_python.h"
+#include "worker/service/problem_session.h"
 
 using namespace kagent;
 using namespace kagent::worker;
@@ -179,11 +179,11 @@ TEST_CASE("the fp64 reference: double outputs, or the reason there are none") {
 TEST_CASE("extra input sets come from get_extra_inputs(), none without it") {
   const fs::path problems = fs::path(KAGENT_SOURCE_DIR) / "tests/gpu/problems";
   ProblemSession extra(py(), (problems / "gelu_extra_shapes.py").string());
-  PyRef sets = py().call("extra_inputs", {extra.problem(), check(PyUnicode_FromString("cpu")), check(PyLong_FromLong(3))});
+  PyRef sets = py().call(PyFn::ExtraInputs, {extra.problem(), check(PyUnicode_FromString("cpu")), check(PyLong_FromLong(3))});
   REQUIRE(PyList_Size(sets.get()) == 2);
   const auto first = from_python(PyList_GetItem(PyList_GetItem(sets.get(), 0), 0)).toTensor();
   CHECK(first.sizes() == at::IntArrayRef({1024, 1536}));
   ProblemSession plain(py(), (problems / "small_gelu.py").string());
-  PyRef none = py().call("extra_inputs", {plain.problem(), check(PyUnicode_FromString("cpu")), check(PyLong_FromLong(3))});
+  PyRef none = py().call(PyFn::ExtraInputs, {plain.problem(), check(PyUnicode_FromString("cpu")), check(PyLong_FromLong(3))});
   CHECK(PyList_Size(none.get()) == 0);
 }

@@ -16,7 +16,7 @@ EvalResult rejected_result() {
   r.message = "rejected by guard leftover_memory: output 0 holds poisoned memory";
   r.guards = {{"leftover_memory", kGuardReject, "output 0 holds 524288 poisoned elements"},
               {"excessive_speedup", kGuardFlag, "31.0x faster than eager PyTorch"}};
-  r.guards_seconds = 0.125;
+  r.phases = {{"correctness", 1.0, 0, ""}, {"guards_before_timing", 0.1, 0, ""}, {"guards_after_timing", 0.025, 0, ""}};
   return r;
 }
 }  // namespace
@@ -42,7 +42,9 @@ TEST_CASE("a rejected result keeps its status, findings and guard time through J
   REQUIRE(back.guards.size() == 2);
   CHECK(back.guards[1].name == "excessive_speedup");
   CHECK(back.guards[1].action == kGuardFlag);
-  CHECK(back.guards_seconds == doctest::Approx(0.125));
+  CHECK(back.guards_seconds() == doctest::Approx(0.125));
+  REQUIRE(back.phases.size() == 3);
+  CHECK(back.phases[1].name == "guards_before_timing");
   CHECK(status_from_string("rejected") == Status::Rejected);
   CHECK(to_string(Status::Rejected) == "rejected");
 }
@@ -50,7 +52,8 @@ TEST_CASE("a rejected result keeps its status, findings and guard time through J
 TEST_CASE("an old result without guard fields reads as no findings") {
   const EvalResult back = nlohmann::json{{"status", "correct"}}.get<EvalResult>();
   CHECK(back.guards.empty());
-  CHECK(back.guards_seconds == 0);
+  CHECK(back.guards_seconds() == 0);
+  CHECK(back.phases.empty());
 }
 
 TEST_CASE("a rejected candidate exits with status 16, whatever the guard") {
@@ -73,7 +76,7 @@ TEST_CASE("the report shows every finding and the guards' time") {
 
   EvalResult clean;
   clean.status = Status::Correct;
-  clean.guards_seconds = 0.05;
+  clean.phases = {{"guards_before_timing", 0.05, 0, ""}};
   CHECK(render_eval_report(clean, "t").find("guards    passed (0.05 s)") != std::string::npos);
   EvalResult off;  // guards did not run: no line at all
   off.status = Status::Correct;

@@ -8,11 +8,11 @@
 
 #include <ATen/ATen.h>
 
-#include "worker/guard_aliasing.h"
-#include "worker/guard_compare.h"
-#include "worker/guard_inputs.h"
-#include "worker/guard_poison.h"
-#include "worker/guard_precision.h"
+#include "worker/guards/guard_aliasing.h"
+#include "checker/compare.h"
+#include "worker/guards/guard_inputs.h"
+#include "worker/guards/guard_poison.h"
+#include "worker/guards/guard_precision.h"
 
 using namespace kagent;
 using namespace kagent::worker;

@@ -157,7 +157,7 @@ TEST_CASE("four turns: compile error, wrong, slow, fast; each prompt carries the
                           .store = *store,
                           .spec = spec,
                           .format = prompt::AnswerFormat::Cuda,
-                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, {{"name", "NVIDIA H200"}}),
+                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, DeviceInfo{.available = true, .name = "NVIDIA H200"}),
                           .task_prompt = prompts.task_prompt(spec, prompt::AnswerFormat::Cuda),
                           .history = {},
                           .limits = {4, std::nullopt, std::nullopt, std::nullopt},

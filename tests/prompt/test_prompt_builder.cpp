@@ -45,8 +45,9 @@ ProblemSpec gemm_spec() {
   return s;
 }
 
-nlohmann::json h200() {
-  return {{"name", "NVIDIA H200"},
+DeviceInfo h200() {
+  return nlohmann::json{{"available", true},
+          {"name", "NVIDIA H200"},
           {"sms", 132},
           {"memory_bytes", 150109880320LL},
           {"l2_bytes", 62914560},
@@ -55,7 +56,8 @@ nlohmann::json h200() {
           {"shared_memory_per_sm", 233472},
           {"registers_per_sm", 65536},
           {"max_threads_per_sm", 2048},
-          {"compute_capability", {9, 0}}};
+          {"compute_capability", {9, 0}}}
+      .get<DeviceInfo>();
 }
 
 }  // namespace
@@ -85,12 +87,12 @@ TEST_CASE("system prompt (cuda): answer format, verifier rules, GPU facts") {
 
 TEST_CASE("system prompt: kernelbench format; unknown device leaves the GPU out") {
   PromptBuilder b;
-  std::string s = b.system_prompt(AnswerFormat::KernelBench, nullptr);
+  std::string s = b.system_prompt(AnswerFormat::KernelBench, DeviceInfo{});
   CHECK(has(s, "```python"));
   CHECK(has(s, "ModelNew"));
   CHECK(has(s, "load_inline"));
   CHECK_FALSE(has(s, "# GPU"));
-  std::string partial = b.system_prompt(AnswerFormat::KernelBench, {{"name", "Some GPU"}});
+  std::string partial = b.system_prompt(AnswerFormat::KernelBench, DeviceInfo{.available = true, .name = "Some GPU"});
   CHECK(has(partial, "Some GPU"));
   CHECK_FALSE(has(partial, "SMs"));
 }

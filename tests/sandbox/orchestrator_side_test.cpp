@@ -7,7 +7,8 @@
 
 #include "common/sha256.h"
 #include "sandbox_test_util.h"
-#include "worker/client/baseline_cache.h"
+#include "worker/protocol/baseline_cache.h"
+#include "worker/protocol/protocol.h"
 #include "worker/client/worker_client.h"
 
 using namespace kagent;
@@ -27,7 +28,7 @@ WorkerOptions fake_options(uint64_t memory_mib = 32 * 1024) {
   return o;
 }
 EvalResult eval_with(WorkerClient& w, const std::string& what, const std::string& problem = "/dev/null",
-                     const nlohmann::json& options = nlohmann::json::object()) {
+                     const EvalOptions& options = {}) {
   return w.evaluate(problem, CandidateRef{"cuda", what, "op", "", {}}, options);
 }
 }  // namespace
@@ -57,46 +58,47 @@ TEST_CASE("baselines: the worker's reply is written by the orchestrator under th
   const auto problem = problems.path() / "p.py";
   std::ofstream(problem) << "class Model: pass\n";
   WorkerClient w(fake_options());
-  nlohmann::json options = {{"cache_dir", cache.path().string()}, {"seed", 7}};
+  EvalOptions options;
+  options.cache_dir = cache.path().string();
+  options.seed = 7;
   EvalResult r = eval_with(w, "baselines", problem.string(), options);
   REQUIRE(r.status == Status::Correct);
-  // The worker received the key's settings spelled out.
-  auto sent = nlohmann::json::parse(r.message);
-  CHECK(sent["seed"] == 7);
-  CHECK(sent["timing"]["min_samples"] == kBaselineKeyDefaults.min_samples);
-  CHECK(sent["timing"]["max_time_s"] == kBaselineKeyDefaults.max_time_s);
+  // The worker received every setting the key depends on, spelled out.
+  const auto sent = nlohmann::json::parse(r.message).get<EvalOptions>();
+  CHECK(sent.seed == 7);
+  CHECK(sent.timing.min_samples == MeasureConfig{}.min_samples);
+  CHECK(sent.timing.max_time_s == MeasureConfig{}.max_time_s);
+  CHECK(sent.cache_dir == options.cache_dir);
   // The entry sits where the worker looks, in the format it reads.
-  auto device = std::get<nlohmann::json>(w.hello());
-  BaselineKey key = baseline_key(sha256_file_hex(problem), device, options);
-  CHECK(key.seed == 7);
-  CHECK(key.torch_version == "0.0-fake");
-  auto entry = read_baselines(baseline_cache_file(cache.path().string(), key));
+  const auto device = std::get<DeviceInfo>(w.hello());
+  CHECK(device.torch_version == "0.0-fake");
+  auto entry = read_baselines(baseline_cache_file(sha256_file_hex(problem), device, options));
   REQUIRE(entry.has_value());
   REQUIRE(entry->eager.has_value());
   CHECK(entry->eager->median_ms == 1.5);
   CHECK_FALSE(entry->compiled.has_value());
   CHECK_FALSE(entry->compiled_error.empty());  // asked for (the default) and absent: not retried forever
 
-  // Nothing is written for a cache hit, a wrong candidate or a run without a cache folder.
-  EvalResult hit;
-  hit.status = Status::Correct;
-  hit.timing = Timing{};
-  hit.timing->eager = TimingStats{};
-  hit.timing->baseline_cache_hit = true;
-  CHECK_FALSE(store_baselines(problem.string(), device, options, hit).has_value());
-  hit.timing->baseline_cache_hit = false;
-  hit.status = Status::RuntimeError;
-  CHECK_FALSE(store_baselines(problem.string(), device, options, hit).has_value());
-  hit.status = Status::Correct;
-  CHECK_FALSE(store_baselines(problem.string(), device, nlohmann::json::object(), hit).has_value());
+  // Nothing is written for a wrong candidate, or without a cache folder.
+  TempDir other;
+  options.cache_dir = other.path().string();
+  CHECK(eval_with(w, "ok", problem.string(), options).status == Status::Correct);  // no timing in the reply
+  CHECK_FALSE(fs::exists(other.path() / "baselines"));
+  options.cache_dir.clear();
+  CHECK(eval_with(w, "baselines", problem.string(), options).status == Status::Correct);
 }
 
 TEST_CASE("baselines: the key is the one the worker computed before (format and defaults unchanged)") {
-  BaselineKey k{"abc", "2.11.0+cu130", "NVIDIA H200", 42, 20, 0.1, 0.01, 1.0, 5000};
-  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]
-  CHECK(baseline_cache_key(k) == sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
-  nlohmann::json device = {{"torch_version", "2.11.0+cu130"}, {"name", "NVIDIA H200"}};
-  CHECK(baseline_cache_key(baseline_key("abc", device, nlohmann::json::object())) == baseline_cache_key(k));
+  DeviceInfo device;
+  device.available = true;
+  device.torch_version = "2.11.0+cu130";
+  device.name = "NVIDIA H200";
+  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: existing cache entries stay valid
+  CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
+        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
+  EvalOptions seeded;
+  seeded.seed = 43;
+  CHECK(baseline_cache_key("abc", device, seeded) != baseline_cache_key("abc", device, EvalOptions{}));
   BaselineEntry e;
   e.eager = TimingStats{};
   e.compiled_error = "boom";
@@ -112,7 +114,7 @@ TEST_CASE("each worker gets a fresh scratch folder, removed when it stops") {
   o.sandbox->scratch = parent.path().string();
   {
     WorkerClient w(o);
-    REQUIRE(std::holds_alternative<nlohmann::json>(w.hello()));
+    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
     int folders = 0;
     for (const auto& e : fs::directory_iterator(parent.path())) folders += e.is_directory();
     CHECK(folders == 1);
@@ -126,7 +128,7 @@ TEST_CASE("the real worker reports its sandbox in hello") {
   o.start_timeout = 120s;
   WorkerClient w(o);
   auto hello = w.hello();
-  REQUIRE_MESSAGE(std::holds_alternative<nlohmann::json>(hello),
+  REQUIRE_MESSAGE(std::holds_alternative<DeviceInfo>(hello),
                   std::get<WorkerError>(hello).message);
   const auto& report = w.sandbox();
   std::cout << "worker sandbox: " << sandbox_test::mechanisms(report) << sandbox_test::notes(report) << "\n";

@@ -27,7 +27,7 @@ bool have_kernelbench() {
   return false;
 }
 
-WorkerClient& worker() {
+WorkerClient& shared_worker() {
   static WorkerClient w([] {
     WorkerOptions o;
     o.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
@@ -37,7 +37,7 @@ WorkerClient& worker() {
 }
 
 ProblemSpec load(const std::string& path) {
-  auto r = worker().load_problem(path);
+  auto r = shared_worker().load_problem(path);
   if (auto* e = std::get_if<WorkerError>(&r)) FAIL(path << ": " << e->kind << ": " << e->message);
   return std::get<ProblemSpec>(r);
 }
@@ -45,7 +45,7 @@ ProblemSpec load(const std::string& path) {
 WorkerError load_error(const std::string& source) {
   fs::path p = fs::temp_directory_path() / "kagent_bad_problem.py";
   std::ofstream(p) << source;
-  auto r = worker().load_problem(p.string());
+  auto r = shared_worker().load_problem(p.string());
   REQUIRE(std::holds_alternative<WorkerError>(r));
   return std::get<WorkerError>(r);
 }
@@ -112,18 +112,17 @@ TEST_CASE("bad problems give one classified error each") {
   auto raises = load_error("import torch\nraise RuntimeError('boom')\n");
   CHECK(raises.kind == "problem_load_error");
   CHECK(raises.message.find("boom") != std::string::npos);
-  auto missing = worker().load_problem("/nonexistent/problem.py");
+  auto missing = shared_worker().load_problem("/nonexistent/problem.py");
   REQUIRE(std::holds_alternative<WorkerError>(missing));
   CHECK(std::get<WorkerError>(missing).kind == "file_not_found");
 }
 
 TEST_CASE("the worker reports its device; without a GPU an evaluation says so") {
-  auto hello = worker().hello();
-  REQUIRE(std::holds_alternative<nlohmann::json>(hello));
-  auto device = std::get<nlohmann::json>(hello);
-  CHECK(device.contains("available"));
-  if (!device["available"].get<bool>()) {
-    EvalResult r = worker().evaluate(KAGENT_SOURCE_DIR "/examples/elementwise_gelu.py",
+  auto hello = shared_worker().hello();
+  REQUIRE(std::holds_alternative<DeviceInfo>(hello));
+  const auto device = std::get<DeviceInfo>(hello);
+  if (!device.available) {
+    EvalResult r = shared_worker().evaluate(KAGENT_SOURCE_DIR "/examples/elementwise_gelu.py",
                                      CandidateRef{"kernelbench", "", "", "x.py"});
     CHECK(r.status == Status::InternalError);
     CHECK(r.reason == "no_gpu");

@@ -8,6 +8,8 @@
 #include <ATen/ops/where.h>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 namespace kagent {
 
 std::string format_shape(c10::IntArrayRef sizes) {
@@ -63,7 +65,7 @@ OutputCheck compare_output(const at::Tensor& got_in, const at::Tensor& expected_
   // No autograd graph for the comparison's temporaries.
   const at::Tensor expected = expected_in.detach();
   const c10::ScalarType dtype = expected.scalar_type();
-  const Tolerance tol = tolerances.resolve(dtype);
+  const Tolerance tol = resolve_tolerance(tolerances, dtype);
   r.atol = tol.atol;
   r.rtol = tol.rtol;
   r.numel = expected.numel();
@@ -163,6 +165,32 @@ OutputCheck compare_output(const at::Tensor& got_in, const at::Tensor& expected_
   if (max_samples < static_cast<int>(worst.size())) worst.resize(static_cast<size_t>(std::max(max_samples, 0)));
   r.samples = std::move(worst);
   return r;
+}
+
+std::optional<OutputCheck> output_count_mismatch(size_t got, size_t expected) {
+  if (got == expected) return std::nullopt;
+  OutputCheck oc;
+  oc.ok = false;
+  oc.reason = reason::kOutputCount;
+  oc.message = fmt::format("forward returned {} output(s), expected {}", got, expected);
+  return oc;
+}
+
+std::optional<OutputCheck> first_mismatch(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected,
+                                          const ToleranceConfig& tolerance) {
+  if (auto count = output_count_mismatch(got.size(), expected.size())) return count;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    OutputCheck oc = compare_output(got[i], expected[i], static_cast<int>(i), tolerance);
+    if (!oc.ok) return oc;
+  }
+  return std::nullopt;
+}
+
+std::vector<at::Tensor> clone_tensors(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> out;
+  out.reserve(tensors.size());
+  for (const auto& t : tensors) out.push_back(t.defined() ? t.clone() : t);
+  return out;
 }
 
 }  // namespace kagent

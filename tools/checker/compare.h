@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ namespace kagent {
 // samples are copied to the host. Works on CPU tensors.
 OutputCheck compare_output(const at::Tensor& got, const at::Tensor& expected, int output_index,
                            const ToleranceConfig& tolerances = {}, int max_samples = 5);
+
+// Every output of a call against the reference's outputs, in order; nullopt when all match,
+// else the first failing check (a different number of outputs: reason::kOutputCount).
+std::optional<OutputCheck> first_mismatch(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected,
+                                          const ToleranceConfig& tolerance);
+// The output-count check alone (first_mismatch's first step): nullopt when the counts agree.
+std::optional<OutputCheck> output_count_mismatch(size_t got, size_t expected);
+
+// Deep copies of tensors (undefined ones stay undefined).
+std::vector<at::Tensor> clone_tensors(const std::vector<at::Tensor>& tensors);
 
 // "[4, 16]"; also used for messages elsewhere.
 std::string format_shape(c10::IntArrayRef sizes);

@@ -41,13 +41,13 @@ void validate(const std::optional<double>& v, const char* name) {
 }
 }  // namespace
 
-Tolerance ToleranceConfig::resolve(c10::ScalarType dtype) const {
-  validate(atol, "atol");
-  validate(rtol, "rtol");
+Tolerance resolve_tolerance(const ToleranceConfig& config, c10::ScalarType dtype) {
+  validate(config.atol, "atol");
+  validate(config.rtol, "rtol");
   Tolerance t = default_tolerance(dtype);
   if (c10::isFloatingType(dtype) || c10::isComplexType(dtype)) {
-    if (atol) t.atol = *atol;
-    if (rtol) t.rtol = *rtol;
+    if (config.atol) t.atol = *config.atol;
+    if (config.rtol) t.rtol = *config.rtol;
   }
   return t;
 }

@@ -2,9 +2,9 @@
 // An element passes when |got - expected| <= atol + rtol * |expected|.
 #pragma once
 
-#include <optional>
-
 #include <c10/core/ScalarType.h>
+
+#include "checker/tolerance_config.h"
 
 namespace kagent {
 
@@ -26,14 +26,8 @@ struct Tolerance {
 //   integer, bool      exact (0 / 0).
 Tolerance default_tolerance(c10::ScalarType dtype);
 
-// User overrides. A set atol/rtol replaces the default for every floating (and complex)
-// dtype; integer and bool outputs stay exact because "close" means nothing there.
-struct ToleranceConfig {
-  std::optional<double> atol;
-  std::optional<double> rtol;
-
-  // Throws std::invalid_argument for a negative or non-finite override.
-  Tolerance resolve(c10::ScalarType dtype) const;
-};
+// The tolerance for `dtype` with the user's overrides applied. Throws std::invalid_argument
+// for a negative or non-finite override.
+Tolerance resolve_tolerance(const ToleranceConfig& config, c10::ScalarType dtype);
 
 }  // namespace kagent

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/units.h"
+
 namespace kagent {
 
 std::string format_ms(double ms) {
@@ -46,21 +48,37 @@ std::string timing_line(const char* label, const TimingStats& t) {
 // One line per reward-hack guard finding; a single "passed" line when the guards ran clean.
 std::string render_guard_lines(const EvalResult& r) {
   if (r.guards.empty())
-    return r.guards_seconds > 0 ? fmt::format("guards    passed ({:.2f} s)\n", r.guards_seconds) : "";
+    return r.guards_seconds() > 0 ? fmt::format("guards    passed ({:.2f} s)\n", r.guards_seconds()) : "";
   std::string s;
   for (size_t i = 0; i < r.guards.size(); ++i) {
     const auto& g = r.guards[i];
     s += fmt::format("{}{:<6} {}: {}\n", i == 0 ? "guards    " : "          ", g.action, g.name, g.message);
   }
-  if (r.guards_seconds > 0) s += fmt::format("          ({:.2f} s of guards)\n", r.guards_seconds);
+  if (r.guards_seconds() > 0) s += fmt::format("          ({:.2f} s of guards)\n", r.guards_seconds());
+  return s;
+}
+
+std::string render_phases(const EvalResult& r) {
+  if (r.phases.empty()) return "";
+  std::string s = fmt::format("phases    {:<22} {:>9} {:>12} {:>10}  {}\n", "", "seconds", "peak GPU", "x footprint",
+                              "failure");
+  for (const auto& p : r.phases)
+    s += fmt::format("          {:<22} {:>9.3f} {:>12} {:>10}  {}\n", p.name, p.seconds,
+                     p.peak_gpu_bytes > 0 ? format_bytes(static_cast<double>(p.peak_gpu_bytes)) : "-",
+                     r.footprint_bytes > 0 && p.peak_gpu_bytes > 0
+                         ? fmt::format("{:.2f}", static_cast<double>(p.peak_gpu_bytes) / static_cast<double>(r.footprint_bytes))
+                         : "-",
+                     p.failure);
+  if (r.footprint_bytes > 0)
+    s += fmt::format("          footprint (inputs + parameters + outputs) {}\n", format_bytes(static_cast<double>(r.footprint_bytes)));
   return s;
 }
 
 }  // namespace
 
-std::string render_eval_report(const EvalResult& r, const std::string& title) {
+std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose) {
   std::string s;
-  std::string device = r.device.is_object() ? r.device.value("name", "") : "";
+  const std::string device = r.device.available ? r.device.name : "";
   s += fmt::format("kagent eval  {}{}\n", title, device.empty() ? "" : "  on " + device);
   s += fmt::format("verdict   {}{}  {}\n", upper(to_string(r.status)), r.reason.empty() ? "" : " (" + r.reason + ")",
                    r.message);
@@ -114,6 +132,7 @@ std::string render_eval_report(const EvalResult& r, const std::string& title) {
   if (!r.worker_log_tail.empty() && (r.status == Status::Crash || r.status == Status::Timeout ||
                                      r.reason == reason::kCudaFatal))
     s += "worker output (tail)\n" + indent(r.worker_log_tail, 15);
+  if (verbose) s += render_phases(r);
   s += fmt::format("time      evaluation {:.2f} s, total {:.2f} s\n", r.eval_seconds, r.total_seconds);
   return s;
 }

@@ -7,8 +7,11 @@
 
 namespace kagent {
 
-// `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu".
-std::string render_eval_report(const EvalResult& r, const std::string& title);
+// `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu". `verbose` adds the
+// evaluation's phases: seconds, peak GPU memory (also against the problem's footprint) and
+// whose failure ended one.
+std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose = false);
+
 
 // Fixed-width summaries reused by other reports.
 std::string format_ms(double ms);

@@ -97,6 +97,30 @@ void from_json(const nlohmann::json& j, GuardFinding& g) {
   g.message = j.value("message", "");
 }
 
+void to_json(nlohmann::json& j, const PhaseRecord& p) {
+  j = {{"name", p.name}, {"seconds", p.seconds}, {"peak_gpu_bytes", p.peak_gpu_bytes}, {"failure", p.failure}};
+}
+
+void from_json(const nlohmann::json& j, PhaseRecord& p) {
+  p.name = get_or<std::string>(j, "name", "");
+  p.seconds = get_or(j, "seconds", 0.0);
+  p.peak_gpu_bytes = get_or<int64_t>(j, "peak_gpu_bytes", 0);
+  p.failure = get_or<std::string>(j, "failure", "");
+}
+
+double EvalResult::guards_seconds() const {
+  double s = 0;
+  for (const auto& p : phases)
+    if (p.name.starts_with("guards")) s += p.seconds;
+  return s;
+}
+
+const PhaseRecord* EvalResult::phase(const std::string& name) const {
+  for (const auto& p : phases)
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
 void to_json(nlohmann::json& j, const EvalResult& r) {
   j = {{"status", to_string(r.status)},
        {"reason", r.reason},
@@ -106,7 +130,8 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"device", r.device},
        {"profile", r.profile},
        {"guards", r.guards},
-       {"guards_seconds", r.guards_seconds},
+       {"phases", r.phases},
+       {"footprint_bytes", r.footprint_bytes},
        {"eval_seconds", r.eval_seconds},
        {"total_seconds", r.total_seconds},
        {"worker_log_tail", r.worker_log_tail}};
@@ -121,10 +146,11 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.message = j.value("message", "");
   r.runtime_error = j.value("runtime_error", "");
   r.format = j.value("format", "");
-  r.device = j.value("device", nlohmann::json());
+  r.device = j.value("device", nlohmann::json()).get<DeviceInfo>();
   r.profile = j.value("profile", nlohmann::json());
   r.guards = j.value("guards", std::vector<GuardFinding>{});
-  r.guards_seconds = j.value("guards_seconds", 0.0);
+  r.phases = get_or(j, "phases", std::vector<PhaseRecord>{});
+  r.footprint_bytes = get_or<int64_t>(j, "footprint_bytes", 0);
   r.eval_seconds = j.value("eval_seconds", 0.0);
   r.total_seconds = j.value("total_seconds", 0.0);
   r.worker_log_tail = j.value("worker_log_tail", "");

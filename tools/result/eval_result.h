@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "result/device_info.h"
+
 namespace kagent {
 
 // The verdict. Order matters nowhere; names are the JSON strings.
@@ -42,6 +44,10 @@ inline constexpr const char* kProblemLoad = "problem_load_error";
 inline constexpr const char* kProblemIncomplete = "problem_incomplete";
 inline constexpr const char* kCudaFatal = "cuda_fatal";
 inline constexpr const char* kNoGpu = "no_gpu";
+inline constexpr const char* kCandidateOom = "candidate_oom";    // the candidate ran out of GPU memory itself
+inline constexpr const char* kEvaluatorError = "evaluator_error";  // a step of kagent's own failed (internal_error)
+inline constexpr const char* kEvaluatorOom = "evaluator_oom";      // ... by running out of GPU memory
+inline constexpr const char* kReferenceFailed = "reference_failed";  // the problem's reference failed (internal_error)
 }  // namespace reason
 
 // The reason for a problem that failed to load, from the worker's error kind
@@ -128,6 +134,18 @@ struct GuardFinding {
 inline constexpr const char* kGuardReject = "reject";
 inline constexpr const char* kGuardFlag = "flag";
 
+// One named phase of an evaluation (tools/worker/service/evaluation.h lists them in order):
+// its wall time, the peak GPU memory torch's allocator held during it, and whose failure
+// ended it, when one did: the candidate's or the evaluator's own.
+struct PhaseRecord {
+  std::string name;
+  double seconds = 0;
+  int64_t peak_gpu_bytes = 0;  // 0 where no GPU memory was measured
+  std::string failure;         // "" | kFailureCandidate | kFailureEvaluator
+};
+inline constexpr const char* kFailureCandidate = "candidate";
+inline constexpr const char* kFailureEvaluator = "evaluator";
+
 struct EvalResult {
   Status status = Status::InternalError;
   std::string reason;          // reason:: string, may be empty
@@ -137,13 +155,17 @@ struct EvalResult {
   std::optional<CompileInfo> compile;
   std::optional<Correctness> correctness;
   std::optional<Timing> timing;
-  nlohmann::json device;       // name, cc, sms, memory, l2, from the worker
+  DeviceInfo device;           // the worker's GPU
   nlohmann::json profile;      // filled by the profiler (issue 4); null when absent
   std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
-  double guards_seconds = 0;   // worker time the guards took (part of eval_seconds)
+  std::vector<PhaseRecord> phases;  // in the order they ran
+  int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against
   double eval_seconds = 0;     // worker time for this evaluation (no compile)
   double total_seconds = 0;    // end to end, compile included
   std::string worker_log_tail; // last lines the worker printed, on crashes
+
+  double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
+  const PhaseRecord* phase(const std::string& name) const;  // null when it did not run
 };
 
 void to_json(nlohmann::json& j, const KernelResources& r);
@@ -162,6 +184,8 @@ void to_json(nlohmann::json& j, const Timing& t);
 void from_json(const nlohmann::json& j, Timing& t);
 void to_json(nlohmann::json& j, const GuardFinding& g);
 void from_json(const nlohmann::json& j, GuardFinding& g);
+void to_json(nlohmann::json& j, const PhaseRecord& p);
+void from_json(const nlohmann::json& j, PhaseRecord& p);
 void to_json(nlohmann::json& j, const EvalResult& r);
 void from_json(const nlohmann::json& j, EvalResult& r);
 

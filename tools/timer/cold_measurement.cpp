@@ -8,7 +8,7 @@
 
 #include <c10/cuda/CUDAStream.h>
 
-#include "timer/cuda_check.h"
+#include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
 #include "timer/statistics.h"
 

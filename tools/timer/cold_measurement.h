@@ -9,23 +9,10 @@
 
 #include "result/eval_result.h"
 #include "timer/l2_flush.h"
+#include "timer/measure_config.h"
 #include "timer/stopping_criterion.h"
 
 namespace kagent {
-
-// Defaults aim at: a kernel's median stable within ~2% across repeated evaluations, and
-// one measurement of a level-1 problem costing ~0.2-0.4 s wall, so reference + candidate
-// stay well under 3 s even for a noisy kernel (max_time_s bounds each measurement).
-struct MeasureConfig {
-  int warmup_runs = 3;          // untimed runs first: lazy module loading, cuBLAS handles,
-  double warmup_time_s = 0.05;  // allocator growth, GPU clock ramp-up (both minimums)
-  int64_t min_samples = 20;     // enough for a median that does not move with one outlier
-  double min_time_s = 0.1;      // wall time of the timed loop before noise may stop it
-  double max_noise = 0.01;      // target relative stdev of the samples
-  double max_time_s = 1.0;      // hard cap on the timed loop's wall time (also bounds warm-up)
-  int64_t max_iterations = 5000;
-  bool flush_l2 = true;
-};
 
 // StdRelCriterion(min_samples, min_time_s, max_noise) or CapCriterion(max_iterations, max_time_s).
 std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& cfg);

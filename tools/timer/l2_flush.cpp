@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "timer/cuda_check.h"
+#include "cuda/cuda_error.h"
 
 namespace kagent {
 

@@ -15,7 +15,8 @@
 #include "sandbox/cuda_probe.h"
 #include "sandbox/process_table.h"
 #include "sandbox/violation_verdict.h"
-#include "worker/client/baseline_cache.h"
+#include "common/sha256.h"
+#include "worker/protocol/baseline_cache.h"
 
 namespace kagent {
 
@@ -43,6 +44,9 @@ WorkerClient::WorkerClient(WorkerOptions opts) : opts_(std::move(opts)) {
 }
 
 WorkerClient::~WorkerClient() {
+  // A worker that is idle exits on its own when asked; one that does not answer at once is
+  // killed with its process group by stop().
+  if (proc_ && proc_->running() && reader_) (void)request(protocol::ShutdownRequest{}, std::chrono::milliseconds(2000));
   stop();
   if (own_log_) {
     std::error_code ec;
@@ -131,11 +135,12 @@ std::optional<WorkerError> WorkerClient::start_once() {
     stop();
     return WorkerError{"worker_start", hello.message["error"].value("message", "worker failed to start")};
   }
-  device_ = hello.message["result"]["device"];
-  sandbox_ = hello.message["result"].value("sandbox", nlohmann::json::object());
+  const auto reply = hello.message["result"].get<protocol::HelloReply>();
+  device_ = reply.device;
+  sandbox_ = reply.sandbox;
   // The worker probed which filesystem layers CUDA works under (sandbox/cuda_probe.h): its
   // replacements start with that answer and need not probe again.
-  if (device_.value("available", false) && policy_->enabled) {
+  if (device_.available && policy_->enabled) {
     if (sandbox_.contains("cuda_fallback")) {
       cuda_fallback_ = sandbox_["cuda_fallback"];
       for (const auto& layer : cuda_fallback_.value("left_out", std::vector<std::string>{}))
@@ -149,11 +154,11 @@ std::optional<WorkerError> WorkerClient::start_once() {
   return std::nullopt;
 }
 
-WorkerClient::Reply WorkerClient::request(nlohmann::json req, std::chrono::milliseconds timeout) {
-  int id = next_id_++;
-  req["id"] = id;
+template <class Request>
+WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milliseconds timeout) {
+  const int id = next_id_++;
   try {
-    write_json_line(proc_->request_fd(), req);
+    write_json_line(proc_->request_fd(), protocol::request_line(req, id));
   } catch (const std::exception& e) {
     auto exit = proc_->wait(std::chrono::milliseconds(2000));
     return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
@@ -190,14 +195,14 @@ WorkerClient::Reply WorkerClient::request(nlohmann::json req, std::chrono::milli
   }
 }
 
-std::variant<nlohmann::json, WorkerError> WorkerClient::hello() {
+std::variant<DeviceInfo, WorkerError> WorkerClient::hello() {
   if (auto err = ensure_started()) return *err;
   return device_;
 }
 
 std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::string& path) {
   if (auto err = ensure_started()) return *err;
-  Reply r = request({{"op", "load_problem"}, {"path", path}}, opts_.start_timeout);
+  Reply r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
   switch (r.kind) {
     case Reply::Kind::Ok: return r.body["result"].get<ProblemSpec>();
     case Reply::Kind::Error:
@@ -215,34 +220,49 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
 
 void WorkerClient::prepare(const std::string& path) {
   if (ensure_started()) return;
-  Reply r = request({{"op", "prepare"}, {"path", path}}, opts_.request_timeout);
+  Reply r = request(protocol::PrepareRequest{path}, opts_.request_timeout);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
   if (r.kind != Reply::Kind::Ok && r.kind != Reply::Kind::Error) stop();
 }
 
-std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, const nlohmann::json& options) {
+namespace {
+
+// The orchestrator alone writes the baseline cache, from what the worker measured (never
+// what it read from the cache): candidate code in the worker cannot forge its baselines.
+void store_baselines(const std::string& problem_path, const DeviceInfo& device, const EvalOptions& options,
+                     const Timing& t) {
+  if (options.cache_dir.empty() || t.baseline_cache_hit || (!t.eager && !t.compiled)) return;
+  BaselineEntry entry{t.eager, t.compiled, {}};
+  // Asked for and absent means torch.compile failed; the entry says so, so that it is not
+  // retried on every evaluation (the reply does not carry the error text).
+  if (options.compiled_baseline && !t.compiled) entry.compiled_error = "torch.compile failed when these baselines were measured";
+  try {
+    write_baselines(baseline_cache_file(sha256_file_hex(problem_path), device, options), entry);
+  } catch (const std::exception&) {
+    // an unwritable cache only costs a measurement next time
+  }
+}
+
+}  // namespace
+
+std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, const EvalOptions& options) {
   if (ensure_started()) return std::nullopt;
-  const nlohmann::json sent_options = with_key_settings(options);
-  Reply r = request({{"op", "baselines"}, {"problem", problem_path}, {"options", sent_options}}, opts_.request_timeout);
+  Reply r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout);
   if (r.kind != Reply::Kind::Ok) {
     if (r.kind != Reply::Kind::Error) stop();  // hung or died: the next request starts afresh
     return std::nullopt;
   }
-  const nlohmann::json& b = r.body["result"];
+  const auto b = r.body["result"].get<protocol::BaselinesReply>();
   Timing t;
-  if (!b["eager"].is_null()) t.eager = b["eager"].get<TimingStats>();
-  if (!b["compiled"].is_null()) t.compiled = b["compiled"].get<TimingStats>();
-  t.baseline_cache_hit = b.value("cache_hit", false);
-  try {
-    store_measured_baselines(problem_path, device_, sent_options, t);
-  } catch (const std::exception&) {
-    // an unwritable cache only costs a measurement next time
-  }
+  t.eager = b.eager;
+  t.compiled = b.compiled;
+  t.baseline_cache_hit = b.cache_hit;
+  store_baselines(problem_path, device_, options, t);
   return t;
 }
 
 EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
-                                  const nlohmann::json& options) {
+                                  const EvalOptions& options) {
   EvalResult result;
   result.format = candidate.format;
   if (auto err = ensure_started()) {
@@ -250,19 +270,12 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
     result.message = err->message;
     return result;
   }
-  nlohmann::json cand = {{"format", candidate.format}};
-  if (candidate.format == "kernelbench") cand["path"] = candidate.path;
-  else cand.update({{"artifact", candidate.artifact}, {"op_name", candidate.op_name}});
-  if (!candidate.kernels.empty()) cand["kernels"] = candidate.kernels;  // the guards tell own kernels from library ones
   std::ofstream(opts_.log_path, std::ios::app) << "\n=== kagent: evaluate " << problem_path << "\n";
   auto log_start = fs::file_size(opts_.log_path);
   // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
   auto timeout = opts_.request_timeout +
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
-  // Seed and timing settings spelled out: they key the baseline cache written below.
-  const nlohmann::json sent_options = with_key_settings(options);
-  Reply r = request({{"op", "evaluate"}, {"problem", problem_path}, {"candidate", cand}, {"options", sent_options}},
-                    timeout);
+  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout);
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
     auto size = fs::file_size(opts_.log_path);
@@ -272,11 +285,7 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   switch (r.kind) {
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
-      try {
-        store_baselines(problem_path, device_, sent_options, result);
-      } catch (const std::exception&) {
-        // Unwritable cache: the baselines are measured again next time.
-      }
+      if (result.status == Status::Correct && result.timing) store_baselines(problem_path, device_, options, *result.timing);
       if (r.body.value("fatal", false)) {
         result.worker_log_tail = candidate_log();
         proc_->wait(std::chrono::milliseconds(10000));

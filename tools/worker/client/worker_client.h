@@ -15,7 +15,10 @@
 #include "common/json_lines.h"
 #include "common/subprocess.h"
 #include "problem/problem_spec.h"
+#include "result/device_info.h"
 #include "result/eval_result.h"
+#include "worker/protocol/eval_options.h"
+#include "worker/protocol/protocol.h"
 #include "sandbox/sandbox_policy.h"
 
 namespace kagent {
@@ -34,15 +37,6 @@ struct WorkerOptions {
   std::chrono::milliseconds memory_poll{100};  // how often the memory watchdog reads the worker's memory
 };
 
-// What a candidate is, as the worker needs to know it.
-struct CandidateRef {
-  std::string format;    // "cuda" | "kernelbench"
-  std::string artifact;  // cuda: the compiled shared object
-  std::string op_name;   // cuda: dispatcher name of forward
-  std::string path;      // kernelbench: the Python file
-  std::vector<std::string> kernels{};  // cuda: the candidate's own kernels (ptxas names), for the guards
-};
-
 // A request the worker answered with an error (problem failed to load, bad request).
 struct WorkerError {
   std::string kind;      // e.g. problem_load_error, problem_incomplete, file_not_found, worker_start
@@ -57,18 +51,17 @@ class WorkerClient {
   WorkerClient& operator=(const WorkerClient&) = delete;
 
   // The worker's device description; starts the worker when none runs.
-  std::variant<nlohmann::json, WorkerError> hello();
+  std::variant<DeviceInfo, WorkerError> hello();
   std::variant<ProblemSpec, WorkerError> load_problem(const std::string& path);
   // Loads the problem and runs its reference once (while a candidate compiles). Best effort:
   // whatever fails here, the evaluation reports.
   void prepare(const std::string& path);
   // The problem's eager and torch.compile baseline times, measured (or read from the cache) by
   // the worker as an evaluation would and cached here; nullopt when the worker cannot (no GPU,
-  // a problem that fails). `options`: an evaluate request's (cache_dir, baselines wanted, ...).
-  std::optional<Timing> baselines(const std::string& problem_path, const nlohmann::json& options);
+  // a problem that fails).
+  std::optional<Timing> baselines(const std::string& problem_path, const EvalOptions& options);
   // Always returns a result: a crash, hang or broken protocol becomes a classified one.
-  EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate,
-                      const nlohmann::json& options = nlohmann::json::object());
+  EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options = {});
 
   int restarts() const { return restarts_; }
   // The running (or last) worker's sandbox report (see tools/sandbox/apply_sandbox.h), with
@@ -85,14 +78,15 @@ class WorkerClient {
   };
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();
-  Reply request(nlohmann::json req, std::chrono::milliseconds timeout);
+  template <class Request>
+  Reply request(const Request& req, std::chrono::milliseconds timeout);
   void stop();
   std::string log_tail(size_t bytes = 2000) const;
 
   WorkerOptions opts_;
   std::unique_ptr<Subprocess> proc_;
   std::unique_ptr<JsonLineReader> reader_;
-  nlohmann::json device_;
+  DeviceInfo device_;
   int next_id_ = 1;
   int restarts_ = -1;  // the first start is not a restart
   std::optional<sandbox::SandboxPolicy> policy_;  // resolved at the first start

@@ -1,0 +1,85 @@
+#include "cli/eval_flags.h"
+
+#include "common/json_optional.h"
+#include "common/paths.h"
+
+namespace kagent::cli {
+
+void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
+  app.add_option("--arch", f.arch, "nvcc target, e.g. sm_90a (default: the worker GPU's own)");
+  app.add_option("--trials", f.trials, "correctness trials with fresh inputs (default 5)")->check(CLI::Range(1, 1000));
+  app.add_option("--seed", f.seed, "seed for weights and inputs (default 42)");
+  app.add_option("--atol", f.atol, "absolute tolerance for every floating dtype (default per dtype)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--rtol", f.rtol, "relative tolerance for every floating dtype (default per dtype)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-timing", f.no_timing, "check correctness only");
+  app.add_flag("--no-profile", f.no_profile, "skip the CUPTI profile of a correct candidate");
+  app.add_flag("--no-baselines", f.no_baselines, "do not time eager or torch.compile");
+  app.add_flag("--no-compile-baseline", f.no_compile_baseline, "do not time torch.compile");
+  app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
+      ->check(CLI::PositiveNumber);
+  if (several_gpus)
+    app.add_option("--gpus", f.gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
+        ->delimiter(',')
+        ->check(CLI::NonNegativeNumber);
+  else
+    app.add_option_function<int>(
+           "--gpu", [&f](int g) { f.gpus = {g}; }, "GPU index for the worker (CUDA_VISIBLE_DEVICES)")
+        ->check(CLI::NonNegativeNumber);
+  app.add_option("--cache-dir", f.cache_dir, "cache folder for compiled candidates, specs and baselines");
+  app.add_flag("--no-compile-cache", f.no_compile_cache, "compile even when a cached build exists");
+}
+
+EvaluationSettings evaluation_settings(const EvalFlags& f) {
+  EvaluationSettings s;
+  s.cache_dir = f.cache_dir.empty() ? cache_root() : f.cache_dir;
+  s.arch = f.arch;
+  s.gpus = f.gpus;
+  s.timeout_s = f.timeout_s;
+  s.use_compile_cache = !f.no_compile_cache;
+  EvalOptions& o = s.options;
+  o.trials = f.trials;
+  o.seed = f.seed;
+  o.tolerance = {f.atol, f.rtol};
+  o.measure = !f.no_timing;
+  o.eager_baseline = !f.no_baselines;
+  o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
+  o.profile = !f.no_profile;
+  o.cache_dir = s.cache_dir;
+  return s;
+}
+
+void to_json(nlohmann::json& j, const EvalFlags& f) {
+  j = {{"arch", f.arch},
+       {"cache_dir", f.cache_dir},
+       {"trials", f.trials},
+       {"seed", f.seed},
+       {"no_timing", f.no_timing},
+       {"no_profile", f.no_profile},
+       {"no_baselines", f.no_baselines},
+       {"no_compile_baseline", f.no_compile_baseline},
+       {"no_compile_cache", f.no_compile_cache},
+       {"timeout", f.timeout_s},
+       {"gpus", f.gpus}};
+  put_optional(j, "atol", f.atol);
+  put_optional(j, "rtol", f.rtol);
+}
+
+void from_json(const nlohmann::json& j, EvalFlags& f) {
+  f.arch = get_or<std::string>(j, "arch", f.arch);
+  f.cache_dir = get_or<std::string>(j, "cache_dir", f.cache_dir);
+  f.trials = get_or(j, "trials", f.trials);
+  f.seed = get_or(j, "seed", f.seed);
+  get_optional(j, "atol", f.atol);
+  get_optional(j, "rtol", f.rtol);
+  f.no_timing = get_or(j, "no_timing", f.no_timing);
+  f.no_profile = get_or(j, "no_profile", f.no_profile);
+  f.no_baselines = get_or(j, "no_baselines", f.no_baselines);
+  f.no_compile_baseline = get_or(j, "no_compile_baseline", f.no_compile_baseline);
+  f.no_compile_cache = get_or(j, "no_compile_cache", f.no_compile_cache);
+  f.timeout_s = get_or(j, "timeout", f.timeout_s);
+  f.gpus = get_or(j, "gpus", f.gpus);
+}
+
+}  // namespace kagent::cli

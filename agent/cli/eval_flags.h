@@ -1,0 +1,38 @@
+// The evaluation flags that `kagent eval`, `kagent solve` (and every command that evaluates)
+// share, and the one place that turns them into EvaluationSettings.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "evaluation/evaluation_session.h"
+
+namespace kagent::cli {
+
+struct EvalFlags {
+  std::string arch, cache_dir;
+  int trials = 5;
+  int64_t seed = 42;
+  std::optional<double> atol, rtol;
+  bool no_timing = false, no_profile = false, no_baselines = false, no_compile_baseline = false,
+       no_compile_cache = false;
+  double timeout_s = 180;
+  std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU
+};
+
+// Registers the flags on `app`. `several_gpus`: --gpus LIST (solve, collect) instead of --gpu INDEX (eval).
+void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
+
+// The settings the evaluation engine runs with (cache folder defaulted, options filled).
+EvaluationSettings evaluation_settings(const EvalFlags& flags);
+
+// A run folder records them, so that --resume evaluates the same way.
+void to_json(nlohmann::json& j, const EvalFlags& f);
+void from_json(const nlohmann::json& j, EvalFlags& f);
+
+}  // namespace kagent::cli

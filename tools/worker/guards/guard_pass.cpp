@@ -1,0 +1,253 @@
+#include "worker/guards/guard_pass.h"
+
+#include <chrono>
+#include <cstdio>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "checker/compare.h"
+#include "cuda/cuda_error.h"
+#include "profiler/kernel_attribution.h"
+#include "worker/guards/guard_aliasing.h"
+#include "worker/guards/guard_cached.h"
+#include "worker/guards/guard_inputs.h"
+#include "worker/guards/guard_kernels.h"
+#include "worker/guards/guard_poison.h"
+#include "worker/guards/guard_precision.h"
+#include "worker/guards/guard_shapes.h"
+#include "worker/guards/guard_side_stream.h"
+#include "worker/guards/guard_speedup.h"
+#include "worker/guards/guard_trace.h"
+
+namespace kagent::worker {
+
+namespace {
+
+std::vector<NamedTensor> named(const Values& values, const char* what) {
+  std::vector<NamedTensor> out;
+  for (size_t i = 0; i < values.size(); ++i)
+    if (values[i].isTensor()) out.push_back({fmt::format("{} {}", what, i), values[i].toTensor()});
+  return out;
+}
+
+std::vector<NamedTensor> cloned(const std::vector<NamedTensor>& tensors) {
+  std::vector<NamedTensor> out;
+  for (const auto& t : tensors) out.push_back({t.name, t.tensor.clone()});
+  return out;
+}
+
+// A guard run's outputs against the reference's: memory that still holds the poison shows
+// that forward returned what it never wrote (leftover_memory); any other difference is a
+// candidate that is right in the trials and wrong here (inconsistent_result).
+std::optional<GuardFinding> judge_run(const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected,
+                                      const ToleranceConfig& tolerance, bool poisoned, const char* run,
+                                      const GuardOptions& opts) {
+  const auto bad = first_mismatch(got, expected, tolerance);
+  if (!bad) return std::nullopt;
+  const size_t k = static_cast<size_t>(bad->output);
+  const int64_t poison = poisoned && k < got.size() ? poisoned_elements(got[k]) : 0;
+  if (poison > 0 && opts.on(guard::kLeftoverMemory))
+    return GuardFinding{guard::kLeftoverMemory, kGuardReject,
+                        fmt::format("{}: output {} holds {} elements of the memory poisoned before the call: forward "
+                                    "returned memory it never wrote (a result left there earlier passed the trials)",
+                                    run, k, poison)};
+  if (!opts.on(guard::kInconsistent)) return std::nullopt;
+  return GuardFinding{guard::kInconsistent, kGuardReject,
+                      fmt::format("{}: wrong on fresh inputs after passing every trial: output {}: {}", run, k,
+                                  bad->message)};
+}
+
+}  // namespace
+
+GuardPass::GuardPass(PythonRuntime& py, const GuardOptions& opts) : py_(py), opts_(opts) {
+  if (opts_.enabled) watch_.emplace(py_);
+}
+
+void GuardPass::native_loaded(const Values& params, std::vector<std::string> own_kernels) {
+  format_ = "cuda";
+  params_ = params;
+  own_kernels_ = std::move(own_kernels);
+  if (watch_) watch_->mark_threads();
+}
+
+void GuardPass::kernelbench_loaded(PyRef model, std::string source_path) {
+  format_ = "kernelbench";
+  model_ = std::move(model);
+  source_path_ = std::move(source_path);
+  if (watch_) watch_->mark_threads();
+}
+
+void GuardPass::add(std::optional<GuardFinding> finding) {
+  if (finding && opts_.on(finding->name)) pending_.push_back(std::move(*finding));
+}
+
+void GuardPass::add(const std::vector<GuardFinding>& findings) {
+  for (const auto& f : findings) add(f);
+}
+
+bool GuardPass::rejected() const {
+  for (const auto& f : pending_)
+    if (f.action == kGuardReject) return true;
+  return false;
+}
+
+void GuardPass::conclude(EvalResult& r, bool verdict) {
+  for (auto& f : pending_) {
+    if (verdict && f.action == kGuardReject && r.status == Status::Correct) {
+      r.status = Status::Rejected;
+      r.reason = f.name;
+      r.message = "rejected by guard " + f.name + ": " + f.message;
+    }
+    r.guards.push_back(std::move(f));
+  }
+  pending_.clear();
+}
+
+void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner& reference,
+                              PyObject* reference_model, const EvalOptions& eval, EvalResult& r) {
+  if (!opts_.enabled || r.status != Status::Correct) return;
+  // What the candidate's code is and what loading it did: no GPU work needed.
+  if (format_ == "kernelbench" && !source_path_.empty()) add(scan_kernelbench_source(py_, source_path_));
+  add(watch_->tampering());
+  if (!rejected()) {
+    try {
+      guard_run(problem, candidate, reference, reference_model, eval);
+    } catch (...) {
+      conclude(r, false);  // what was found before the candidate failed stays on record; the failure is the verdict
+      throw;
+    }
+  }
+  conclude(r);
+}
+
+void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
+                          const EvalOptions& eval) {
+  const ToleranceConfig& tol = eval.tolerance;
+  const Values pristine = problem.make_inputs("cuda", eval.seed + opts_.seed_offset);
+  // State the reference's own forward changes (BatchNorm's running statistics in training
+  // mode) may change in the candidate too; it is left out of the write check below.
+  const Values reference_state = problem.state_values(reference_model);
+  const std::vector<NamedTensor> reference_state_before = cloned(named(reference_state, "parameter"));
+  std::vector<at::Tensor> expected;
+  bool poison = opts_.on(guard::kLeftoverMemory);
+  {
+    std::vector<at::Tensor> produced = call_reference(reference, pristine);
+    expected = clone_tensors(produced);
+    // The reference's own output memory is freed next; it must not hold the answer then.
+    // (Not an output that is the model's own state: a problem may return a parameter's view.)
+    if (poison) {
+      std::vector<at::Tensor> released;
+      for (const auto& t : produced) {
+        bool state = false;
+        for (const auto& v : reference_state) state = state || (v.isTensor() && storages_overlap(t, v.toTensor()));
+        if (!state) released.push_back(t);
+      }
+      poison_tensors(released);
+    }
+  }
+  std::set<std::string> reference_writes;
+  const std::vector<NamedTensor> reference_state_after = named(reference_state, "parameter");
+  for (size_t i = 0; i < reference_state_before.size() && i < reference_state_after.size(); ++i)
+    if (changed_elements(reference_state_before[i].tensor, reference_state_after[i].tensor) > 0)
+      reference_writes.insert(reference_state_after[i].name);
+  auto poison_free = [&] {
+    if (!poison) return;
+    try {
+      poison_free_memory();
+    } catch (const cuda::ContextLost&) {
+      throw;
+    } catch (const std::exception& e) {
+      poison = false;
+      add(GuardFinding{guard::kLeftoverMemory, kGuardFlag, std::string("unavailable: ") + e.what()});
+    }
+  };
+
+  // The parameters as forward sees them, for aliasing and for writes. A native candidate's are
+  // the reference's in state_dict order, so the reference's own writes can be left out by
+  // position; a ModelNew's need not line up, so there any reference write skips the check.
+  const Values params = format_ == "kernelbench" && model_ ? problem.state_values(model_.get()) : params_;
+  std::vector<NamedTensor> params_before;
+  if (format_ == "cuda" || reference_writes.empty())
+    for (auto& p : cloned(named(params, "parameter")))
+      if (!reference_writes.contains(p.name)) params_before.push_back(std::move(p));
+
+  // Call 1: traced, observed when forward returns.
+  poison_free();
+  const Values in1 = clone_values(pristine);
+  const bool trace = opts_.on(guard::kNoKernel) || opts_.on(guard::kLibraryShare) || opts_.on(guard::kSideStream);
+  std::vector<int64_t> expected_bytes;
+  for (const auto& t : expected)
+    if (t.defined()) expected_bytes.push_back(static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size()));
+  const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
+  if (call.kernels) {
+    const auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
+    add(check_no_kernel(*call.kernels, attribution));
+    add(check_library_share(*call.kernels, attribution, opts_));
+    if (call.marker_start_ns)
+      add(check_late_kernels(*call.kernels, {*call.marker_start_ns, true}, opts_.side_stream_marker_margin_us));
+    else
+      add(check_late_kernels(*call.kernels, {call.stream_done_ns, false}, opts_.side_stream_margin_us));
+    if (!call.timeline.empty()) std::fprintf(stderr, "kagent guards: %s\n", call.timeline.c_str());
+  } else if (trace) {
+    add(kernel_guards_unavailable(call.trace_error, opts_));
+  }
+  const auto run1 = judge_run(call.outputs, expected, tol, poison, "a traced call on fresh inputs", opts_);
+  add(check_outputs_at_return(call.at_return, expected, !run1, tol));
+  std::vector<NamedTensor> others = named(in1, "input");
+  for (auto& p : named(params, "parameter")) others.push_back(std::move(p));
+  add(check_output_aliasing(call.outputs, others));
+  add(check_unmodified(named(pristine, "input"), named(in1, "input")));
+  std::vector<NamedTensor> params_after;
+  for (auto& p : named(params, "parameter"))
+    for (const auto& b : params_before)
+      if (b.name == p.name) params_after.push_back(p);
+  add(check_unmodified(params_before, params_after));
+  add(run1);
+
+  // The fp64 truth, for the precision rule (on call 1's outputs, when they were right).
+  if (!run1 && opts_.on(guard::kPrecisionLowered)) {
+    std::string why;
+    if (auto truth = reference_fp64(py_, reference_model, pristine, why))
+      add(check_precision(call.outputs, expected, *truth, opts_.precision_ratio, opts_.precision_floor));
+    else
+      std::fprintf(stderr, "kagent guards: precision_lowered not checked: %s\n", why.c_str());
+  }
+
+  // Call 2: the same inputs again after poisoning again. A candidate that computes only when
+  // it sees new inputs and otherwise returns an unwritten buffer shows it here.
+  if (poison) {
+    poison_free();
+    const auto out2 = call_candidate(candidate, clone_values(pristine));
+    add(judge_run(out2, expected, tol, poison, "a second call with the same inputs", opts_));
+  }
+
+  if (opts_.on(guard::kShapeGeneralization))
+    add(check_extra_shapes(py_, problem, candidate, reference, eval.seed + opts_.seed_offset + 2, tol));
+  add(watch_->new_threads());
+  add(watch_->tampering());
+}
+
+void GuardPass::after_candidate_timing(ProblemSession& problem, Runner& candidate, Runner& reference,
+                                       Values& timing_inputs, const EvalOptions& eval, EvalResult& r) {
+  if (!opts_.enabled || r.status != Status::Correct) return;
+  try {
+    if (opts_.on(guard::kCachedResults))
+      add(check_fresh_values(problem, candidate, reference, timing_inputs, eval.seed + opts_.seed_offset + 1,
+                             eval.tolerance));
+    add(watch_->new_threads());
+    add(watch_->tampering());
+  } catch (...) {
+    conclude(r, false);
+    throw;
+  }
+  conclude(r);
+}
+
+void GuardPass::after_baselines(EvalResult& r) {
+  if (!opts_.enabled || r.status != Status::Correct || !r.timing) return;
+  add(check_speedup(*r.timing, opts_.speedup_flag));
+  conclude(r);
+}
+
+}  // namespace kagent::worker

@@ -1,0 +1,68 @@
+// The reward-hack guards of one evaluation, in the order DESIGN.md gives them a place:
+//   construction (before the candidate loads): snapshot of what a candidate could tamper with;
+//   before_timing (after correctness passed): the static checks of the candidate's source and
+//     of tampering, then ONE guard run on fresh inputs that feeds most guards at once (a traced
+//     call after poisoning free memory, a second call after poisoning again, the fp64 truth,
+//     extra shapes);
+//   after_candidate_timing (before the baselines are measured): cached results on the timed
+//     inputs, tampering and threads again (a patch made during timing would slow the eager
+//     baseline that is measured next);
+//   after_baselines: the excessive-speedup flag.
+// A reject turns a Correct verdict into Rejected with the guard's name as the reason; timing
+// is skipped for a candidate rejected before it. Findings of disabled guards are dropped.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "result/eval_result.h"
+#include "worker/guards/guard_python.h"
+#include "worker/protocol/eval_options.h"
+#include "worker/protocol/guard_options.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/calls.h"
+#include "worker/service/problem_session.h"
+#include "worker/service/runners.h"
+
+namespace kagent::worker {
+
+class GuardPass {
+ public:
+  // Construct before the candidate loads.
+  GuardPass(PythonRuntime& py, const GuardOptions& opts);
+
+  // What the guards need to know about the loaded candidate besides its runner.
+  // Native: the very parameter tensors forward receives, and its kernels' names (from ptxas;
+  // may be empty, then library name patterns decide what is own).
+  void native_loaded(const Values& params, std::vector<std::string> own_kernels);
+  // Kernelbench: the ModelNew instance and its source file.
+  void kernelbench_loaded(PyRef model, std::string source_path);
+
+  void before_timing(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
+                     const EvalOptions& eval, EvalResult& r);
+  void after_candidate_timing(ProblemSession& problem, Runner& candidate, Runner& reference, Values& timing_inputs,
+                              const EvalOptions& eval, EvalResult& r);
+  void after_baselines(EvalResult& r);
+
+ private:
+  void guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
+                 const EvalOptions& eval);
+  void add(std::optional<GuardFinding> finding);
+  void add(const std::vector<GuardFinding>& findings);
+  bool rejected() const;
+  // Moves new findings into r; with `verdict`, a reject turns a Correct verdict into Rejected.
+  void conclude(EvalResult& r, bool verdict = true);
+
+  PythonRuntime& py_;
+  GuardOptions opts_;
+  std::optional<PythonWatch> watch_;
+  std::string format_ = "cuda";
+  Values params_;
+  std::vector<std::string> own_kernels_;
+  PyRef model_;
+  std::string source_path_;
+  std::vector<GuardFinding> pending_;
+};
+
+}  // namespace kagent::worker

@@ -1,0 +1,35 @@
+// EvalOptions: how the worker evaluates a candidate (trials, tolerances, timing, baselines,
+// guards, profile). Built in one place on the orchestrator's side (tools/evaluation), sent
+// whole with every request, read by the worker; every field is written out, so both sides
+// key the baseline cache on the same values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "checker/tolerance_config.h"
+#include "timer/measure_config.h"
+#include "worker/protocol/guard_options.h"
+
+namespace kagent {
+
+struct EvalOptions {
+  int trials = 5;               // fresh-seed correctness trials (at least 5 by design; fewer only on request)
+  int64_t seed = 42;            // weights; trial t draws inputs from seed + 1 + t
+  ToleranceConfig tolerance;
+  bool measure = true;          // time the candidate when it is correct
+  bool eager_baseline = true;
+  bool compiled_baseline = true;
+  MeasureConfig timing;
+  std::string cache_dir;        // baselines are cached under cache_dir/baselines
+  worker::GuardOptions guards;  // reward-hack guards
+  bool profile = true;          // CUPTI profile phase after timing a correct candidate
+};
+
+// Absent members keep their defaults; throws std::invalid_argument for a bad guard option.
+void to_json(nlohmann::json& j, const EvalOptions& o);
+void from_json(const nlohmann::json& j, EvalOptions& o);
+
+}  // namespace kagent

@@ -1,0 +1,94 @@
+#include "worker/protocol/protocol.h"
+
+#include "common/json_optional.h"
+
+namespace kagent {
+
+void to_json(nlohmann::json& j, const CandidateRef& c) {
+  j = {{"format", c.format}};
+  if (c.format == "kernelbench") {
+    j["path"] = c.path;
+  } else {
+    j["artifact"] = c.artifact;
+    j["op_name"] = c.op_name;
+    j["kernels"] = c.kernels;
+  }
+}
+
+void from_json(const nlohmann::json& j, CandidateRef& c) {
+  c = CandidateRef();
+  c.format = get_or<std::string>(j, "format", "cuda");
+  c.artifact = get_or<std::string>(j, "artifact", "");
+  c.op_name = get_or<std::string>(j, "op_name", "");
+  c.path = get_or<std::string>(j, "path", "");
+  c.kernels = get_or(j, "kernels", std::vector<std::string>{});
+}
+
+namespace protocol {
+
+void to_json(nlohmann::json& j, const HelloReply& r) { j = {{"device", r.device}, {"pid", r.pid}, {"sandbox", r.sandbox}}; }
+void from_json(const nlohmann::json& j, HelloReply& r) {
+  r.device = j.value("device", nlohmann::json()).get<DeviceInfo>();
+  r.pid = get_or(j, "pid", 0);
+  r.sandbox = get_or(j, "sandbox", nlohmann::json::object());
+}
+
+void to_json(nlohmann::json& j, const LoadProblemRequest& r) { j = {{"path", r.path}}; }
+void from_json(const nlohmann::json& j, LoadProblemRequest& r) { r.path = j.at("path").get<std::string>(); }
+void to_json(nlohmann::json& j, const PrepareRequest& r) { j = {{"path", r.path}}; }
+void from_json(const nlohmann::json& j, PrepareRequest& r) { r.path = j.at("path").get<std::string>(); }
+
+void to_json(nlohmann::json& j, const EvaluateRequest& r) {
+  j = {{"problem", r.problem}, {"candidate", r.candidate}, {"options", r.options}};
+}
+void from_json(const nlohmann::json& j, EvaluateRequest& r) {
+  r.problem = j.at("problem").get<std::string>();
+  r.candidate = j.at("candidate").get<CandidateRef>();
+  r.options = j.value("options", nlohmann::json::object()).get<EvalOptions>();
+}
+
+void to_json(nlohmann::json& j, const BaselinesRequest& r) { j = {{"problem", r.problem}, {"options", r.options}}; }
+void from_json(const nlohmann::json& j, BaselinesRequest& r) {
+  r.problem = j.at("problem").get<std::string>();
+  r.options = j.value("options", nlohmann::json::object()).get<EvalOptions>();
+}
+
+void to_json(nlohmann::json& j, const BaselinesReply& r) {
+  j = {{"compiled_error", r.compiled_error}, {"cache_hit", r.cache_hit}};
+  put_optional(j, "eager", r.eager);
+  put_optional(j, "compiled", r.compiled);
+}
+void from_json(const nlohmann::json& j, BaselinesReply& r) {
+  get_optional(j, "eager", r.eager);
+  get_optional(j, "compiled", r.compiled);
+  r.compiled_error = get_or<std::string>(j, "compiled_error", "");
+  r.cache_hit = get_or(j, "cache_hit", false);
+}
+
+void to_json(nlohmann::json& j, const ErrorReply& r) { j = {{"kind", r.kind}, {"message", r.message}}; }
+void from_json(const nlohmann::json& j, ErrorReply& r) {
+  r.kind = get_or<std::string>(j, "kind", "error");
+  r.message = get_or<std::string>(j, "message", "");
+}
+
+void to_json(nlohmann::json& j, const HelloRequest&) { j = nlohmann::json::object(); }
+void from_json(const nlohmann::json&, HelloRequest&) {}
+void to_json(nlohmann::json& j, const PrepareReply&) { j = nullptr; }
+void from_json(const nlohmann::json&, PrepareReply&) {}
+void to_json(nlohmann::json& j, const ShutdownRequest&) { j = nlohmann::json::object(); }
+void from_json(const nlohmann::json&, ShutdownRequest&) {}
+void to_json(nlohmann::json& j, const ShutdownReply&) { j = nullptr; }
+void from_json(const nlohmann::json&, ShutdownReply&) {}
+
+Op op_of(const nlohmann::json& line) {
+  if (!line.is_object() || !line.contains("op") || !line["op"].is_string())
+    throw std::invalid_argument("a request needs an \"op\"");
+  return enum_value(kOpNames, line["op"].get<std::string>(), "op");
+}
+
+nlohmann::json error_line(const std::string& kind, const std::string& message) {
+  return {{"ok", false}, {"error", ErrorReply{kind, message}}};
+}
+
+}  // namespace protocol
+}  // namespace kagent

@@ -1,0 +1,179 @@
+// The protocol between the orchestrator (worker/client) and a worker process (worker/service):
+// one JSON line per request on the worker's fd 3, one per reply on its fd 4. Every op has a
+// typed request and reply here, with their JSON conversions, and one table of op names.
+//
+//   request line: {"op": <name>, "id": n, ...the request's fields}
+//   reply line:   {"id": n, "ok": true, "result": <reply>, "fatal": true?}
+//                 {"id": n, "ok": false, "error": {"kind", "message"}}
+// "fatal" says the worker's CUDA context is lost: it exits after replying, and the client
+// starts a fresh one for the next request.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "common/enum_names.h"
+#include "problem/problem_spec.h"
+#include "result/device_info.h"
+#include "result/eval_result.h"
+#include "worker/protocol/eval_options.h"
+
+namespace kagent {
+
+// What a candidate is, as the worker needs to know it.
+struct CandidateRef {
+  std::string format;    // "cuda" | "kernelbench"
+  std::string artifact;  // cuda: the compiled shared object
+  std::string op_name;   // cuda: dispatcher name of forward
+  std::string path;      // kernelbench: the Python file
+  std::vector<std::string> kernels{};  // cuda: the candidate's own kernels (ptxas names), for the guards
+};
+void to_json(nlohmann::json& j, const CandidateRef& c);
+void from_json(const nlohmann::json& j, CandidateRef& c);
+
+namespace protocol {
+
+enum class Op { Hello, LoadProblem, Prepare, Evaluate, Baselines, Shutdown };
+inline constexpr EnumNames<Op, 6> kOpNames{{
+    {Op::Hello, "hello"},
+    {Op::LoadProblem, "load_problem"},
+    {Op::Prepare, "prepare"},
+    {Op::Evaluate, "evaluate"},
+    {Op::Baselines, "baselines"},
+    {Op::Shutdown, "shutdown"},
+}};
+
+// hello: the worker's GPU, its pid and its sandbox report. Sent by the worker unasked when it
+// has started (as the reply to request id 0), and answered again on request.
+struct HelloRequest {
+  static constexpr Op op = Op::Hello;
+};
+struct HelloReply {
+  DeviceInfo device;
+  int pid = 0;
+  nlohmann::json sandbox = nlohmann::json::object();  // tools/sandbox/apply_sandbox.h's report
+};
+
+// load_problem: executes the problem file afresh and derives its spec (meta tensors).
+struct LoadProblemRequest {
+  static constexpr Op op = Op::LoadProblem;
+  std::string path;
+};
+using LoadProblemReply = ProblemSpec;
+
+// prepare: loads the problem and runs its reference once, while the candidate compiles.
+struct PrepareRequest {
+  static constexpr Op op = Op::Prepare;
+  std::string path;
+};
+struct PrepareReply {};
+
+// evaluate: one candidate, every phase (tools/worker/service/evaluation.h).
+struct EvaluateRequest {
+  static constexpr Op op = Op::Evaluate;
+  std::string problem;
+  CandidateRef candidate;
+  EvalOptions options;
+};
+using EvaluateReply = EvalResult;
+
+// baselines: the reference's eager and torch.compile times, measured (or read from the
+// cache) as an evaluation would.
+struct BaselinesRequest {
+  static constexpr Op op = Op::Baselines;
+  std::string problem;
+  EvalOptions options;
+};
+struct BaselinesReply {
+  std::optional<TimingStats> eager, compiled;
+  std::string compiled_error;
+  bool cache_hit = false;
+};
+
+// shutdown: the worker replies and exits.
+struct ShutdownRequest {
+  static constexpr Op op = Op::Shutdown;
+};
+struct ShutdownReply {};
+
+// The reply type of each request type.
+template <class Request>
+struct ReplyOf;
+template <>
+struct ReplyOf<HelloRequest> {
+  using type = HelloReply;
+};
+template <>
+struct ReplyOf<LoadProblemRequest> {
+  using type = LoadProblemReply;
+};
+template <>
+struct ReplyOf<PrepareRequest> {
+  using type = PrepareReply;
+};
+template <>
+struct ReplyOf<EvaluateRequest> {
+  using type = EvaluateReply;
+};
+template <>
+struct ReplyOf<BaselinesRequest> {
+  using type = BaselinesReply;
+};
+template <>
+struct ReplyOf<ShutdownRequest> {
+  using type = ShutdownReply;
+};
+
+// A request the worker answered with an error (a problem that fails to load, a bad request).
+struct ErrorReply {
+  std::string kind;  // problem_load_error, problem_incomplete, file_not_found, bad_request, internal_error, ...
+  std::string message;
+};
+
+void to_json(nlohmann::json& j, const HelloReply& r);
+void from_json(const nlohmann::json& j, HelloReply& r);
+void to_json(nlohmann::json& j, const LoadProblemRequest& r);
+void from_json(const nlohmann::json& j, LoadProblemRequest& r);
+void to_json(nlohmann::json& j, const PrepareRequest& r);
+void from_json(const nlohmann::json& j, PrepareRequest& r);
+void to_json(nlohmann::json& j, const EvaluateRequest& r);
+void from_json(const nlohmann::json& j, EvaluateRequest& r);
+void to_json(nlohmann::json& j, const BaselinesRequest& r);
+void from_json(const nlohmann::json& j, BaselinesRequest& r);
+void to_json(nlohmann::json& j, const BaselinesReply& r);
+void from_json(const nlohmann::json& j, BaselinesReply& r);
+void to_json(nlohmann::json& j, const ErrorReply& r);
+void from_json(const nlohmann::json& j, ErrorReply& r);
+// Field-less messages.
+void to_json(nlohmann::json& j, const HelloRequest&);
+void from_json(const nlohmann::json&, HelloRequest&);
+void to_json(nlohmann::json& j, const PrepareReply&);
+void from_json(const nlohmann::json&, PrepareReply&);
+void to_json(nlohmann::json& j, const ShutdownRequest&);
+void from_json(const nlohmann::json&, ShutdownRequest&);
+void to_json(nlohmann::json& j, const ShutdownReply&);
+void from_json(const nlohmann::json&, ShutdownReply&);
+
+// Lines of the envelope.
+template <class Request>
+nlohmann::json request_line(const Request& request, int id) {
+  nlohmann::json j = request;
+  j["op"] = enum_name(kOpNames, Request::op, "?");
+  j["id"] = id;
+  return j;
+}
+// The op of a request line; throws std::invalid_argument for a missing or unknown op.
+Op op_of(const nlohmann::json& line);
+template <class Reply>
+nlohmann::json ok_line(const Reply& reply, bool fatal = false) {
+  nlohmann::json j = {{"ok", true}, {"result", reply}};
+  if (fatal) j["fatal"] = true;
+  return j;
+}
+nlohmann::json error_line(const std::string& kind, const std::string& message);
+
+}  // namespace protocol
+}  // namespace kagent

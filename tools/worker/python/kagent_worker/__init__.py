@@ -1,0 +1,11 @@
+"""Python half of the kagent worker, run by the interpreter the worker embeds.
+
+It does what only Python can do well: execute a KernelBench problem file, build its Model
+and inputs, derive the ProblemSpec, load KernelBench-format candidates, build the
+torch.compile baseline, and the guards' Python-side checks. Timing, checking and native
+candidates stay in C++. The C++ side calls only the functions in `registry.FUNCTIONS`.
+
+Modules, one job each: loading (errors, executing user files), problem (problems and
+candidates), device (the GPU description), guards (fp64 truth, tampering, threads),
+source_scan (static checks of a KernelBench answer), registry (what C++ calls).
+"""

@@ -1,0 +1,167 @@
+"""Reward-hack guards: the checks only Python can make (the fp64 truth, tampering with timing
+or torch functions, threads). The C++ guards call these and turn findings into verdicts."""
+
+import copy
+import inspect
+import sys
+import threading
+
+import torch
+
+from kagent_worker.problem import dtype_name, flatten_outputs
+
+def extra_inputs(problem, device, seed):
+    return problem.extra_inputs(device, seed)
+
+
+def reference_fp64(model, inputs):
+    """The reference run in float64 (a copy of the model and the floating inputs cast to
+    double): the truth the precision guard measures eager and the candidate against. Returns
+    the outputs, or a string saying why there is no fp64 truth (an op without a double kernel,
+    a model that casts back to float itself)."""
+    try:
+        model64 = copy.deepcopy(model).double()
+        args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
+        with torch.no_grad():
+            outputs, _ = flatten_outputs(model64(*args))
+    except Exception as exc:  # whatever the model does in double, it is only a missing check
+        return f"the reference does not run in float64: {type(exc).__name__}: {exc}"
+    for i, o in enumerate(outputs):
+        if isinstance(o, torch.Tensor) and o.is_floating_point() and o.dtype != torch.float64:
+            return f"output {i} of the float64 reference is {dtype_name(o.dtype)} (the model casts)"
+    return outputs
+
+
+def finding(name, action, message):
+    return {"name": name, "action": action, "message": message}
+
+
+# -- tampering: what a candidate could replace to fool a timer or the reference --
+
+_TIME_FUNCTIONS = ("perf_counter", "perf_counter_ns", "time", "time_ns", "monotonic", "monotonic_ns",
+                   "process_time", "process_time_ns", "thread_time", "thread_time_ns", "sleep")
+_CUDA_TIMING = ("synchronize", "current_stream", "default_stream", "stream", "set_stream", "Event", "Stream",
+                "ExternalStream", "StreamContext")
+_TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch._C._VariableFunctions", "torch.linalg",
+                     "torch.special", "torch.fft")
+
+
+def _class_items(prefix, cls):
+    """Every attribute a class has, through its MRO, as stored (no binding: a classmethod
+    fetched with getattr is a new object each time, the stored one is not)."""
+    items = {}
+    for klass in reversed(cls.__mro__):
+        if klass is object:
+            continue
+        for name, obj in vars(klass).items():
+            items[f"{prefix}.{name}"] = obj
+    return items
+
+
+def _namespace(dotted):
+    obj = sys.modules.get(dotted)
+    if obj is None:
+        obj = torch
+        for part in dotted.split(".")[1:]:
+            obj = getattr(obj, part)
+    return obj
+
+
+def _precision_settings():
+    b = torch.backends
+    return {
+        "torch.backends.cuda.matmul.allow_tf32": b.cuda.matmul.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+            b.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+            b.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "torch.backends.cudnn.allow_tf32": b.cudnn.allow_tf32,
+        "torch.backends.cudnn.enabled": b.cudnn.enabled,
+        "torch.backends.cudnn.benchmark": b.cudnn.benchmark,
+        "torch.backends.cudnn.deterministic": b.cudnn.deterministic,
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+    }
+
+
+def guard_snapshot():
+    """What is in place before a candidate loads: timing functions, torch's functions, Tensor
+    and nn.Module methods, every nn module's methods, the loaded problems' classes (the
+    reference), this helper module, and torch's precision settings. Objects are kept (not
+    ids), so an identity cannot be recycled in between."""
+    timing, patched = {}, {}
+    time_module = sys.modules["time"]
+    timing["sys.modules['time']"] = time_module
+    for name in _TIME_FUNCTIONS:
+        timing[f"time.{name}"] = getattr(time_module, name, None)
+    timing["torch.cuda"] = torch.cuda
+    for name in _CUDA_TIMING:
+        timing[f"torch.cuda.{name}"] = getattr(torch.cuda, name, None)
+    timing.update(_class_items("torch.cuda.Event", torch.cuda.Event))
+    timing.update(_class_items("torch.cuda.Stream", torch.cuda.Stream))
+    for dotted in _TORCH_NAMESPACES:
+        namespace = _namespace(dotted)
+        if not hasattr(namespace, "__dict__"):  # torch._C._VariableFunctions: its functions live on its class
+            patched.update(_class_items(dotted, type(namespace)))
+            continue
+        for name, obj in list(vars(namespace).items()):
+            if callable(obj) and not inspect.ismodule(obj):
+                patched[f"{dotted}.{name}"] = obj
+    patched["torch.nn.functional"] = torch.nn.functional
+    patched.update(_class_items("torch.Tensor", torch.Tensor))
+    for name, cls in list(vars(torch.nn).items()):
+        if isinstance(cls, type) and issubclass(cls, torch.nn.Module):
+            patched.update(_class_items(f"torch.nn.{name}", cls))
+    for mod_name, module in list(sys.modules.items()):
+        # Functions and classes only (Model, get_inputs, ...): module-level data may change
+        # legitimately (a problem's own counter, this helper's caches).
+        if mod_name.startswith(("kagent_loaded_", "kagent_worker")):
+            for name, obj in list(vars(module).items()):
+                if not callable(obj):
+                    continue
+                patched[f"{mod_name}.{name}"] = obj
+                if isinstance(obj, type) and obj.__module__ == mod_name:
+                    patched.update(_class_items(f"{mod_name}.{name}", obj))
+    # torch.compile's first use wraps these itself (torch._dynamo's import wraps manual_seed,
+    # its disable-decorators wrap nn.Module's __init__ and __setstate__, which every module
+    # class inherits); none of them computes a result.
+    module_init = torch.nn.Module.__init__
+    for key in [k for k, obj in patched.items() if k == "torch.manual_seed" or k.endswith(".__setstate__") or
+                (k.endswith(".__init__") and obj is module_init)]:
+        del patched[key]
+    return {"timing": timing, "patched": patched, "settings": _precision_settings()}
+
+
+def guard_tampering(snapshot):
+    """Findings for whatever differs from `snapshot` now: replaced or deleted attributes,
+    changed precision settings."""
+    now = guard_snapshot()
+    missing = object()
+    findings = []
+    for kind, name in (("timing", "timing_tampered"), ("patched", "torch_patched")):
+        changed = [key for key, obj in snapshot[kind].items() if now[kind].get(key, missing) is not obj]
+        if changed:
+            shown = ", ".join(changed[:5]) + (f" and {len(changed) - 5} more" if len(changed) > 5 else "")
+            what = "timing functions" if kind == "timing" else "PyTorch or reference functions"
+            findings.append(finding(name, "reject", f"{what} replaced after the candidate loaded: {shown}"))
+    settings = [f"{k}: {v!r} -> {now['settings'].get(k)!r}" for k, v in snapshot["settings"].items()
+                if now["settings"].get(k) != v]
+    if settings:
+        findings.append(finding("torch_patched", "reject",
+                                 "precision settings changed by the candidate (they change the reference): "
+                                 + "; ".join(settings)))
+    return findings
+
+
+# -- threads --
+
+def python_threads():
+    return frozenset(t.ident for t in threading.enumerate())
+
+
+def new_python_threads(before):
+    """Names of live Python threads that were not there at `before`."""
+    return sorted(t.name for t in threading.enumerate() if t.ident not in before and t.is_alive())
+
+
+# -- the kernelbench source: try/except fallbacks, PyTorch compute in forward, threads --

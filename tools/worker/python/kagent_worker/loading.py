@@ -1,0 +1,51 @@
+"""Errors with a stable kind, and executing a user's Python file as a module.
+
+The kind lets the C++ side classify a failure without parsing its text: problem_load_error,
+problem_incomplete, file_not_found, candidate_load_error, compile_error, invalid.
+"""
+
+import importlib.util
+import os
+import sys
+import traceback
+
+
+class KagentError(Exception):
+    """An error with a stable kind: problem_load_error, problem_incomplete, file_not_found,
+    candidate_load_error, compile_error, invalid."""
+
+    def __init__(self, kind, message):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+
+
+_module_counter = [0]
+
+
+def short_exception(exc, path):
+    """One line: 'SyntaxError: invalid syntax (x.py, line 3)' or the last frame in the file."""
+    if isinstance(exc, SyntaxError):
+        return f"SyntaxError: {exc.msg} ({os.path.basename(path)}, line {exc.lineno})"
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename == path:
+            where = f" ({os.path.basename(path)}, line {frame.lineno})"
+            break
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+def exec_file(path, kind):
+    if not os.path.isfile(path):
+        raise KagentError("file_not_found", f"no such file: {path}")
+    _module_counter[0] += 1
+    name = f"kagent_loaded_{_module_counter[0]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # the file's own error, whatever it is
+        del sys.modules[name]
+        raise KagentError(kind, short_exception(exc, path)) from None
+    return module

@@ -1,0 +1,189 @@
+"""Problems: execute a KernelBench file, build its Model and inputs reproducibly by seed,
+derive the ProblemSpec, and load KernelBench-format candidates (ModelNew)."""
+
+import inspect
+import hashlib
+import os
+import re
+
+import torch
+
+from kagent_worker.loading import KagentError, exec_file, short_exception
+
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
+
+
+def _arg_entry(name, value):
+    entry = {"name": name, "cpp_name": re.sub(r"\W", "_", name), "dtype": "", "shape": []}
+    if isinstance(value, torch.Tensor):
+        entry.update(kind="tensor", dtype=dtype_name(value.dtype), shape=list(value.shape))
+    elif isinstance(value, bool):
+        entry["kind"] = "bool"
+    elif isinstance(value, int):
+        entry["kind"] = "int"
+    elif isinstance(value, float):
+        entry["kind"] = "float"
+    else:
+        entry.update(kind="unsupported", python_type=type(value).__name__)
+    return entry
+
+
+def _forward_arg_names(model_cls, count):
+    """Names of forward's parameters (minus self); *args get x0, x1, ..."""
+    try:
+        params = list(inspect.signature(model_cls.forward).parameters.values())[1:]
+    except (TypeError, ValueError):
+        params = []
+    names = []
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            break
+        names.append(p.name)
+    while len(names) < count:
+        names.append(f"x{len(names)}")
+    return names[:count]
+
+
+def flatten_outputs(out):
+    if isinstance(out, torch.Tensor):
+        return [out], False
+    if isinstance(out, (tuple, list)):
+        return list(out), True
+    raise KagentError("problem_incomplete", f"forward returns {type(out).__name__}, not a tensor or a tuple of tensors")
+
+
+class Problem:
+    """A loaded problem file: builds models and inputs on a device, reproducibly by seed."""
+
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.module = exec_file(self.path, "problem_load_error")
+        missing = [n for n in ("Model", "get_inputs", "get_init_inputs") if not hasattr(self.module, n)]
+        if missing:
+            raise KagentError("problem_incomplete", f"problem defines no {', '.join(missing)} ({os.path.basename(path)})")
+        with open(self.path, "rb") as f:
+            data = f.read()
+        self.source = data.decode("utf-8", errors="replace")
+        self.sha256 = hashlib.sha256(data).hexdigest()
+        self.name = os.path.splitext(os.path.basename(self.path))[0]
+
+    def _call(self, fn_name):
+        try:
+            return getattr(self.module, fn_name)()
+        except Exception as exc:
+            raise KagentError("problem_load_error", f"{fn_name}() failed: {short_exception(exc, self.path)}") from None
+
+    def init_inputs(self):
+        return list(self._call("get_init_inputs"))
+
+    def make_model(self, device, seed=42, cls=None):
+        torch.manual_seed(seed)
+        with torch.device(device):
+            try:
+                model = (cls or self.module.Model)(*self.init_inputs())
+            except KagentError:
+                raise
+            except Exception as exc:
+                raise KagentError("problem_load_error", f"Model(...) failed: {short_exception(exc, self.path)}") from None
+        return model.to(device)
+
+    def make_inputs(self, device, seed):
+        torch.manual_seed(seed)
+        with torch.device(device):
+            inputs = list(self._call("get_inputs"))
+        return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def extra_inputs(self, device, seed):
+        """get_extra_inputs(): optional further input lists (other shapes) a candidate must also
+        get right; [] when the problem defines none."""
+        if not hasattr(self.module, "get_extra_inputs"):
+            return []
+        torch.manual_seed(seed)
+        with torch.device(device):
+            sets = [list(s) for s in self._call("get_extra_inputs")]
+        return [[x.to(device) if isinstance(x, torch.Tensor) else x for x in s] for s in sets]
+
+    def spec(self, device="meta"):
+        """The ProblemSpec as a dict; shapes come from running on `device` (meta costs nothing)."""
+        model = self.make_model(device)
+        inputs = self.make_inputs(device, seed=0)
+        names = _forward_arg_names(self.module.Model, len(inputs))
+        with torch.no_grad():
+            try:
+                out = model(*inputs)
+            except Exception as exc:
+                if device == "meta":
+                    raise
+                raise KagentError("problem_load_error", f"Model.forward failed: {short_exception(exc, self.path)}") from None
+        outputs, is_tuple = flatten_outputs(out)
+        for o in outputs:
+            if not isinstance(o, torch.Tensor):
+                raise KagentError("problem_incomplete", f"forward returns a {type(o).__name__} among its outputs")
+        param_names = set(dict(model.named_parameters()).keys())
+        params = []
+        for key, value in model.state_dict(keep_vars=True).items():
+            entry = _arg_entry(key, value)
+            entry["is_buffer"] = key not in param_names
+            params.append(entry)
+        level = re.search(r"level(\d+)", self.path)
+        return {
+            "name": self.name,
+            "path": self.path,
+            "sha256": self.sha256,
+            "level": int(level.group(1)) if level else None,
+            "inputs": [_arg_entry(n, v) for n, v in zip(names, inputs)],
+            "params": params,
+            "outputs": [{"dtype": dtype_name(o.dtype), "shape": list(o.shape)} for o in outputs],
+            "output_is_tuple": is_tuple,
+            "source": self.source,
+            "torch_version": torch.__version__,
+        }
+
+
+def derive_spec(problem):
+    """Meta tensors first (no memory, no GPU); the real device only when an op has no meta kernel."""
+    try:
+        return problem.spec("meta")
+    except KagentError:
+        raise
+    except Exception:
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+        return problem.spec(device)
+
+
+def open_problem(path):
+    """The problem without its spec: what an evaluation needs (the spec's meta forward
+    costs a second or two the first time, for importing torch's meta registrations)."""
+    return Problem(path)
+
+
+def warm_up(problem, seed=42):
+    """One reference run on the GPU, so that library handles and lazily loaded kernels are
+    ready before the candidate arrives; kagent asks for it while nvcc compiles."""
+    with torch.no_grad():
+        problem.make_model("cuda", seed)(*problem.make_inputs("cuda", seed))
+    torch.cuda.synchronize()
+
+
+def load_kernelbench_candidate(path, problem, device, seed=42):
+    """Executes a KernelBench-format answer (ModelNew, usually with load_inline) and builds
+    ModelNew with the same seed as the reference, so modules get the same weights."""
+    try:
+        module = exec_file(os.path.abspath(path), "candidate_load_error")
+    except KagentError as err:
+        text = err.message
+        # load_inline raises "Error building extension ...": that is a compile error.
+        if "Error building extension" in text or "error:" in text and "ninja" in text.lower():
+            raise KagentError("compile_error", text) from None
+        raise
+    if not hasattr(module, "ModelNew"):
+        raise KagentError("invalid", "the candidate defines no class ModelNew")
+    try:
+        return problem.make_model(device, seed=seed, cls=module.ModelNew)
+    except KagentError as err:
+        raise KagentError("candidate_load_error", err.message.replace("Model(...)", "ModelNew(...)")) from None
+
+
+def compiled_model(model):
+    return torch.compile(model)

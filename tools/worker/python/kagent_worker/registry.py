@@ -1,0 +1,20 @@
+"""The functions the C++ worker calls, by the names it uses (tools/worker/python/python_functions.h
+lists the same names; a test fails when the two lists differ)."""
+
+from kagent_worker import device, guards, problem, source_scan
+
+FUNCTIONS = {
+    "device_info": device.device_info,
+    "open_problem": problem.open_problem,
+    "derive_spec": problem.derive_spec,
+    "warm_up": problem.warm_up,
+    "load_kernelbench_candidate": problem.load_kernelbench_candidate,
+    "compiled_model": problem.compiled_model,
+    "extra_inputs": guards.extra_inputs,
+    "reference_fp64": guards.reference_fp64,
+    "guard_snapshot": guards.guard_snapshot,
+    "guard_tampering": guards.guard_tampering,
+    "python_threads": guards.python_threads,
+    "new_python_threads": guards.new_python_threads,
+    "scan_kernelbench_source": source_scan.scan_kernelbench_source,
+}

@@ -1,0 +1,42 @@
+// The Python functions the worker calls, by name: the one list on the C++ side. The package's
+// registry (kagent_worker/registry.py) holds the same names; tests/worker/python fails when
+// the two lists differ, and the worker checks them against each other when it starts.
+#pragma once
+
+#include "common/enum_names.h"
+
+namespace kagent::worker {
+
+enum class PyFn {
+  DeviceInfo,
+  OpenProblem,
+  DeriveSpec,
+  WarmUp,
+  LoadKernelbenchCandidate,
+  CompiledModel,
+  ExtraInputs,
+  ReferenceFp64,
+  GuardSnapshot,
+  GuardTampering,
+  PythonThreads,
+  NewPythonThreads,
+  ScanKernelbenchSource,
+};
+
+inline constexpr EnumNames<PyFn, 13> kPyFunctionNames{{
+    {PyFn::DeviceInfo, "device_info"},
+    {PyFn::OpenProblem, "open_problem"},
+    {PyFn::DeriveSpec, "derive_spec"},
+    {PyFn::WarmUp, "warm_up"},
+    {PyFn::LoadKernelbenchCandidate, "load_kernelbench_candidate"},
+    {PyFn::CompiledModel, "compiled_model"},
+    {PyFn::ExtraInputs, "extra_inputs"},
+    {PyFn::ReferenceFp64, "reference_fp64"},
+    {PyFn::GuardSnapshot, "guard_snapshot"},
+    {PyFn::GuardTampering, "guard_tampering"},
+    {PyFn::PythonThreads, "python_threads"},
+    {PyFn::NewPythonThreads, "new_python_threads"},
+    {PyFn::ScanKernelbenchSource, "scan_kernelbench_source"},
+}};
+
+}  // namespace kagent::worker

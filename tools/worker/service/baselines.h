@@ -1,0 +1,25 @@
+// Eager and torch.compile baseline times, measured like the candidate and cached per
+// (problem file hash, torch version, GPU, timing settings) on disk. The worker only reads
+// that cache; the orchestrator writes it from the reply (worker/protocol/baseline_cache.h).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "result/device_info.h"
+#include "result/eval_result.h"
+#include "worker/protocol/eval_options.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/problem_session.h"
+
+namespace kagent::worker {
+
+struct Baselines {
+  std::optional<TimingStats> eager, compiled;
+  std::string compiled_error;  // why there is no compiled baseline
+  bool cache_hit = false;
+};
+
+Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device);
+
+}  // namespace kagent::worker

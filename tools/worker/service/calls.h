@@ -1,0 +1,39 @@
+// How an evaluation calls the candidate and the reference, and whose failure a failure is.
+// Whatever goes wrong inside the candidate's forward is the candidate's (CandidateError: the
+// verdict is runtime_error); whatever goes wrong in the reference or in a step of kagent's
+// own is the evaluator's (EvaluatorError: internal_error naming the phase, never the
+// candidate's fault). A lost CUDA context (cuda::ContextLost) passes through both: it is
+// the candidate's, and the worker must be replaced.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "worker/service/runners.h"
+
+namespace kagent::worker {
+
+struct CandidateError : std::runtime_error {
+  CandidateError(const std::string& what, std::string reason_) : std::runtime_error(what), reason(std::move(reason_)) {}
+  std::string reason;  // "" or reason::kCandidateOom
+};
+
+struct EvaluatorError : std::runtime_error {
+  EvaluatorError(const std::string& what, std::string reason_) : std::runtime_error(what), reason(std::move(reason_)) {}
+  std::string reason;  // reason::kEvaluatorError, kEvaluatorOom or kReferenceFailed
+};
+
+// torch's out-of-memory error, or its message from a candidate's own allocator use.
+bool is_out_of_memory(const std::exception& e);
+
+// The candidate's forward, then a device-wide synchronisation: faults of its kernels
+// (asynchronous ones too) surface here.
+std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs);
+// The same without the synchronisation (the side-stream guard looks at the moment forward
+// returns); only errors raised by forward itself are caught here.
+std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs);
+// The reference's forward on its own copy of the inputs, then a device-wide synchronisation.
+std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs);
+
+}  // namespace kagent::worker

@@ -1,0 +1,73 @@
+#include "worker/service/correctness.h"
+
+#include <fmt/format.h>
+
+#include "checker/compare.h"
+#include "worker/service/calls.h"
+
+namespace kagent::worker {
+
+namespace {
+
+int64_t tensor_bytes(const Values& values) {
+  int64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
+  return n;
+}
+
+int64_t tensor_bytes(const std::vector<at::Tensor>& tensors) {
+  int64_t n = 0;
+  for (const auto& t : tensors)
+    if (t.defined()) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+
+}  // namespace
+
+bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, const Values& params,
+                       const EvalOptions& opts, EvalResult& result) {
+  Correctness c;
+  c.trials = opts.trials;
+  // Compares one run's outputs; records the first failure. Returns whether they all matched.
+  auto judge = [&](const std::vector<at::Tensor>& got, const std::vector<at::Tensor>& expected, int trial,
+                   const char* run) {
+    std::optional<OutputCheck> failure = output_count_mismatch(got.size(), expected.size());
+    for (size_t i = 0; !failure && i < expected.size(); ++i) {
+      OutputCheck oc = compare_output(got[i], expected[i], static_cast<int>(i), opts.tolerance);
+      c.max_abs_error = std::max(c.max_abs_error, oc.max_abs_error);
+      c.max_rel_error = std::max(c.max_rel_error, oc.max_rel_error);
+      if (!oc.ok) failure = std::move(oc);
+    }
+    if (!failure) return true;
+    c.first_failure = std::move(failure);
+    c.first_failure_trial = trial;
+    c.first_failure_run = run;
+    return false;
+  };
+  for (int t = 0; t < opts.trials; ++t) {
+    const Values inputs = problem.make_inputs("cuda", opts.seed + 1 + t);
+    // Each output set lives only as long as its comparison needs it: on problems whose tensors
+    // take gigabytes, the trial's peak is the inputs, their copy and two output sets.
+    std::vector<at::Tensor> before = call_candidate(candidate, clone_values(inputs));
+    const std::vector<at::Tensor> expected = call_reference(reference, inputs);
+    if (t == 0) result.footprint_bytes = tensor_bytes(inputs) + tensor_bytes(params) + tensor_bytes(expected);
+    const bool before_ok = judge(before, expected, t, "before reference");
+    before.clear();
+    if (!before_ok) break;
+    const std::vector<at::Tensor> after = call_candidate(candidate, clone_values(inputs));
+    if (!judge(after, expected, t, "after reference")) break;
+    ++c.trials_passed;
+  }
+  const bool ok = !c.first_failure;
+  if (!ok) {
+    result.status = Status::Wrong;
+    result.reason = c.first_failure->reason;
+    result.message = fmt::format("trial {} ({}), output {}: {}", c.first_failure_trial + 1, c.first_failure_run,
+                                 c.first_failure->output, c.first_failure->message);
+  }
+  result.correctness = std::move(c);
+  return ok;
+}
+
+}  // namespace kagent::worker

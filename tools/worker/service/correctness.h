@@ -1,0 +1,19 @@
+// The correctness trials of an evaluation: at least five, each on fresh inputs from a new
+// seed; the candidate runs before the reference and again after it, each on its own copy of
+// the inputs (a candidate that writes its inputs cannot corrupt the comparison); every output
+// is compared for shape, dtype and values. One failing trial decides.
+#pragma once
+
+#include "result/eval_result.h"
+#include "worker/protocol/eval_options.h"
+#include "worker/service/problem_session.h"
+#include "worker/service/runners.h"
+
+namespace kagent::worker {
+
+// Fills result.correctness and result.footprint_bytes (inputs + parameters + outputs of the
+// problem); when wrong, also status, reason and message. Returns whether every trial passed.
+bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, const Values& params,
+                       const EvalOptions& opts, EvalResult& result);
+
+}  // namespace kagent::worker

@@ -1,0 +1,137 @@
+#include "worker/service/evaluation.h"
+
+#include <chrono>
+
+#include <ATen/core/grad_mode.h>
+#include <fmt/format.h>
+
+#include "timer/cold_measurement.h"
+#include "worker/service/baselines.h"
+#include "worker/service/calls.h"
+#include "worker/service/correctness.h"
+#include "worker/service/cut_text.h"
+#include "worker/service/phase_runner.h"
+
+namespace kagent::worker {
+
+Evaluation::Evaluation(WorkerContext ctx, ProblemSession& problem, const protocol::EvaluateRequest& request)
+    : ctx_(ctx), problem_(problem), request_(request), options_(request.options) {
+  result_.format = request.candidate.format;
+  result_.device = ctx.device;
+}
+
+EvalResult Evaluation::operator()() {
+  const auto start = std::chrono::steady_clock::now();
+  at::NoGradGuard no_grad;
+  PhaseRunner phases(result_);
+  const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
+    return phases.run(name, [&] { return (this->*body)(); });
+  };
+  if (phase("load", &Evaluation::load) && phase("correctness", &Evaluation::correctness) &&
+      phase("guards_before_timing", &Evaluation::guards_before_timing)) {
+    if (options_.measure && phase("timing", &Evaluation::timing) &&
+        phase("guards_after_timing", &Evaluation::guards_after_timing) &&
+        (options_.eager_baseline || options_.compiled_baseline))
+      phase("baselines", &Evaluation::baselines);
+    if (options_.profile && result_.status == Status::Correct) phase("profile", &Evaluation::profile);
+  }
+  context_lost_ = context_lost_ || phases.context_lost();
+  result_.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::move(result_);
+}
+
+bool Evaluation::load() {
+  try {
+    reference_model_ = problem_.make_model("cuda", options_.seed);
+  } catch (const PythonError& e) {  // the problem's own failure: neither side's
+    result_.status = Status::ProblemError;
+    result_.reason = problem_error_reason(e.kind);
+    result_.message = e.message;
+    return false;
+  }
+  reference_ = std::make_unique<PythonRunner>(reference_model_);
+  guards_.emplace(ctx_.py, options_.guards);  // before the candidate loads: it snapshots what a candidate could patch
+  const CandidateRef& cand = request_.candidate;
+  try {
+    if (cand.format == "kernelbench") {
+      PyRef path = check(PyUnicode_FromString(cand.path.c_str()));
+      PyRef device = check(PyUnicode_FromString("cuda"));
+      PyRef seed = check(PyLong_FromLongLong(options_.seed));
+      PyRef model = ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed});
+      guards_->kernelbench_loaded(model, cand.path);
+      candidate_ = std::make_unique<PythonRunner>(model);
+    } else {
+      // Parameters are cloned: a candidate writing its weights must not change the reference's.
+      params_ = clone_values(problem_.state_values(reference_model_.get()));
+      guards_->native_loaded(params_, cand.kernels);
+      candidate_ = std::make_unique<NativeRunner>(cand.artifact, cand.op_name, params_);
+    }
+  } catch (const PythonError& e) {
+    result_.status = e.kind == "compile_error" ? Status::CompileError
+                     : e.kind == "invalid"     ? Status::Invalid
+                                               : Status::RuntimeError;
+    result_.message = e.kind == "compile_error" ? "load_inline failed to build the extension" : e.message;
+    result_.runtime_error = cut_text(e.message + (e.traceback.empty() ? "" : "\n" + e.traceback));
+    if (result_.status == Status::CompileError) {
+      CompileInfo ci;
+      ci.ok = false;
+      ci.errors = cut_text(e.message, 3000);
+      ci.log = cut_text(e.message, 20000);
+      result_.compile = ci;
+    }
+    return false;
+  } catch (const CandidateLoadError& e) {
+    result_.status = Status::Invalid;
+    result_.message = e.what();
+    return false;
+  }
+  return true;
+}
+
+bool Evaluation::correctness() {
+  if (!check_correctness(problem_, *candidate_, *reference_, params_, options_, result_)) return false;
+  result_.status = Status::Correct;
+  result_.message = fmt::format("correct in {} trials (max abs error {:.3g}, max rel error {:.3g})", options_.trials,
+                                result_.correctness->max_abs_error, result_.correctness->max_rel_error);
+  return true;
+}
+
+bool Evaluation::guards_before_timing() {
+  guards_->before_timing(problem_, *candidate_, *reference_, reference_model_.get(), options_, result_);
+  return result_.status == Status::Correct;
+}
+
+bool Evaluation::timing() {
+  timing_inputs_ = problem_.make_inputs("cuda", options_.seed);
+  Timing t;
+  t.candidate = measure_cold([&] { call_candidate(*candidate_, timing_inputs_); }, options_.timing);
+  result_.timing = t;
+  return true;
+}
+
+bool Evaluation::guards_after_timing() {
+  guards_->after_candidate_timing(problem_, *candidate_, *reference_, timing_inputs_, options_, result_);
+  timing_inputs_.clear();
+  return result_.status == Status::Correct;
+}
+
+bool Evaluation::baselines() {
+  const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device);
+  Timing& t = *result_.timing;
+  t.eager = b.eager;
+  t.compiled = b.compiled;
+  t.baseline_cache_hit = b.cache_hit;
+  if (b.eager) t.speedup_eager = b.eager->median_ms / t.candidate->median_ms;
+  if (b.compiled) t.speedup_compiled = b.compiled->median_ms / t.candidate->median_ms;
+  guards_->after_baselines(result_);
+  return result_.status == Status::Correct;
+}
+
+bool Evaluation::profile() {
+  // A lost context here keeps the verdict (the profile says what failed); the worker is replaced.
+  result_.profile = ctx_.profiler.run(*candidate_, problem_, reference_model_.get(), request_.candidate, ctx_.device,
+                                      options_.seed, context_lost_);
+  return true;
+}
+
+}  // namespace kagent::worker

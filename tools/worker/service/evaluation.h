@@ -1,0 +1,70 @@
+// One evaluation of a candidate against its problem: a fixed list of named phases, in the
+// order nvbench's measure_cold::operator() would read them.
+//
+//   load                  the reference model, the guards' snapshot, then the candidate: dlopen
+//                         a native one, execute a ModelNew file (load_inline builds here)
+//   correctness           trials on fresh inputs, the candidate before and after the reference
+//   guards_before_timing  the reward-hack guards that need fresh inputs and a traced call
+//   timing                measure_cold of the candidate (L2 flushed, CUDA events, stopping rule)
+//   guards_after_timing   cached results on the timed inputs, tampering, threads
+//   baselines             eager and torch.compile (cache or measured), then the speedup flag
+//   profile               CUPTI kernel activity and hardware counters; never changes the verdict
+//
+// PhaseRunner records each one's time, peak GPU memory and whose failure ended it. A phase
+// that decides the verdict (a wrong output, a rejecting guard, a failure) ends the evaluation.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include "result/device_info.h"
+#include "result/eval_result.h"
+#include "worker/guards/guard_pass.h"
+#include "worker/protocol/protocol.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/problem_session.h"
+#include "worker/service/profile_phase.h"
+#include "worker/service/runners.h"
+
+namespace kagent::worker {
+
+// What an evaluation borrows from the worker that runs it.
+struct WorkerContext {
+  PythonRuntime& py;
+  const DeviceInfo& device;
+  ProfilePhase& profiler;
+};
+
+class Evaluation {
+ public:
+  Evaluation(WorkerContext ctx, ProblemSession& problem, const protocol::EvaluateRequest& request);
+
+  EvalResult operator()();
+  // A phase lost the CUDA context: the worker must be replaced after replying.
+  bool context_lost() const { return context_lost_; }
+
+ private:
+  bool load();
+  bool correctness();
+  bool guards_before_timing();
+  bool timing();
+  bool guards_after_timing();
+  bool baselines();
+  bool profile();
+
+  WorkerContext ctx_;
+  ProblemSession& problem_;
+  const protocol::EvaluateRequest& request_;
+  const EvalOptions& options_;
+  EvalResult result_;
+  bool context_lost_ = false;
+
+  PyRef reference_model_;
+  std::unique_ptr<Runner> reference_;
+  std::optional<GuardPass> guards_;
+  Values params_;  // native: the parameters forward receives (clones of the reference's)
+  std::unique_ptr<Runner> candidate_;
+  Values timing_inputs_;
+};
+
+}  // namespace kagent::worker

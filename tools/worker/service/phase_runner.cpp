@@ -1,0 +1,66 @@
+#include "worker/service/phase_runner.h"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "cuda/cuda_error.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/calls.h"
+#include "worker/service/cut_text.h"
+#include "worker/service/gpu_memory.h"
+
+namespace kagent::worker {
+
+namespace {
+
+std::string first_line(const std::string& s, size_t max = 300) { return s.substr(0, s.find('\n')).substr(0, max); }
+
+}  // namespace
+
+bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
+  PhaseRecord rec;
+  rec.name = name;
+  const auto start = std::chrono::steady_clock::now();
+  reset_gpu_peak();
+  bool go_on = false;
+  auto fail = [&](Status status, const std::string& reason, const std::string& message, const std::string& detail,
+                  const char* whose) {
+    result_.status = status;
+    result_.reason = reason;
+    result_.message = message;
+    result_.runtime_error = cut_text(detail);
+    rec.failure = whose;
+  };
+  try {
+    go_on = body();
+  } catch (const cuda::ContextLost& e) {
+    context_lost_ = true;
+    fail(Status::RuntimeError, reason::kCudaFatal, "CUDA error in the candidate; the worker is replaced", e.what(),
+         kFailureCandidate);
+  } catch (const CandidateError& e) {
+    fail(Status::RuntimeError, e.reason,
+         e.reason == reason::kCandidateOom ? "the candidate ran out of GPU memory: " + first_line(e.what())
+                                           : first_line(e.what()),
+         e.what(), kFailureCandidate);
+  } catch (const EvaluatorError& e) {
+    fail(Status::InternalError, e.reason, fmt::format("kagent's own step failed in phase {}: {}", name, first_line(e.what())),
+         e.what(), kFailureEvaluator);
+  } catch (const PythonError& e) {
+    fail(Status::InternalError, reason::kEvaluatorError,
+         fmt::format("kagent's own step failed in phase {}: {}", name, first_line(e.message)),
+         e.message + "\n" + e.traceback, kFailureEvaluator);
+  } catch (const std::exception& e) {
+    const bool oom = is_out_of_memory(e);
+    fail(Status::InternalError, oom ? reason::kEvaluatorOom : reason::kEvaluatorError,
+         fmt::format("kagent's own step failed in phase {}{}: {}", name, oom ? " (out of GPU memory)" : "",
+                     first_line(e.what())),
+         e.what(), kFailureEvaluator);
+  }
+  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  rec.peak_gpu_bytes = gpu_peak_bytes();
+  result_.phases.push_back(std::move(rec));
+  return go_on;
+}
+
+}  // namespace kagent::worker

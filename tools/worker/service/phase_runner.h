@@ -1,0 +1,33 @@
+// Runs the named phases of an evaluation and records each one (EvalResult::phases): its wall
+// time, the peak GPU memory during it, and whose failure ended it. A failure is classified
+// here, once, for every phase:
+//   CandidateError      the candidate's: runtime_error (reason candidate_oom when it ran out of memory)
+//   cuda::ContextLost   the candidate's: runtime_error cuda_fatal; the worker must be replaced
+//   EvaluatorError and any other exception
+//                       the evaluator's: internal_error, the message naming the phase (and the
+//                       memory asked for, when out of memory); never the candidate's fault
+#pragma once
+
+#include <functional>
+
+#include "result/eval_result.h"
+
+namespace kagent::worker {
+
+class PhaseRunner {
+ public:
+  explicit PhaseRunner(EvalResult& result) : result_(result) {}
+
+  // Runs `body` as phase `name`. Returns whether the evaluation goes on: false when the body
+  // says so (its phase decided the verdict) or when it failed.
+  bool run(const char* name, const std::function<bool()>& body);
+
+  // A phase lost the CUDA context: the worker must exit after replying.
+  bool context_lost() const { return context_lost_; }
+
+ private:
+  EvalResult& result_;
+  bool context_lost_ = false;
+};
+
+}  // namespace kagent::worker

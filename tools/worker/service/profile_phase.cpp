@@ -1,0 +1,97 @@
+#include "worker/service/profile_phase.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <ATen/ops/zeros.h>
+#include <cuda_runtime_api.h>
+#include <fmt/format.h>
+
+#include "profiler/profile_capture.h"
+#include "profiler/profile_text.h"
+#include "cuda/cuda_error.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/calls.h"
+#include "worker/service/cut_text.h"
+
+namespace kagent::worker {
+
+namespace {
+
+int64_t tensor_bytes(const Values& values) {
+  int64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
+  return n;
+}
+
+profiler::RangeProfilerOptions counter_options() {
+  profiler::RangeProfilerOptions o;
+  const char* keep = std::getenv("KAGENT_PROFILER_KEEP_SESSION");
+  if (keep) o.keep_session = std::strcmp(keep, "0") != 0;
+  return o;
+}
+
+}  // namespace
+
+ProfilePhase::ProfilePhase() : counters_(counter_options()) {}
+
+void ProfilePhase::flush_l2() {
+  if (!flush_) flush_.emplace();
+  flush_->flush(nullptr);
+  cuda::check(cudaDeviceSynchronize(), "L2 flush before profiling");
+}
+
+void ProfilePhase::warm_up() {
+  if (warm_) return;
+  warm_ = true;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    at::Tensor t = at::zeros({int64_t{1} << 16}, at::TensorOptions().device(at::kCUDA));
+    const auto run_once = [&] {
+      t.add_(1);
+      cuda::check(cudaDeviceSynchronize(), "profiler warm-up");
+    };
+    const profiler::ProfileCapture cap = profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
+    std::fprintf(stderr, "kagent-worker: profiler warmed up in %.2f s (counters: %s%s%s)\n",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                 cap.counters.status.c_str(), cap.counters.reason.empty() ? "" : ": ", cap.counters.reason.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kagent-worker: profiler warm-up failed: %s\n", e.what());
+  }
+}
+
+nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyObject* reference_model,
+                                 const CandidateRef& cand, const DeviceInfo& device, int64_t seed, bool& fatal) {
+  const auto start = std::chrono::steady_clock::now();
+  nlohmann::json p;
+  try {
+    Values inputs = session.make_inputs("cuda", seed);
+    profiler::ProfileContext ctx;
+    ctx.own_kernels = cand.kernels;
+    ctx.device = device;
+    ctx.io_bytes = tensor_bytes(inputs) + tensor_bytes(session.state_values(reference_model));
+    int64_t output_bytes = 0;
+    const auto run_once = [&] {
+      output_bytes = 0;
+      for (const auto& t : call_candidate(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
+    };
+    const profiler::ProfileCapture capture =
+        profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
+    ctx.io_bytes += output_bytes;
+    p = profiler::build_profile(capture, ctx);
+    warm_ = true;
+  } catch (const cuda::ContextLost& e) {
+    fatal = true;
+    p = {{"error", cut_text(e.what(), 500)}};
+  } catch (const std::exception& e) {
+    p = {{"error", cut_text(e.what(), 500)}};
+  }
+  p["text"] = profiler::render_profile_text(p);
+  p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+}  // namespace kagent::worker

@@ -1,0 +1,140 @@
+// kagent-worker: owns one GPU, embeds Python, answers JSON requests on fds 3 (in) and 4 (out).
+// Its stdout/stderr (and the candidate's printf) go wherever kagent points them: a log file.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "build_info.h"
+#include "common/json_lines.h"
+#include "sandbox/apply_sandbox.h"
+#include "sandbox/cuda_probe.h"
+#include "sandbox/violation_verdict.h"
+#include "worker/protocol/protocol.h"
+#include "worker/python/python_runtime.h"
+#include "worker/service/worker_service.h"
+
+namespace {
+
+void write_start_error(int fd, const std::string& message) {
+  try {
+    kagent::write_json_line(fd, kagent::protocol::error_line("worker_start", message));
+  } catch (...) {
+  }
+}
+
+// Thread pools and the CUDA context come up lazily; started now, before RLIMIT_NPROC is
+// set relative to the threads running, they do not eat into the candidates' allowance.
+void start_runtime_threads(const kagent::DeviceInfo& device) {
+  at::parallel_for(0, int64_t{1} << 16, 1, [](int64_t, int64_t) {});
+  if (device.available) {
+    cudaError_t e = cudaFree(nullptr);  // creates the primary context torch uses
+    if (e != cudaSuccess) {
+      std::fprintf(stderr, "kagent-worker: CUDA context: %s\n", cudaGetErrorString(e));
+      cudaGetLastError();
+    }
+  }
+}
+
+// Probe mode (sandbox/cuda_probe.h): the sandbox the environment describes, then a device count.
+int probe_cuda(const std::string& python) {
+  try {
+    auto sandbox = kagent::sandbox::Sandbox::enter(kagent::sandbox::SandboxPolicy::from_environment(), {{python}});
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e == cudaSuccess && count > 0) return 0;
+    std::fprintf(stderr, "kagent-worker: CUDA probe under the sandbox (disabled: %s): %s\n",
+                 std::getenv("KAGENT_SANDBOX_DISABLE") ? std::getenv("KAGENT_SANDBOX_DISABLE") : "",
+                 e == cudaSuccess ? "no device" : cudaGetErrorString(e));
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kagent-worker: CUDA probe: %s\n", e.what());
+    return 2;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  constexpr int kRequestFd = 3, kReplyFd = 4;
+  const char* python_env = std::getenv("KAGENT_PYTHON");
+  const std::string python = python_env ? python_env : kagent::build::kPythonExecutable;
+  if (argc == 2 && std::string(argv[1]) == kagent::sandbox::kCudaProbeArg) return probe_cuda(python);
+  if (::fcntl(kRequestFd, F_GETFD) < 0 || ::fcntl(kReplyFd, F_GETFD) < 0) {
+    std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");
+    return 2;
+  }
+  // Inductor's compile pool would spawn processes from inside the worker; keep it in-process.
+  ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0);
+
+  // The sandbox closes in two steps around the runtime's start:
+  //  1. now, while this process has one thread: namespaces, Landlock and the uid switch only
+  //     take a whole process while it is single-threaded (a later thread pool would stay
+  //     outside), and the environment that sends caches into the scratch folder must be set
+  //     before the interpreter copies it. Python, torch and CUDA then start inside the
+  //     sandbox, which is what they run in for every candidate anyway.
+  //  2. after they started: the resource limits, measured against the address space and the
+  //     threads the runtime needs (RLIMIT_NPROC counts threads).
+  // Both come before the first request, so no candidate code ever runs outside.
+  // Before that, which filesystem layers CUDA works under here (a child process asks).
+  std::unique_ptr<kagent::sandbox::Sandbox> sandbox;
+  kagent::sandbox::CudaLayerChoice cuda_layers;
+  try {
+    kagent::sandbox::SandboxPolicy policy = kagent::sandbox::SandboxPolicy::from_environment();
+    cuda_layers = kagent::sandbox::choose_cuda_layers(policy, "/proc/self/exe");
+    for (const auto& layer : cuda_layers.left_out) policy.disabled.insert(layer);
+    sandbox = kagent::sandbox::Sandbox::enter(policy, {{python}});
+  } catch (const std::exception& e) {
+    write_start_error(kReplyFd, std::string("sandbox: ") + e.what());
+    return 1;
+  }
+
+  try {
+    kagent::worker::PythonRuntime py(python);
+    kagent::worker::WorkerService service(py);
+    start_runtime_threads(service.device());
+    sandbox->limit_resources();
+    nlohmann::json report = sandbox->report();
+    if (!cuda_layers.left_out.empty() || !cuda_layers.device_found) report["cuda_fallback"] = cuda_layers.report();
+    if (cuda_layers.probed) report["cuda_probe_seconds"] = cuda_layers.seconds;
+    service.set_sandbox_report(std::move(report));
+    nlohmann::json hello = kagent::protocol::ok_line(service.on(kagent::protocol::HelloRequest{}));
+    hello["id"] = 0;
+    // What the runtime itself tried during start-up is not a candidate's doing: logged, so
+    // that a false alarm shows.
+    if (auto v = sandbox->end_request(); v.any())
+      std::fprintf(stderr, "kagent-worker: sandbox refusals during start-up: %s\n", nlohmann::json(v).dump().c_str());
+    kagent::write_json_line(kReplyFd, hello);
+    kagent::JsonLineReader reader(kRequestFd);
+    for (;;) {
+      auto msg = reader.read(std::nullopt);
+      if (msg.state != kagent::JsonLineReader::State::Message) return 0;  // kagent closed the pipe
+      sandbox->begin_request();
+      nlohmann::json reply = service.handle(msg.message);
+      const auto violations = sandbox->end_request();
+      const bool evaluate = msg.message.value("op", "") == kagent::enum_name(kagent::protocol::kOpNames,
+                                                                              kagent::protocol::Op::Evaluate, "");
+      if (evaluate) kagent::sandbox::apply_violations(reply, violations);
+      else if (violations.any())  // problem code: the user's own, reported in the log only
+        std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
+      reply["id"] = msg.message.value("id", 0);
+      kagent::write_json_line(kReplyFd, reply);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      // The CUDA context is gone (a fresh worker takes over), or kagent asked it to stop.
+      if (service.must_exit()) std::_Exit(reply.value("fatal", false) ? 3 : 0);
+    }
+  } catch (const kagent::worker::PythonError& e) {
+    write_start_error(kReplyFd, e.message);
+    return 1;
+  } catch (const std::exception& e) {
+    write_start_error(kReplyFd, e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,132 @@
+#include "worker/service/worker_service.h"
+
+#include <unistd.h>
+
+#include <ATen/core/grad_mode.h>
+
+#include "timer/dram_bandwidth.h"
+#include "worker/service/baselines.h"
+#include "worker/service/evaluation.h"
+
+namespace kagent::worker {
+
+namespace {
+
+// Thrown for a request the worker cannot answer: the reply is an error line of this kind.
+struct RequestError : std::runtime_error {
+  RequestError(std::string kind_, const std::string& message) : std::runtime_error(message), kind(std::move(kind_)) {}
+  std::string kind;
+};
+
+void require_gpu(const DeviceInfo& device) {
+  if (!device.available) throw RequestError("no_gpu", "no CUDA device is visible to the worker");
+}
+
+}  // namespace
+
+WorkerService::WorkerService(PythonRuntime& py) : py_(py) {
+  device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
+  if (device_.available) device_.measured_dram_gbps = measure_dram_gbps(device_.memory_bytes);
+}
+
+ProblemSession& WorkerService::problem(const std::string& path) {
+  auto it = problems_.find(path);
+  if (it != problems_.end()) return *it->second;
+  auto session = std::make_unique<ProblemSession>(py_, path);
+  return *problems_.emplace(path, std::move(session)).first->second;
+}
+
+protocol::HelloReply WorkerService::on(const protocol::HelloRequest&) { return {device_, ::getpid(), sandbox_}; }
+
+ProblemSpec WorkerService::on(const protocol::LoadProblemRequest& r) {
+  problems_.erase(r.path);  // a file may have changed since; loading is cheap (meta tensors)
+  return problem(r.path).spec();
+}
+
+protocol::PrepareReply WorkerService::on(const protocol::PrepareRequest& r) {
+  // Sent while nvcc compiles: load the problem and run the reference once, so the evaluation
+  // that follows starts warm. Failures are reported by that evaluation.
+  ProblemSession& session = problem(r.path);
+  if (device_.available) {
+    at::NoGradGuard no_grad;
+    py_.call(PyFn::WarmUp, {session.problem()});
+    profiler_.warm_up();  // once per worker; its setup would otherwise land in the first evaluation
+  }
+  return {};
+}
+
+EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
+  EvalResult result;
+  result.format = r.candidate.format;
+  result.device = device_;
+  if (!device_.available) {
+    result.status = Status::InternalError;
+    result.reason = reason::kNoGpu;
+    result.message = "no CUDA device is visible to the worker";
+    return result;
+  }
+  ProblemSession* session = nullptr;
+  try {
+    session = &problem(r.problem);
+  } catch (const PythonError& e) {
+    result.status = Status::ProblemError;
+    result.reason = problem_error_reason(e.kind);
+    result.message = e.message;
+    return result;
+  }
+  Evaluation evaluation({py_, device_, profiler_}, *session, r);
+  result = evaluation();
+  context_lost_ = evaluation.context_lost();
+  return result;
+}
+
+protocol::BaselinesReply WorkerService::on(const protocol::BaselinesRequest& r) {
+  // The reference's eager and torch.compile times before any candidate is correct (for the
+  // task prompt); measured like an evaluation's, and the orchestrator caches them.
+  require_gpu(device_);
+  at::NoGradGuard no_grad;
+  const Baselines b = get_baselines(py_, problem(r.problem), r.options, device_);
+  return {b.eager, b.compiled, b.compiled_error, b.cache_hit};
+}
+
+protocol::ShutdownReply WorkerService::on(const protocol::ShutdownRequest&) {
+  shutdown_ = true;
+  return {};
+}
+
+template <class Request>
+nlohmann::json WorkerService::dispatch(const nlohmann::json& line) {
+  Request request;
+  try {
+    request = line.get<Request>();
+  } catch (const std::exception& e) {
+    throw RequestError("bad_request", e.what());
+  }
+  auto reply = on(request);
+  return protocol::ok_line(reply, context_lost_);
+}
+
+nlohmann::json WorkerService::handle(const nlohmann::json& line) {
+  using protocol::Op;
+  try {
+    switch (protocol::op_of(line)) {
+      case Op::Hello: return dispatch<protocol::HelloRequest>(line);
+      case Op::LoadProblem: return dispatch<protocol::LoadProblemRequest>(line);
+      case Op::Prepare: return dispatch<protocol::PrepareRequest>(line);
+      case Op::Evaluate: return dispatch<protocol::EvaluateRequest>(line);
+      case Op::Baselines: return dispatch<protocol::BaselinesRequest>(line);
+      case Op::Shutdown: return dispatch<protocol::ShutdownRequest>(line);
+    }
+    return protocol::error_line("bad_request", "unhandled op");
+  } catch (const std::invalid_argument& e) {  // a missing or unknown op
+    return protocol::error_line("bad_request", e.what());
+  } catch (const RequestError& e) {
+    return protocol::error_line(e.kind, e.what());
+  } catch (const PythonError& e) {
+    return protocol::error_line(e.kind, e.message);
+  } catch (const std::exception& e) {
+    return protocol::error_line("internal_error", e.what());
+  }
+}
+
+}  // namespace kagent::worker
