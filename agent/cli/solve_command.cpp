@@ -12,6 +12,7 @@
 #include "cli/eval_flags.h"
 #include "cli/live_view.h"
 #include "cli/solve_summary.h"
+#include "common/json_optional.h"
 #include "evaluation/evaluation_session.h"
 #include "llm/cancel.h"
 #include "llm/llm_config.h"
@@ -46,16 +47,15 @@ nlohmann::json run_config(const SolveArgs& a, const llm::LlmConfig& cfg) {
   if (cfg.sampling.top_p) sampling["top_p"] = *cfg.sampling.top_p;
   if (cfg.sampling.max_tokens) sampling["max_tokens"] = *cfg.sampling.max_tokens;
   if (cfg.sampling.reasoning_effort) sampling["reasoning_effort"] = *cfg.sampling.reasoning_effort;
-  auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   return {{"problem", a.problem},
           {"format", a.format},
           {"samples", a.samples},
           {"turns", a.turns},
           {"history", a.history},
-          {"history_tokens", opt(a.history_tokens)},
-          {"target_speedup", opt(a.target_speedup)},
-          {"max_tokens", opt(a.max_tokens)},
-          {"max_seconds", opt(a.max_seconds)},
+          {"history_tokens", json_or_null(a.history_tokens)},
+          {"target_speedup", json_or_null(a.target_speedup)},
+          {"max_tokens", json_or_null(a.max_tokens)},
+          {"max_seconds", json_or_null(a.max_seconds)},
           {"prompts", a.prompts},
           {"eval", a.eval},
           {"llm", {{"provider", cfg.provider}, {"model", cfg.model}, {"base_url", cfg.base_url}, {"sampling", sampling}}}};

@@ -1,5 +1,7 @@
 #include "cli/solve_summary.h"
 
+#include "common/json_optional.h"
+
 #include <fmt/format.h>
 
 namespace kagent::cli {
@@ -74,7 +76,7 @@ nlohmann::json solve_summary_json(const traj::RunStore& store, const loop::Solve
       cells.push_back({{"turn", turn.index + 1},
                        {"status", turn.eval ? to_string(turn.eval->status) : (turn.error ? turn.error->kind : "")},
                        {"correct", turn.correct()},
-                       {"speedup_eager", turn.speedup_eager() ? nlohmann::json(*turn.speedup_eager()) : nlohmann::json()}});
+                       {"speedup_eager", json_or_null(turn.speedup_eager())}});
     samples.push_back({{"sample", s.trajectory.sample},
                        {"recorded", s.recorded},
                        {"stop_reason", to_string(s.trajectory.stop_reason)},

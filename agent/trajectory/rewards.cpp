@@ -1,5 +1,7 @@
 #include "trajectory/rewards.h"
 
+#include "common/json_optional.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -11,7 +13,7 @@ void to_json(nlohmann::json& j, const RewardConfig& c) {
        {"gamma", c.gamma},
        {"baseline", c.baseline == SpeedupBaseline::Eager ? "eager" : "compiled"},
        {"missing_speedup", c.missing_speedup},
-       {"max_speedup", c.max_speedup ? nlohmann::json(*c.max_speedup) : nlohmann::json(nullptr)}};
+       {"max_speedup", json_or_null(c.max_speedup)}};
 }
 
 void from_json(const nlohmann::json& j, RewardConfig& c) {

@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "common/files.h"
+#include "common/json_optional.h"
 
 namespace kagent::traj {
 
@@ -125,16 +126,9 @@ std::optional<Trajectory> ResumeState::partial_for(int sample) const {
 
 // ---- JSON of the summary pieces -------------------------------------------------------
 
-namespace {
-template <class T>
-nlohmann::json opt(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-}  // namespace
-
 void to_json(nlohmann::json& j, const BestKernel& b) {
-  j = {{"sample", b.sample}, {"turn", b.turn}, {"score", b.score}, {"speedup_eager", opt(b.speedup_eager)},
-       {"speedup_compiled", opt(b.speedup_compiled)}, {"file", b.file}};
+  j = {{"sample", b.sample}, {"turn", b.turn}, {"score", b.score}, {"speedup_eager", json_or_null(b.speedup_eager)},
+       {"speedup_compiled", json_or_null(b.speedup_compiled)}, {"file", b.file}};
 }
 
 void to_json(nlohmann::json& j, const SampleOutcome& o) {
@@ -144,10 +138,10 @@ void to_json(nlohmann::json& j, const SampleOutcome& o) {
        {"error", o.error},
        {"turns", o.turns},
        {"correct_turns", o.correct_turns},
-       {"best_turn", opt(o.best_turn)},
-       {"best_score", opt(o.best_score)},
-       {"best_speedup_eager", opt(o.best_speedup_eager)},
-       {"best_speedup_compiled", opt(o.best_speedup_compiled)},
+       {"best_turn", json_or_null(o.best_turn)},
+       {"best_score", json_or_null(o.best_score)},
+       {"best_speedup_eager", json_or_null(o.best_speedup_eager)},
+       {"best_speedup_compiled", json_or_null(o.best_speedup_compiled)},
        {"tokens", o.tokens}};
 }
 
@@ -356,7 +350,7 @@ void RunStore::write_summary_locked() {
   nlohmann::json j = {{"run_id", run_id()},
                       {"problem", problem_},
                       {"updated_at", now_iso8601()},
-                      {"best", best_ ? nlohmann::json(*best_) : nlohmann::json(nullptr)},
+                      {"best", json_or_null(best_)},
                       {"samples_finished", finished},
                       {"samples_in_progress", running},
                       {"samples_with_correct", correct},

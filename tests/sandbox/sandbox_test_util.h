@@ -19,6 +19,7 @@
 #include "common/subprocess.h"
 #include "sandbox/apply_sandbox.h"
 #include "sandbox/process_table.h"
+#include "temp_dir.h"
 
 namespace sandbox_test {
 
@@ -27,24 +28,7 @@ using kagent::sandbox::Sandbox;
 using kagent::sandbox::SandboxPolicy;
 
 // A temporary folder, removed with everything in it.
-class TempDir {
- public:
-  explicit TempDir(const char* tag = "kagent-sandbox-test") {
-    std::string pattern = (fs::temp_directory_path() / (std::string(tag) + "-XXXXXX")).string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
+using kagent::testing::TempDir;
 
 // Small limits, a scratch folder of its own, and `disabled` mechanisms left out.
 inline SandboxPolicy test_policy(const fs::path& scratch, std::initializer_list<const char*> disabled = {}) {

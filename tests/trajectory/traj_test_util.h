@@ -7,25 +7,12 @@
 #include <filesystem>
 #include <string>
 
+#include "temp_dir.h"
 #include "trajectory/trajectory.h"
 
 namespace kagent::traj::testing {
 
-// A fresh folder under the temp dir, removed at scope exit.
-struct TempDir {
-  std::filesystem::path path;
-  TempDir() {
-    static std::atomic<int> counter{0};
-    path = std::filesystem::temp_directory_path() /
-           ("kagent-traj-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    std::filesystem::remove_all(path);
-    std::filesystem::create_directories(path);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path, ec);
-  }
-};
+using kagent::testing::TempDir;
 
 // A turn whose eval says `status` with the given eager speedup (timed when correct).
 inline Turn make_turn(int index, Status status, std::optional<double> speedup = std::nullopt,

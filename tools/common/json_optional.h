@@ -8,9 +8,15 @@
 
 namespace kagent {
 
+// The value, or null.
+template <class T>
+nlohmann::json json_or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
 template <class T>
 void put_optional(nlohmann::json& j, const char* key, const std::optional<T>& v) {
-  j[key] = v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  j[key] = json_or_null(v);
 }
 
 template <class T>

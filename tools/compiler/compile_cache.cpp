@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "common/paths.h"
+
 namespace fs = std::filesystem;
 
 namespace kagent {
@@ -76,9 +78,7 @@ FileLock::~FileLock() {
 
 fs::path CompileCache::default_dir(std::string_view option) {
   if (!option.empty()) return fs::path(option);
-  if (const char* env = std::getenv("KAGENT_CACHE_DIR"); env && *env) return fs::path(env) / "compile";
-  if (const char* home = std::getenv("HOME"); home && *home) return fs::path(home) / ".cache" / "kagent" / "compile";
-  return fs::temp_directory_path() / "kagent-cache" / "compile";
+  return fs::path(cache_root()) / "compile";
 }
 
 CompileCache::CompileCache(fs::path dir) : dir_(std::move(dir)) {

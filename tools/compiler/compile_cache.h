@@ -45,7 +45,7 @@ class FileLock {
 
 class CompileCache {
  public:
-  // The folder: `option`, else $KAGENT_CACHE_DIR/compile, else ~/.cache/kagent/compile.
+  // The folder: `option`, else cache_root()/compile (common/paths.h).
   static std::filesystem::path default_dir(std::string_view option);
 
   explicit CompileCache(std::filesystem::path dir);  // creates it; sweeps day-old temp folders

@@ -20,7 +20,7 @@ namespace kagent {
 
 struct CompileOptions {
   std::string arch = "sm_90a";            // see arch_for_compute_capability()
-  std::string cache_dir;                  // empty: $KAGENT_CACHE_DIR/compile, else ~/.cache/kagent/compile
+  std::string cache_dir;                  // empty: cache_root()/compile (common/paths.h)
   std::string nvcc;                       // empty: $KAGENT_NVCC, else the build's nvcc
   std::vector<std::string> extra_flags;   // appended to the candidate's nvcc command
   std::chrono::seconds timeout{300};      // per nvcc invocation

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "common/json_optional.h"
+
 namespace kagent {
 
 std::string to_string(ArgKind kind) {
@@ -51,7 +53,7 @@ void to_json(nlohmann::json& j, const ProblemSpec& s) {
        {"inputs", s.inputs},   {"params", s.params}, {"outputs", s.outputs},
        {"output_is_tuple", s.output_is_tuple},       {"source", s.source},
        {"torch_version", s.torch_version}};
-  j["level"] = s.level ? nlohmann::json(*s.level) : nlohmann::json(nullptr);
+  j["level"] = json_or_null(s.level);
 }
 
 void from_json(const nlohmann::json& j, ProblemSpec& s) {

@@ -87,5 +87,5 @@ TEST_CASE("replay: a bad file is a Config error naming the line") {
     CHECK(e.kind() == ErrorKind::Config);
     CHECK(std::string(e.what()).find("bad.jsonl:2") != std::string::npos);
   }
-  CHECK_THROWS_AS(make_client(replay_config(dir.path() + "/missing.jsonl")), TerminalError);
+  CHECK_THROWS_AS(make_client(replay_config(dir.str() + "/missing.jsonl")), TerminalError);
 }

@@ -143,7 +143,7 @@ TEST_CASE("four turns: compile error, wrong, slow, fast; each prompt carries the
   llm::LlmConfig cfg = server_config(server);
   auto client = llm::make_client(cfg);
   TempDir dir;
-  auto store = traj::RunStore::create_at(dir.path() + "/run", {{"problem", "gelu"}}, {{}, false});
+  auto store = traj::RunStore::create_at(dir.str() + "/run", {{"problem", "gelu"}}, {{}, false});
   ProblemSpec spec = gelu_spec();
   prompt::PromptBuilder prompts;
   ScriptedEvaluator evaluator({compile_error(), wrong(),
@@ -258,7 +258,7 @@ TEST_CASE("a target speedup ends the sample early; a token budget stops it befor
   llm::CancelToken cancel;
 
   SUBCASE("target") {
-    auto store = traj::RunStore::create_at(dir.path() + "/run", {{"problem", "gelu"}}, {{}, false});
+    auto store = traj::RunStore::create_at(dir.str() + "/run", {{"problem", "gelu"}}, {{}, false});
     ScriptedEvaluator ev({wrong(), correct(0.05, 0.07, "p"), correct(0.01, 0.07, "p")});
     loop::SampleContext ctx{*client, ev, prompts, *store, spec};
     ctx.task_prompt = "TASK";
@@ -268,7 +268,7 @@ TEST_CASE("a target speedup ends the sample early; a token budget stops it befor
     CHECK(out.samples[0].trajectory.stop_reason == traj::StopReason::TargetSpeedup);
   }
   SUBCASE("budget") {
-    auto store = traj::RunStore::create_at(dir.path() + "/run2", {{"problem", "gelu"}}, {{}, false});
+    auto store = traj::RunStore::create_at(dir.str() + "/run2", {{"problem", "gelu"}}, {{}, false});
     ScriptedEvaluator ev({wrong(), wrong(), wrong()});
     loop::SampleContext ctx{*client, ev, prompts, *store, spec};
     ctx.task_prompt = "TASK";
@@ -289,7 +289,7 @@ TEST_CASE("answers with no code, two code blocks or 1 MB become format errors th
   for (auto& s : {none, two, huge, good}) server.push(s);
   auto client = llm::make_client(server_config(server));
   TempDir dir;
-  auto store = traj::RunStore::create_at(dir.path() + "/run", {{"problem", "gelu"}}, {{}, false});
+  auto store = traj::RunStore::create_at(dir.str() + "/run", {{"problem", "gelu"}}, {{}, false});
   ProblemSpec spec = gelu_spec();
   prompt::PromptBuilder prompts;
   ScriptedEvaluator ev({correct(0.05, 0.07, "p")});
@@ -327,7 +327,7 @@ TEST_CASE("parallel samples: each its own conversation, one line each, evaluatio
   server.set_default(s);
   auto client = llm::make_client(server_config(server));
   TempDir dir;
-  auto store = traj::RunStore::create_at(dir.path() + "/run", {{"problem", "gelu"}}, {{}, false});
+  auto store = traj::RunStore::create_at(dir.str() + "/run", {{"problem", "gelu"}}, {{}, false});
   ProblemSpec spec = gelu_spec();
   prompt::PromptBuilder prompts;
   std::vector<EvalResult> verdicts(12, correct(0.05, 0.07, "p"));

@@ -2,14 +2,7 @@
 // reasoning apart, usage and latency, and one clear line + a distinct status for each failure.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <thread>
-
-#include "common/files.h"
+#include "kagent_process.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
 
@@ -17,51 +10,13 @@ using namespace kagent::testing;
 
 namespace {
 
-struct Run {
-  int status = -1;  // exit status; 128+N for a signal
-  std::string out, err;
-  int err_lines() const {
-    int n = 0;
-    for (char c : err) n += c == '\n';
-    return n;
-  }
-};
-
-
 // Runs kagent with exactly `env` as its environment (so the developer's keys and config do not
-// leak in). sigint_after_ms > 0 sends SIGINT after that long.
-Run run_kagent(const std::vector<std::string>& args, std::vector<std::string> env, int sigint_after_ms = 0) {
+// leak in), in a folder of its own. sigint_after_ms > 0 sends SIGINT after that long.
+KagentRun run_kagent(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                     int sigint_after_ms = 0) {
   TempDir dir;
-  std::string out = dir.path() + "/out", err = dir.path() + "/err";
-  env.push_back("HOME=" + dir.path());  // no ~/.config/kagent/config.json
-  std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = fork();
-  if (pid == 0) {
-    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int in = open("/dev/null", O_RDONLY);
-    dup2(o, 1), dup2(e, 2), dup2(in, 0);
-    std::vector<char*> av, ev;
-    for (auto& a : argv) av.push_back(a.data());
-    for (auto& v : env) ev.push_back(v.data());
-    av.push_back(nullptr), ev.push_back(nullptr);
-    execve(av[0], av.data(), ev.data());
-    _exit(127);
-  }
-  if (sigint_after_ms > 0) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(sigint_after_ms));
-    kill(pid, SIGINT);
-  }
-  int ws = 0;
-  waitpid(pid, &ws, 0);
-  Run r;
-  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  r.out = kagent::read_file(out);
-  r.err = kagent::read_file(err);
-  return r;
+  return kagent::testing::run_kagent(args, env, dir.str(), sigint_after_ms);
 }
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 }  // namespace
 
@@ -122,7 +77,7 @@ TEST_CASE("kagent llm: a config file, --config and XDG_CONFIG_HOME") {
   server.set_default({.text = "configured"});
   TempDir dir;
   dir.write("kagent/config.json", "{\"base_url\": \"" + server.base_url() + "\", \"model\": \"file-model\"}");
-  auto r = run_kagent({"llm", "q"}, {"XDG_CONFIG_HOME=" + dir.path()});
+  auto r = run_kagent({"llm", "q"}, {"XDG_CONFIG_HOME=" + dir.str()});
   INFO(r.err);
   CHECK(r.status == 0);
   CHECK(r.out == "configured\n");
@@ -200,7 +155,7 @@ TEST_CASE("kagent llm: one clear line and a distinct status for each failure") {
 
 TEST_CASE("kagent llm: bad replay file is 2, an exhausted one is 8") {
   TempDir dir;
-  auto missing = run_kagent({"llm", "--provider", "replay:" + dir.path() + "/nope.jsonl", "hi"}, {});
+  auto missing = run_kagent({"llm", "--provider", "replay:" + dir.str() + "/nope.jsonl", "hi"}, {});
   CHECK(missing.status == 2);
   CHECK(missing.err_lines() == 1);
   auto empty = run_kagent({"llm", "--provider", "replay:" + dir.write("empty.jsonl", ""), "hi"}, {});

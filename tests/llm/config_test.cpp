@@ -123,7 +123,7 @@ TEST_CASE("config: bad files and values are Config errors") {
   CHECK(kind(R"({"modle": "typo"})") == ErrorKind::Config);
   CHECK(kind(R"({"temperature": "hot"})") == ErrorKind::Config);
   CHECK(kind(R"({"max_attempts": 0})") == ErrorKind::Config);
-  CHECK_THROWS_AS(resolve_llm_config(parse({"--config", dir.path() + "/missing.json"}), fake_env({})), TerminalError);
+  CHECK_THROWS_AS(resolve_llm_config(parse({"--config", dir.str() + "/missing.json"}), fake_env({})), TerminalError);
 }
 
 TEST_CASE("config: key and model requirements") {

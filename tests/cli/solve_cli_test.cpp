@@ -3,16 +3,14 @@
 // Answers here carry no code (format errors), so no GPU and no nvcc time is needed.
 #include <doctest/doctest.h>
 
-#include <fcntl.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <thread>
 
 #include "common/files.h"
 #include "fake_llm_server.h"
+#include "kagent_process.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
 
@@ -21,58 +19,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int status = -1;
-  std::string out, err;
-};
-
-
-bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
 int count_lines(const std::string& s) {
   int n = 0;
   for (char c : s) n += c == '\n';
   return n;
-}
-
-// Starts kagent with exactly `env` (plus HOME and PATH) in `cwd`; returns its pid.
-pid_t spawn_kagent(const std::vector<std::string>& args, std::vector<std::string> env, const std::string& cwd,
-                   const std::string& out, const std::string& err) {
-  env.push_back("HOME=" + cwd);
-  env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
-  if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
-  std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  pid_t pid = fork();
-  if (pid == 0) {
-    if (chdir(cwd.c_str()) != 0) _exit(126);
-    int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600), e = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    int in = open("/dev/null", O_RDONLY);
-    dup2(o, 1), dup2(e, 2), dup2(in, 0);
-    std::vector<char*> av, ev;
-    for (auto& a : argv) av.push_back(a.data());
-    for (auto& v : env) ev.push_back(v.data());
-    av.push_back(nullptr), ev.push_back(nullptr);
-    setpgid(0, 0);  // its own group: a kill takes its worker along
-    execve(av[0], av.data(), ev.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-Run wait_kagent(pid_t pid, const std::string& out, const std::string& err) {
-  int ws = 0;
-  waitpid(pid, &ws, 0);
-  Run r;
-  r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
-  r.out = kagent::read_file(out);
-  r.err = kagent::read_file(err);
-  return r;
-}
-
-Run run_kagent(const std::vector<std::string>& args, const std::vector<std::string>& env, const std::string& cwd) {
-  std::string out = cwd + "/out.txt", err = cwd + "/err.txt";
-  return wait_kagent(spawn_kagent(args, env, cwd, out, err), out, err);
 }
 
 const std::string kProblem = std::string(KAGENT_SOURCE_DIR) + "/examples/elementwise_gelu.py";
@@ -102,14 +52,13 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   TempDir dir;
   std::vector<std::string> args = {"solve", kProblem, "--turns", "4", "--base-url", server.base_url(),
                                    "--model", "m", "--api-key", "k", "--no-stream"};
-  std::string out = dir.path() + "/out1", err = dir.path() + "/err1";
-  pid_t pid = spawn_kagent(args, {}, dir.path(), out, err);
+  const KagentProcess proc = spawn_kagent(args, {}, dir.str());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (server.request_count() < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   REQUIRE(server.request_count() == 3);
-  kill(-pid, SIGKILL);
-  Run killed = wait_kagent(pid, out, err);
+  kill(-proc.pid, SIGKILL);
+  KagentRun killed = proc.wait();
   CHECK(killed.status == 128 + SIGKILL);
 
   fs::path run = only_run(dir.path());
@@ -119,8 +68,8 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
 
   server.push(prose("turn three again, no code"));
   server.push(prose("turn four, no code"));
-  Run resumed = run_kagent({"solve", "--resume", run.string(), "--api-key", "k", "--base-url", server.base_url()}, {},
-                           dir.path());
+  KagentRun resumed = run_kagent({"solve", "--resume", run.string(), "--api-key", "k", "--base-url", server.base_url()}, {},
+                           dir.str());
   INFO(resumed.err);
   INFO(resumed.out);
   CHECK(resumed.status == 1);  // finished, nothing correct
@@ -145,8 +94,8 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   CHECK(summary.is_object());
 
   // Resuming a finished run changes nothing and asks nothing.
-  Run again = run_kagent({"solve", "--resume", run.string(), "--api-key", "k", "--base-url", server.base_url()}, {},
-                         dir.path());
+  KagentRun again = run_kagent({"solve", "--resume", run.string(), "--api-key", "k", "--base-url", server.base_url()}, {},
+                         dir.str());
   CHECK(again.status == 1);
   CHECK(server.request_count() == 5);
   CHECK(count_lines(kagent::read_file((run / "trajectories.jsonl").string())) == 1);
@@ -155,17 +104,17 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
 TEST_CASE("bad input: one clear line and a distinct exit status") {
   TempDir dir;
   SUBCASE("no API key") {
-    Run r = run_kagent({"solve", kProblem, "--model", "gpt-x"}, {}, dir.path());
+    KagentRun r = run_kagent({"solve", kProblem, "--model", "gpt-x"}, {}, dir.str());
     CHECK(r.status == 5);
     CHECK(count_lines(r.err) == 1);
     CHECK(has(r.err, "kagent solve: error:"));
     CHECK(has(r.err, "key"));
-    CHECK_FALSE(fs::exists(dir.path() + "/runs"));  // nothing started
+    CHECK_FALSE(fs::exists(dir.str() + "/runs"));  // nothing started
   }
   SUBCASE("unreachable server") {
-    Run r = run_kagent({"solve", kProblem, "--model", "m", "--api-key", "k", "--max-attempts", "2", "--base-url",
+    KagentRun r = run_kagent({"solve", kProblem, "--model", "m", "--api-key", "k", "--max-attempts", "2", "--base-url",
                         "http://127.0.0.1:" + std::to_string(closed_port())},
-                       {}, dir.path());
+                       {}, dir.str());
     INFO(r.err);
     CHECK(r.status == 6);
     CHECK(has(r.err, "kagent solve: sample 0 stopped: model failed on turn 1"));
@@ -174,25 +123,25 @@ TEST_CASE("bad input: one clear line and a distinct exit status") {
   SUBCASE("a problem file that does not load") {
     std::string bad = dir.write("broken.py", "import torch\nclass Model(:\n");
     FakeLlmServer server;
-    Run r = run_kagent({"solve", bad, "--model", "m", "--api-key", "k", "--base-url", server.base_url()}, {}, dir.path());
+    KagentRun r = run_kagent({"solve", bad, "--model", "m", "--api-key", "k", "--base-url", server.base_url()}, {}, dir.str());
     CHECK(r.status == 4);
     CHECK(count_lines(r.err) == 1);
     CHECK(has(r.err, "cannot load problem"));
     CHECK(server.request_count() == 0);
   }
   SUBCASE("a missing problem file") {
-    Run r = run_kagent({"solve", dir.path() + "/nope.py", "--model", "m", "--api-key", "k"}, {}, dir.path());
+    KagentRun r = run_kagent({"solve", dir.str() + "/nope.py", "--model", "m", "--api-key", "k"}, {}, dir.str());
     CHECK(r.status == 3);
     CHECK(count_lines(r.err) == 1);
   }
   SUBCASE("--resume of a folder that holds no run") {
-    fs::create_directories(dir.path() + "/empty");
-    Run r = run_kagent({"solve", "--resume", dir.path() + "/empty", "--api-key", "k"}, {}, dir.path());
+    fs::create_directories(dir.str() + "/empty");
+    KagentRun r = run_kagent({"solve", "--resume", dir.str() + "/empty", "--api-key", "k"}, {}, dir.str());
     CHECK(r.status == 7);
     CHECK(count_lines(r.err) == 1);
   }
   SUBCASE("neither a problem nor --resume") {
-    Run r = run_kagent({"solve"}, {}, dir.path());
+    KagentRun r = run_kagent({"solve"}, {}, dir.str());
     CHECK(r.status == 2);
   }
 }

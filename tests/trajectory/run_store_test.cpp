@@ -57,9 +57,9 @@ RunStore::Options fast() {
 TEST_CASE("run store: folder layout") {
   TempDir tmp;
   nlohmann::json config = {{"problem", "19_ReLU.py"}, {"samples", 4}, {"turns", 3}};
-  auto store = RunStore::create(tmp.path / "runs", "19_ReLU", config);
+  auto store = RunStore::create(tmp.path() / "runs", "19_ReLU", config);
   const fs::path dir = store->dir();
-  CHECK(dir.parent_path() == tmp.path / "runs");
+  CHECK(dir.parent_path() == tmp.path() / "runs");
   CHECK(std::regex_match(dir.filename().string(), std::regex(R"(\d{8}-\d{6}-19_ReLU)")));
   CHECK(store->run_id() == dir.filename().string());
   CHECK(fs::is_regular_file(dir / "config.json"));
@@ -71,24 +71,24 @@ TEST_CASE("run store: folder layout") {
   CHECK_FALSE(fs::exists(dir / "best.cu"));
 
   // Same second, same problem: a second folder, never the same one.
-  auto other = RunStore::create(tmp.path / "runs", "19_ReLU", config);
+  auto other = RunStore::create(tmp.path() / "runs", "19_ReLU", config);
   CHECK(other->dir() != dir);
   // Odd characters in the problem name do not make odd paths.
-  auto odd = RunStore::create(tmp.path / "runs", "a b/c", config);
-  CHECK(odd->dir().parent_path() == tmp.path / "runs");
+  auto odd = RunStore::create(tmp.path() / "runs", "a b/c", config);
+  CHECK(odd->dir().parent_path() == tmp.path() / "runs");
   CHECK(odd->dir().filename().string().find("a_b_c") != std::string::npos);
 
   // An explicit path; refusing to start a second run on top of the first.
-  auto at = RunStore::create_at(tmp.path / "mine", config, fast());
-  CHECK(at->dir() == tmp.path / "mine");
-  CHECK_THROWS(RunStore::create_at(tmp.path / "mine", config));
-  CHECK_THROWS(RunStore::open(tmp.path / "nothing-here"));
+  auto at = RunStore::create_at(tmp.path() / "mine", config, fast());
+  CHECK(at->dir() == tmp.path() / "mine");
+  CHECK_THROWS(RunStore::create_at(tmp.path() / "mine", config));
+  CHECK_THROWS(RunStore::open(tmp.path() / "nothing-here"));
   CHECK(RunStore::make_run_name("x", 0).size() == std::string("19700101-000000-x").size());
 }
 
 TEST_CASE("run store: finished samples are appended lines; best file and summary follow the best") {
   TempDir tmp;
-  auto store = RunStore::create_at(tmp.path / "run", {{"samples", 3}});
+  auto store = RunStore::create_at(tmp.path() / "run", {{"samples", 3}});
   const fs::path dir = store->dir();
 
   Trajectory a = make_trajectory(0);
@@ -146,7 +146,7 @@ TEST_CASE("run store: finished samples are appended lines; best file and summary
 
 TEST_CASE("run store: destroyed mid-sample, then resumed") {
   TempDir tmp;
-  fs::path dir = tmp.path / "run";
+  fs::path dir = tmp.path() / "run";
   {
     auto store = RunStore::create_at(dir, {{"samples", 2}}, fast());
     Trajectory done = make_trajectory(0);
@@ -172,7 +172,7 @@ TEST_CASE("run store: destroyed mid-sample, then resumed") {
 
 TEST_CASE("run store: a killed process loses nothing and duplicates nothing on resume") {
   TempDir tmp;
-  fs::path dir = tmp.path / "run";
+  fs::path dir = tmp.path() / "run";
   {
     auto store = RunStore::create_at(dir, {{"samples", 4}, {"turns", 3}});
     Trajectory t = make_trajectory(0);
@@ -273,7 +273,7 @@ TEST_CASE("run store: a killed process loses nothing and duplicates nothing on r
 
 TEST_CASE("run store: 8 threads finishing samples concurrently give 8 whole lines") {
   TempDir tmp;
-  auto store = RunStore::create_at(tmp.path / "run", {{"samples", 8}});
+  auto store = RunStore::create_at(tmp.path() / "run", {{"samples", 8}});
   std::vector<std::thread> threads;
   std::atomic<int> errors{0};
   for (int i = 0; i < 8; ++i) {

@@ -1,0 +1,97 @@
+// `kagent eval` as a user runs it: bad input gives one clear line on stderr and a distinct,
+// documented exit status, whatever the machine (these cases need no GPU).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kagent_process.h"
+#include "result/exit_status.h"
+#include "temp_dir.h"
+
+using namespace kagent;
+using namespace kagent::testing;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Each test's files, the cache included, live in a folder of its own, removed afterwards.
+struct EvalCli {
+  TempDir dir{"kagent-eval-cli"};
+  KagentRun eval(std::vector<std::string> args) const {
+    args.insert(args.begin(), "eval");
+    return run_kagent(args, {}, dir.str());
+  }
+  std::string write(const std::string& name, const std::string& text) const { return dir.write(name, text); }
+};
+
+const char* kProblem = R"py(import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x)
+
+def get_inputs():
+    return [torch.randn(64, 64)]
+
+def get_init_inputs():
+    return []
+)py";
+
+// One line: the whole diagnostic on stderr is a single "kagent eval: ..." line.
+void check_one_line(const KagentRun& r, const std::string& needle) {
+  INFO(r.err);
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err.rfind("kagent eval: ", 0) == 0);
+  CHECK(r.err.find(needle) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a missing file") {
+  EvalCli cli;
+  KagentRun r = cli.eval({"/nonexistent/problem.py", "/nonexistent/kernel.cu"});
+  CHECK(r.status == exit_status::kFileNotFound);
+  check_one_line(r, "no such file: /nonexistent/problem.py");
+}
+
+TEST_CASE("a problem with a syntax error") {
+  EvalCli cli;
+  std::string p = cli.write("syntax.py", "import torch\nclass Model(torch.nn.Module:\n    pass\n");
+  KagentRun r = cli.eval({p, cli.write("k.cu", "")});
+  CHECK(r.status == exit_status::kProblemLoad);
+  check_one_line(r, "SyntaxError");
+}
+
+TEST_CASE("a problem without get_inputs") {
+  EvalCli cli;
+  std::string p = cli.write("noinputs.py", "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n"
+                                       "def get_init_inputs(): return []\n");
+  KagentRun r = cli.eval({p, cli.write("k.cu", "")});
+  CHECK(r.status == exit_status::kProblemIncomplete);
+  check_one_line(r, "get_inputs");
+}
+
+TEST_CASE("bad flags are a usage error") {
+  EvalCli cli;
+  KagentRun r = cli.eval({"--format", "fortran", "a.py", "b.cu"});
+  CHECK(r.status == exit_status::kUsage);
+}
+
+TEST_CASE("a candidate without forward, and one with the wrong signature (real nvcc)") {
+  EvalCli cli;
+  std::string problem = cli.write("relu.py", kProblem);
+  KagentRun missing = cli.eval({problem, cli.write("no_forward.cu", "#include <torch/extension.h>\n"
+                                                             "torch::Tensor relu_forward(torch::Tensor x) { return x; }\n")});
+  CHECK(missing.status == exit_status::kMissingForward);
+  check_one_line(missing, "defines no forward");
+  KagentRun wrong = cli.eval({problem, cli.write("wrong_sig.cu", "#include <torch/extension.h>\n"
+                                                          "torch::Tensor forward(torch::Tensor x, double alpha) { return x; }\n")});
+  CHECK(wrong.status == exit_status::kSignatureMismatch);
+  check_one_line(wrong, "signature");
+  CHECK(wrong.out.find("forward(torch::Tensor x)") != std::string::npos);  // the report spells what is expected
+}

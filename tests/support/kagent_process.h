@@ -1,0 +1,90 @@
+// The real `kagent` binary as a user runs it, for the CLI tests: exactly the environment the
+// test gives (plus HOME, PATH and a cache folder inside the test's own folder, so a
+// developer's keys, config and caches never leak in), stdout and stderr captured to files.
+#pragma once
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/files.h"
+
+namespace kagent::testing {
+
+struct KagentRun {
+  int status = -1;  // exit status; 128+N for a signal
+  std::string out, err;
+  int err_lines() const {
+    int n = 0;
+    for (char c : err) n += c == '\n';
+    return n;
+  }
+};
+
+// A started kagent in its own process group (a kill takes its workers along).
+struct KagentProcess {
+  pid_t pid = -1;
+  std::string out, err;  // where its output goes
+
+  KagentRun wait() const {
+    int ws = 0;
+    ::waitpid(pid, &ws, 0);
+    KagentRun r;
+    r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    r.out = kagent::read_file(out);
+    r.err = kagent::read_file(err);
+    return r;
+  }
+};
+
+// Starts KAGENT_BINARY_DIR/kagent `args` in `cwd` (which also holds HOME, the cache and the
+// captured output) with `env`.
+inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vector<std::string> env,
+                                  const std::string& cwd) {
+  KagentProcess p{-1, cwd + "/kagent.out", cwd + "/kagent.err"};
+  env.push_back("HOME=" + cwd);
+  bool has_cache = false;
+  for (const auto& v : env) has_cache = has_cache || v.rfind("KAGENT_CACHE_DIR=", 0) == 0;
+  if (!has_cache) env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
+  if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
+  std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  p.pid = ::fork();
+  if (p.pid == 0) {
+    if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    const int o = ::open(p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int e = ::open(p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int in = ::open("/dev/null", O_RDONLY);
+    ::dup2(o, 1), ::dup2(e, 2), ::dup2(in, 0);
+    std::vector<char*> av, ev;
+    for (auto& a : argv) av.push_back(a.data());
+    for (auto& v : env) ev.push_back(v.data());
+    av.push_back(nullptr), ev.push_back(nullptr);
+    ::setpgid(0, 0);
+    ::execve(av[0], av.data(), ev.data());
+    ::_exit(127);
+  }
+  return p;
+}
+
+// Runs it to the end; sigint_after_ms > 0 sends SIGINT after that long.
+inline KagentRun run_kagent(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                            const std::string& cwd, int sigint_after_ms = 0) {
+  const KagentProcess p = spawn_kagent(args, env, cwd);
+  if (sigint_after_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(sigint_after_ms));
+    ::kill(p.pid, SIGINT);
+  }
+  return p.wait();
+}
+
+inline bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace kagent::testing

@@ -1,0 +1,60 @@
+"""The guards' Python-side checks: fp64 truth, tampering, threads."""
+
+import threading
+import time
+
+import torch
+
+from kagent_worker.guards import guard_snapshot, guard_tampering, new_python_threads, python_threads, reference_fp64
+
+
+def test_reference_fp64_runs_the_model_in_double():
+    model = torch.nn.Linear(4, 2)
+    out = reference_fp64(model, [torch.randn(3, 4)])
+    assert isinstance(out, list) and out[0].dtype == torch.float64
+    assert model.weight.dtype == torch.float32  # the model itself is untouched
+
+
+def test_reference_fp64_says_why_when_the_model_casts():
+    class Casts(torch.nn.Module):
+        def forward(self, x):
+            return x.float()
+    assert "float32" in reference_fp64(Casts(), [torch.randn(2)])
+
+
+def test_tampering_with_timing_and_torch_is_found_and_nothing_else():
+    snap = guard_snapshot()
+    assert guard_tampering(snap) == []
+    saved_relu, saved_clock = torch.relu, time.perf_counter
+    try:
+        torch.relu = lambda x: x
+        time.perf_counter = lambda: 0.0
+        found = {f["name"]: f["message"] for f in guard_tampering(snap)}
+        assert "torch.relu" in found["torch_patched"]
+        assert "time.perf_counter" in found["timing_tampered"]
+    finally:
+        torch.relu, time.perf_counter = saved_relu, saved_clock
+    assert guard_tampering(snap) == []
+
+
+def test_a_changed_precision_setting_is_found():
+    snap = guard_snapshot()
+    saved = torch.backends.cuda.matmul.allow_tf32
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = not saved
+        assert any("allow_tf32" in f["message"] for f in guard_tampering(snap))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def test_new_threads_are_named():
+    before = python_threads()
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, name="candidate-pool")
+    t.start()
+    try:
+        assert new_python_threads(before) == ["candidate-pool"]
+    finally:
+        stop.set()
+        t.join()
+    assert new_python_threads(before) == []

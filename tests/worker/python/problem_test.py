@@ -1,0 +1,87 @@
+"""Problems and candidates: loading, errors with their kinds, specs, inputs by seed."""
+
+import os
+
+import pytest
+import torch
+
+from conftest import KERNELBENCH
+from kagent_worker.loading import KagentError
+from kagent_worker.problem import derive_spec, load_kernelbench_candidate, open_problem
+
+GELU = """
+import torch
+class Model(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.linear = torch.nn.Linear(8, 4)
+    def forward(self, x, n: int):
+        return torch.nn.functional.gelu(self.linear(x)) * self.scale, x.sum()
+batch = 3
+def get_inputs():
+    return [torch.randn(batch, 8), 2]
+def get_init_inputs():
+    return [0.5]
+"""
+
+
+def write(tmp_path, name, text):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_spec_of_a_small_problem(tmp_path):
+    spec = derive_spec(open_problem(write(tmp_path, "p.py", GELU)))
+    assert spec["name"] == "p"
+    assert [(i["name"], i["kind"], i["shape"]) for i in spec["inputs"]] == [("x", "tensor", [3, 8]), ("n", "int", [])]
+    assert [p["name"] for p in spec["params"]] == ["linear.weight", "linear.bias"]
+    assert spec["params"][0]["cpp_name"] == "linear_weight"
+    assert spec["output_is_tuple"] and [o["shape"] for o in spec["outputs"]] == [[3, 4], []]
+    assert len(spec["sha256"]) == 64
+
+
+def test_inputs_and_models_are_reproducible_by_seed(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", GELU))
+    a, b, c = problem.make_inputs("cpu", 7), problem.make_inputs("cpu", 7), problem.make_inputs("cpu", 8)
+    assert torch.equal(a[0], b[0]) and not torch.equal(a[0], c[0])
+    m1, m2 = problem.make_model("cpu", 3), problem.make_model("cpu", 3)
+    assert torch.equal(m1.linear.weight, m2.linear.weight)
+
+
+@pytest.mark.parametrize("text, kind, words", [
+    ("def broken(:\n", "problem_load_error", "SyntaxError"),
+    ("import torch\nraise RuntimeError('boom')\n", "problem_load_error", "boom"),
+    ("import torch\nclass Model(torch.nn.Module):\n  pass\ndef get_init_inputs(): return []\n", "problem_incomplete",
+     "get_inputs"),
+])
+def test_problem_errors_carry_a_kind(tmp_path, text, kind, words):
+    with pytest.raises(KagentError) as err:
+        open_problem(write(tmp_path, "bad.py", text))
+    assert err.value.kind == kind and words in err.value.message
+
+
+def test_missing_file():
+    with pytest.raises(KagentError) as err:
+        open_problem("/nonexistent/problem.py")
+    assert err.value.kind == "file_not_found"
+
+
+def test_a_kernelbench_candidate_gets_the_reference_weights(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", GELU))
+    cand = write(tmp_path, "c.py", GELU.replace("class Model(", "class ModelNew("))
+    model_new = load_kernelbench_candidate(cand, problem, "cpu", seed=5)
+    assert torch.equal(model_new.linear.weight, problem.make_model("cpu", 5).linear.weight)
+    with pytest.raises(KagentError) as err:
+        load_kernelbench_candidate(write(tmp_path, "none.py", "x = 1\n"), problem, "cpu")
+    assert err.value.kind == "invalid"
+
+
+@pytest.mark.skipif(not os.path.isdir(KERNELBENCH), reason=f"KernelBench problems not found at {KERNELBENCH}")
+@pytest.mark.parametrize("path", ["level1/19_ReLU.py", "level1/1_Square_matrix_multiplication_.py",
+                                  "level2/76_Gemm_Add_ReLU.py"])
+def test_kernelbench_specs_at_official_sizes_on_meta_tensors(path):
+    spec = derive_spec(open_problem(os.path.join(KERNELBENCH, path)))
+    assert spec["level"] == int(path[5])
+    assert spec["outputs"] and all(o["shape"] for o in spec["outputs"])
