@@ -12,6 +12,7 @@
 
 #include "common/files.h"
 #include "prompt/answer_format.h"
+#include "profiler/profile_text.h"
 #include "prompt/prompt_builder.h"
 #include "report/collection_data.h"
 #include "trajectory/rewards.h"
@@ -103,7 +104,7 @@ TimingStats stats(double median_ms, double noise, std::mt19937& rng) {
 // counters and a bound call per kernel, totals, DRAM traffic and the run's bound call.
 json profile_json(const std::string& kernel, double ms, std::mt19937& rng) {
   std::uniform_real_distribution<double> pct(10, 95);
-  const double dram = pct(rng), sm = pct(rng);
+  const double dram = std::round(pct(rng) * 10) / 10, sm = std::round(pct(rng) * 10) / 10;
   const std::string bound = std::max(dram, sm) < 50 ? "latency" : dram >= sm ? "memory" : "compute";
   const json own = {{"name", kernel}, {"mangled", "_Z" + kernel}, {"own", true}, {"source", "own"}, {"calls", 1},
                     {"total_ms", ms * 0.9}, {"mean_ms", ms * 0.9}, {"share_pct", 90.0}, {"grid", {4096, 1, 1}},
@@ -112,8 +113,8 @@ json profile_json(const std::string& kernel, double ms, std::mt19937& rng) {
                     {"occupancy", {{"theoretical", 1.0}, {"active_blocks_per_sm", 8}, {"active_warps_per_sm", 64},
                                    {"max_warps_per_sm", 64}, {"limiter", "threads"}}},
                     {"waves", 3.88},
-                    {"counters", {{"duration_ms", ms * 0.9}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", sm * 0.8}}},
-                    {"bound", {{"class", bound}, {"basis", "counters"}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", sm * 0.8}}}};
+                    {"counters", {{"duration_ms", ms * 0.9}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", std::round(sm * 8) / 10}}},
+                    {"bound", {{"class", bound}, {"basis", "counters"}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", std::round(sm * 8) / 10}}}};
   const json lib = {{"name", "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>"},
                     {"own", false}, {"source", "aten"}, {"calls", 1}, {"total_ms", ms * 0.1}, {"mean_ms", ms * 0.1},
                     {"share_pct", 10.0}, {"grid", {1024, 1, 1}}, {"block", {128, 1, 1}}, {"registers", 16},
@@ -126,8 +127,8 @@ json profile_json(const std::string& kernel, double ms, std::mt19937& rng) {
           {"counters_available", true},
           {"counters_reason", ""},
           {"measured_dram_gbps", 4200.0},
-          {"dram", {{"bytes", 2.7e8}, {"gbps", dram * 42}, {"pct_of_measured_peak", dram}, {"duration_ms", ms}}},
-          {"bound", {{"class", bound}, {"basis", "counters"}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", sm * 0.8},
+          {"dram", {{"bytes", 2.7e8}, {"gbps", std::round(dram * 420) / 10}, {"pct_of_measured_peak", dram}, {"duration_ms", ms}}},
+          {"bound", {{"class", bound}, {"basis", "counters"}, {"dram_pct", dram}, {"sm_pct", sm}, {"issue_pct", std::round(sm * 8) / 10},
                      {"scope", "own kernels"},
                      {"rule", "memory or compute: the larger of DRAM and SM throughput (% of peak) when it is >= 50%; "
                               "latency: both below 50%"}}}};
@@ -135,6 +136,7 @@ json profile_json(const std::string& kernel, double ms, std::mt19937& rng) {
 
 struct ProblemTimes {
   double eager_ms, compiled_ms, skill;  // skill: log of the typical speedup the model reaches
+  double difficulty;                    // 0 easy .. 1 hard: lowers the chance of a correct turn
 };
 
 EvalResult make_eval(Status status, const ProblemTimes& pt, int turn, std::mt19937& rng) {
@@ -200,6 +202,7 @@ EvalResult make_eval(Status status, const ProblemTimes& pt, int turn, std::mt199
   t.speedup_compiled = pt.compiled_ms / t.candidate->median_ms;
   r.timing = t;
   r.profile = profile_json("gelu_kernel(float const*, float*, long)", t.candidate->median_ms, rng);
+  r.profile["text"] = profiler::render_profile_text(r.profile);  // as the worker adds it
   if (status == Status::Rejected) {
     r.guards.push_back({"library_share", kGuardReject, "own kernels ran 12% of the GPU time (floor 50%)"});
     r.message = "rejected by the library_share guard";
@@ -210,9 +213,9 @@ EvalResult make_eval(Status status, const ProblemTimes& pt, int turn, std::mt199
   return r;
 }
 
-Status draw_status(int turn, std::mt19937& rng) {
+Status draw_status(int turn, double difficulty, std::mt19937& rng) {
   const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-  const double correct = std::min(0.85, 0.35 + 0.15 * turn);
+  const double correct = std::min(0.85, (0.2 + 0.12 * turn) * (1.7 - 1.6 * difficulty));
   if (u < correct) return Status::Correct;
   if (u < correct + 0.04) return Status::Rejected;
   if (u < correct + 0.07) return Status::RuntimeError;
@@ -251,7 +254,7 @@ traj::Trajectory make_sample(const std::string& run_id, const traj::ProblemInfo&
       code = k == 0 ? code : refine(code, k, rng);
       turn.code = code;
       turn.answer = "Here is the next version.\n\n```cuda\n" + code + "```\n";
-      turn.eval = make_eval(draw_status(k, rng), pt, k, rng);
+      turn.eval = make_eval(draw_status(k, pt.difficulty, rng), pt, k, rng);
       turn.feedback = prompts.feedback_prompt(*turn.eval);
       turn.eval_seconds = turn.eval->total_seconds;
     }
@@ -290,6 +293,7 @@ WrittenRun write_run(const fs::path& dir, const std::string& problem, int level,
   w.times.eager_ms = std::exp(std::log(0.4) + 1.2 * n01(rng));
   w.times.compiled_ms = w.times.eager_ms * std::exp(-0.1 + 0.2 * n01(rng));
   w.times.skill = -0.25 + 0.45 * n01(rng);
+  w.times.difficulty = std::uniform_real_distribution<double>(0, 1)(rng);
   traj::ProblemInfo info{problem, "/kernelbench/level" + std::to_string(level) + "/" + problem + ".py",
                          std::to_string(seed), level, level == 1 ? traj::kOpSingle : level == 2 ? traj::kOpFused : traj::kOpModel};
   const json device = {{"name", "NVIDIA H200"}, {"cc", "9.0"}, {"sms", 132}, {"memory_gb", 141}};

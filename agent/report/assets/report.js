@@ -26,7 +26,7 @@
     append(e, children);
     return e;
   }
-  function append(e, children) {
+  function append(e, ...children) {
     for (const c of children.flat(Infinity)) {
       if (c === null || c === undefined || c === false) continue;
       e.appendChild(c instanceof Node ? c : document.createTextNode(String(c)));
@@ -157,7 +157,13 @@
     for (const m of [1.2, 1.5, 2, 3, 4, 5, 8, 10, 15, 20, 30, 50, 100]) if (v <= m) return m;
     return Math.ceil(v / 50) * 50;
   }
-  const ticksTo = (max, n) => Array.from({length: n + 1}, (_, i) => +(max * i / n).toFixed(2));
+  // Ticks from 0 to max at a round step, at most about six of them.
+  function ticksTo(max) {
+    const step = [0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 25, 50, 100, 200, 500, 1000].find((st) => max / st <= 6) || max / 5;
+    const ticks = [];
+    for (let v = 0; v <= max + 1e-9; v += step) ticks.push(+v.toFixed(2));
+    return ticks;
+  }
 
   // Speedup by turn for one sample: a line over eager and one over torch.compile; turns
   // without a timing sit on the axis as marks in their verdict's colour.
@@ -171,7 +177,7 @@
     const timed = e.concat(c).some((p) => isNum(p[1]));
     return lineChart({
       kind: 'speedup', title, xMin: 0.5, xMax: T + 0.5, yMin: 0, yMax: ymax,
-      xTicks: Array.from({length: T}, (_, i) => i + 1), yTicks: ticksTo(ymax, 4), yFmt: (y) => y + 'x', xLabel: 'turn', ref: 1,
+      xTicks: Array.from({length: T}, (_, i) => i + 1), yTicks: ticksTo(ymax), yFmt: (y) => y + 'x', xLabel: 'turn', ref: 1,
       series: [{cls: 's-eager', label: 'speedup over eager', points: e, dots: 'eager'},
                {cls: 's-compiled', label: 'speedup over torch.compile', points: c, dots: 'compiled'}],
       marks,
@@ -359,6 +365,7 @@
           h('td', {text: k.bound ? k.bound.class : '-'}), h('td', {text: k.source || (k.own ? 'own' : '')}),
           h('td', {title: k.name, text: k.name.length > 90 ? k.name.slice(0, 90) + '\u2026' : k.name}));
       }))));
+    if (p.text) append(box, fold('the profile as the model read it', () => h('pre', {text: p.text})));
     return box;
   }
 
@@ -415,7 +422,7 @@
       if (!shown || shown.sample !== sm.sample) {
         shown = sm;
         turnsBox.replaceChildren(h('h3', {text: `sample ${sm.sample}: ${sm.turns.length} turn(s), ${sm.status}` + (sm.stop_reason && sm.stop_reason !== 'none' ? ` (${sm.stop_reason})` : '')}),
-          sm.turns.map((x) => turnCard(run, sm, x)));
+          ...sm.turns.map((x) => turnCard(run, sm, x)));
       }
       box.querySelectorAll('td.cell.selected').forEach((c) => c.classList.remove('selected'));
       if (t) {
@@ -540,7 +547,7 @@
         ks.map((k) => h('td', {class: 'num', text: fmtPct((g.pass_at_k || {})[k])})),
         ks.map((k) => h('td', {class: 'num', text: fmtPct(((g.fast1_at_k || {})[base] || {})[k])})),
         turns ? h('td', {class: 'num', text: ((g.fast1_by_turn || {})[base] || []).map((x) => fmtPct(x, 0)).join(' \u2192 ')}) : null,
-        h('td', {class: 'num', text: fmtInt((g.cost || {}).tokens_per_problem)}), h('td', {class: 'num', text: fmtSec((g.cost || {}).gpu_seconds_per_problem)}))))));
+        h('td', {class: 'num', text: fmtInt((g.cost || {}).tokens_per_problem)}), h('td', {class: 'num', text: fmtSec((g.cost || {}).gpu_seconds_per_problem)})))));
   }
 
   // fast_p over p, from every finished sample: the share of samples correct and more than p
@@ -595,7 +602,7 @@
     const bw = (W - L - R) / bins.length;
     const ys = (y) => H - B - (y / ymax) * (H - T - B);
     const svg = s('svg', {width: W, height: H, viewBox: `0 0 ${W} ${H}`, role: 'img'});
-    for (const y of ticksTo(ymax, 4)) {
+    for (const y of ticksTo(ymax)) {
       svg.appendChild(s('line', {class: 'gridline', x1: L, x2: W - R, y1: ys(y), y2: ys(y)}));
       svg.appendChild(s('text', {x: L - 4, y: ys(y) + 3, 'text-anchor': 'end'}, Math.round(y)));
     }
