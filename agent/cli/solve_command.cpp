@@ -17,6 +17,7 @@
 #include "llm/llm_config.h"
 #include "loop/session_evaluator.h"
 #include "loop/solve_runner.h"
+#include "report/report_writer.h"
 
 namespace kagent::cli {
 
@@ -31,7 +32,7 @@ struct SolveArgs {
   std::optional<double> target_speedup, max_seconds;
   double timeout_s = 180;
   std::vector<int> gpus;
-  bool quiet = false, json = false, no_profile = false, no_compile_baseline = false;
+  bool quiet = false, json = false, no_profile = false, no_compile_baseline = false, report = false;
   llm::LlmFlags llm;
 };
 
@@ -240,6 +241,18 @@ int run_solve(SolveArgs a) {
   if (a.json) std::cout << solve_summary_json(*store, out, seconds, code).dump(2) << std::endl;
   else if (!a.quiet) std::cout << "\n" << render_solve_summary(*store, out, seconds);
   else if (auto b = store->best()) std::cout << (store->dir() / b->file).string() << "\n";
+  // The run's page: written with --report; otherwise the command that writes it.
+  const fs::path page = report::default_report_path(store->dir());
+  if (a.report) {
+    try {
+      report::write_report(store->dir(), page);
+      if (!a.quiet && !a.json) std::cout << "report    " << page.string() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "kagent solve: warning: no report: " << e.what() << "\n";
+    }
+  } else if (!a.quiet && !a.json) {
+    std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
+  }
   if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
@@ -276,6 +289,7 @@ Command add_solve_command(CLI::App& app) {
   sub->add_flag("--no-compile-baseline", a->no_compile_baseline, "do not time torch.compile");
   sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
+  sub->add_flag("--report", a->report, "write the run's HTML page (RUN/report.html) at the end");
   add_llm_flags(*sub, a->llm);
   return Command{sub, [a] {
                    if (a->problem.empty() && a->resume.empty()) {

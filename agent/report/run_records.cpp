@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/files.h"
+#include "report/json_skim.h"
 #include "report/report_error.h"
 #include "trajectory/run_store.h"
 
@@ -16,23 +17,16 @@ using nlohmann::json;
 
 namespace {
 
-// Keys of a turn (and of its evaluation) that compact reading drops while parsing: they hold
+// Keys of a turn (and of its evaluation) that compact reading drops before parsing: they hold
 // nearly all of a trajectory's bytes and none of the numbers a collection page shows.
-bool bulky_key(std::string_view key) {
-  static const std::set<std::string_view> keys = {"messages", "reasoning", "answer", "code",
-                                                 "feedback", "extra",     "profile", "log",
-                                                 "command",  "worker_log_tail"};
-  return keys.count(key) != 0;
-}
+const std::set<std::string_view> kBulkyKeys = {"messages", "reasoning", "answer",  "code",    "feedback",
+                                               "extra",    "profile",   "log",     "command", "worker_log_tail"};
 
 json parse_record(std::string_view text, Detail detail) {
   if (detail == Detail::Full) return json::parse(text);
   // A turn's keys sit at depth 3 (line object > turns array > turn object); deeper ones are
   // inside its evaluation. Top-level keys (depth 1) are always kept.
-  json::parser_callback_t keep = [](int depth, json::parse_event_t event, json& parsed) {
-    return !(event == json::parse_event_t::key && depth >= 3 && bulky_key(parsed.get_ref<const std::string&>()));
-  };
-  return json::parse(text, keep);
+  return json::parse(skim_json(text, kBulkyKeys, 3));
 }
 
 // partial/sample-<i>.json -> i, or -1.
