@@ -168,11 +168,12 @@ class Chromium:
             time.sleep(0.02)
         raise BrowserError("timed out waiting for " + expression)
 
-    def screenshot(self, path, full_page=True):
+    def screenshot(self, path, full_page=True, max_height=8000):
+        """A PNG of the page from its top: the whole page (up to max_height pixels) or the viewport."""
         params = {"format": "png"}
         if full_page:
             size = self.send("Page.getLayoutMetrics")["cssContentSize"]
-            params["clip"] = {"x": 0, "y": 0, "width": self.width, "height": min(size["height"], 8000), "scale": 1}
+            params["clip"] = {"x": 0, "y": 0, "width": self.width, "height": min(size["height"], max_height), "scale": 1}
             params["captureBeyondViewport"] = True
         with open(path, "wb") as f:
             f.write(base64.b64decode(self.send("Page.captureScreenshot", params)["data"]))

@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -69,7 +70,7 @@ DIFF_JS = """(() => { const d = document.querySelector('details.turn[data-turn="
   return d && {added: [...d.querySelectorAll('.d-add')].map(x => x.textContent),
                removed: [...d.querySelectorAll('.d-del')].map(x => x.textContent)}; })()"""
 
-CHART_JS = """[...document.querySelectorAll('.chart[data-chart="%s"] svg')].map(s => ({
+CHART_JS = """[...document.querySelectorAll('.chart[data-chart="%s"] > svg')].map(s => ({
   width: s.getBoundingClientRect().width, height: s.getBoundingClientRect().height,
   marks: s.querySelectorAll('rect.mark').length, bars: [...s.querySelectorAll('rect.bar')].map(r => +r.dataset.count),
   paths: [...s.querySelectorAll('path.series')].map(p => ({cls: p.getAttribute('class'), points: +p.dataset.points,
@@ -112,7 +113,8 @@ def test_real_run(b, kagent, tmp, shots):
     b.evaluate("document.querySelector('details.turn[data-turn=\"0\"]').open = true")
     compile_errors = b.wait_for("(document.querySelector('details.turn[data-turn=\"0\"] .turn-body') || {}).textContent")
     check("real run: turn 1 shows nvcc's error", "no suitable conversion function" in compile_errors, compile_errors[:300])
-    b.screenshot(os.path.join(shots, "report_run_nogpu.png"))
+    b.evaluate("document.querySelectorAll('details.turn').forEach(d => d.open = d.dataset.turn === '1')")
+    b.screenshot(os.path.join(shots, "report_run_nogpu.png"), max_height=2600)
 
 
 def test_timed_run(b, kagent, synth, tmp, shots):
@@ -143,7 +145,7 @@ def test_timed_run(b, kagent, synth, tmp, shots):
     profile = b.wait_for("(() => { const t = document.querySelector('details.turn[open] table.profile');"
                          " return t && {rows: t.rows.length, bound: t.closest('details').querySelector('[data-bound]').dataset.bound}; })()")
     check("timed run: a correct turn shows its profile table and bound", profile["rows"] >= 2 and profile["bound"] in ("memory", "compute", "latency"), str(profile))
-    b.screenshot(os.path.join(shots, "report_run_synthetic.png"))
+    b.screenshot(os.path.join(shots, "report_run_synthetic.png"), max_height=2600)
 
 
 def test_torn_run(b, kagent, tmp):
@@ -195,7 +197,7 @@ def test_collection(b, kagent, synth, tmp, shots):
     solved = sum(1 for p in data["problems"] if p["outcome"] == "solved" and p.get("best_speedup_eager"))
     check("collection: the speedup distribution counts every timed solved problem", dist and sum(dist[0]["bars"]) == solved, f"{dist} vs {solved}")
     b.evaluate("window.scrollTo(0, 0)")
-    b.screenshot(os.path.join(shots, "report_collection.png"))
+    b.screenshot(os.path.join(shots, "report_collection.png"), max_height=2200)
 
 
 def test_h200_run(b, kagent, tmp, shots):
@@ -232,8 +234,8 @@ def main():
                          lambda: test_h200_run(b, args.kagent, tmp, shots)):
                 try:
                     test()
-                except (BrowserError, subprocess.SubprocessError, KeyError, TypeError) as e:
-                    check("no error in the browser test", False, repr(e))
+                except (BrowserError, subprocess.SubprocessError, KeyError, TypeError, StopIteration) as e:
+                    check("no error in the browser test", False, "".join(traceback.format_exception(e)))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"report browser: {check.passed} passed, {check.failed} failed")

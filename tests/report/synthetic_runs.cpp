@@ -215,7 +215,7 @@ EvalResult make_eval(Status status, const ProblemTimes& pt, int turn, std::mt199
 
 Status draw_status(int turn, double difficulty, std::mt19937& rng) {
   const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-  const double correct = std::min(0.85, (0.2 + 0.12 * turn) * (1.7 - 1.6 * difficulty));
+  const double correct = std::min(0.85, (0.15 + 0.1 * turn) * 2.2 * std::pow(1 - difficulty, 1.5));
   if (u < correct) return Status::Correct;
   if (u < correct + 0.04) return Status::Rejected;
   if (u < correct + 0.07) return Status::RuntimeError;

@@ -148,9 +148,11 @@
       r.appendChild(s('title', null, m.title));
       svg.appendChild(r);
     }
+    // The legend: a short line in each series' own style, then the note.
+    const keys = o.keyed ? o.series.map((se) => [s('svg', {width: 22, height: 8}, s('path', {class: 'series ' + se.cls, d: 'M1 4 L21 4'})), se.label]) : [];
     return h('div', {class: 'chart', dataset: {chart: o.kind || 'line'}},
       h('div', {class: 'title', text: o.title}), svg,
-      o.legend ? h('div', {class: 'chart-legend', text: o.legend}) : null);
+      keys.length || o.legend ? h('div', {class: 'chart-legend'}, keys, o.legend ? h('div', {text: o.legend}) : null) : null);
   }
 
   function niceMax(v) {
@@ -180,9 +182,8 @@
       xTicks: Array.from({length: T}, (_, i) => i + 1), yTicks: ticksTo(ymax), yFmt: (y) => y + 'x', xLabel: 'turn', ref: 1,
       series: [{cls: 's-eager', label: 'speedup over eager', points: e, dots: 'eager'},
                {cls: 's-compiled', label: 'speedup over torch.compile', points: c, dots: 'compiled'}],
-      marks,
-      legend: timed ? 'solid: over eager · dashed: over torch.compile · squares: turns without a timing'
-                    : 'no timed correct turn yet: squares are the turns, coloured by verdict',
+      marks, keyed: timed,
+      legend: timed ? 'squares: turns without a timing, coloured by verdict' : 'no timed correct turn yet: squares are the turns, coloured by verdict',
     });
   }
 
@@ -580,8 +581,7 @@
     });
     return lineChart({kind: 'fast_p', title: `fast_p over p (${BASELINES[base]}): share of samples correct and > p times faster`,
       width: 460, height: 240, xMin: 0, xMax: maxP, yMin: 0, yMax: 1, xTicks: [0, 0.5, 1, 1.5, 2, 2.5, 3], yTicks: [0, 0.25, 0.5, 0.75, 1],
-      yFmt: (y) => Math.round(y * 100) + '%', xLabel: 'p', ref: null, series,
-      legend: series.map((se) => se.label).join(' · ') + ' (thick: all levels)'});
+      yFmt: (y) => Math.round(y * 100) + '%', xLabel: 'p', ref: null, series, keyed: true});
   }
 
   // Best speedup per problem, in power-of-two bins.
