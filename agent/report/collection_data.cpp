@@ -9,6 +9,7 @@
 #include "common/files.h"
 #include "common/json_optional.h"
 #include "report/collection_metrics.h"
+#include "report/json_lines_file.h"
 #include "report/report_error.h"
 #include "report/run_data.h"
 #include "report/run_records.h"
@@ -51,34 +52,12 @@ struct IndexLine {
 // index.jsonl: problem -> sample -> its line; problem errors under sample -1.
 std::map<std::string, std::map<int, IndexLine>> read_index(const fs::path& file, std::vector<std::string>& warnings) {
   std::map<std::string, std::map<int, IndexLine>> out;
-  if (!fs::exists(file)) return out;
-  std::string data;
-  try {
-    data = read_file(file);
-  } catch (const std::exception& e) {
-    warnings.push_back(std::string(kIndex) + " unreadable: " + e.what());
-    return out;
-  }
-  size_t pos = 0, lineno = 0;
-  while (pos < data.size()) {
-    size_t nl = data.find('\n', pos);
-    if (nl == std::string::npos) {
-      warnings.push_back(std::string(kIndex) + ": the last line is torn and is left out");
-      break;
-    }
-    ++lineno;
-    const std::string_view line(data.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    try {
-      const json j = json::parse(line);
-      IndexLine l{get_or<std::string>(j, "status", ""), get_or<std::string>(j, "reason", ""), std::nullopt};
-      get_optional(j, "gpu_seconds", l.gpu_seconds);
-      out[j.at("problem").get<std::string>()][l.status == "problem_error" ? -1 : get_or<int>(j, "sample", 0)] = l;
-    } catch (const std::exception& e) {
-      warnings.push_back(std::string(kIndex) + " line " + std::to_string(lineno) + " unreadable: " + e.what());
-    }
-  }
+  read_json_lines(file, warnings, [&](std::string_view line, size_t) {
+    const json j = json::parse(line);
+    IndexLine l{get_or<std::string>(j, "status", ""), get_or<std::string>(j, "reason", ""), std::nullopt};
+    get_optional(j, "gpu_seconds", l.gpu_seconds);
+    out[j.at("problem").get<std::string>()][l.status == "problem_error" ? -1 : get_or<int>(j, "sample", 0)] = l;
+  });
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/files.h"
+#include "report/json_lines_file.h"
 #include "report/json_skim.h"
 #include "report/report_error.h"
 #include "trajectory/run_store.h"
@@ -41,40 +42,16 @@ int partial_index(const std::string& name) {
 
 void read_lines(const fs::path& file, Detail detail, std::map<int, traj::Trajectory>& out,
                 std::vector<std::string>& warnings) {
-  std::string data;
-  try {
-    data = read_file(file);
-  } catch (const std::exception& e) {
-    warnings.push_back(std::string(traj::kTrajectoriesFile) + " unreadable: " + e.what());
-    return;
-  }
-  size_t pos = 0, lineno = 0;
-  while (pos < data.size()) {
-    const size_t nl = data.find('\n', pos);
-    if (nl == std::string::npos) {
-      // A line is written with one write and a newline: without one, the writer was cut off.
-      warnings.push_back(std::string(traj::kTrajectoriesFile) + ": the last line is torn (" +
-                         std::to_string(data.size() - pos) + " bytes without a newline) and is left out");
-      break;
+  read_json_lines(file, warnings, [&](std::string_view line, size_t lineno) {
+    traj::Trajectory t = parse_record(line, detail).get<traj::Trajectory>();
+    if (out.count(t.sample)) {
+      warnings.push_back(std::string(traj::kTrajectoriesFile) + " line " + std::to_string(lineno) + ": sample " +
+                         std::to_string(t.sample) + " recorded twice; the first line is shown");
+      return;
     }
-    ++lineno;
-    const std::string_view line(data.data() + pos, nl - pos);
-    pos = nl + 1;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-    try {
-      traj::Trajectory t = parse_record(line, detail).get<traj::Trajectory>();
-      if (out.count(t.sample)) {
-        warnings.push_back(std::string(traj::kTrajectoriesFile) + " line " + std::to_string(lineno) + ": sample " +
-                           std::to_string(t.sample) + " recorded twice; the first line is shown");
-        continue;
-      }
-      const int s = t.sample;
-      out.emplace(s, std::move(t));
-    } catch (const std::exception& e) {
-      warnings.push_back(std::string(traj::kTrajectoriesFile) + " line " + std::to_string(lineno) +
-                         " unreadable: " + e.what());
-    }
-  }
+    const int s = t.sample;
+    out.emplace(s, std::move(t));
+  });
 }
 
 void read_partials(const fs::path& dir, Detail detail, const std::map<int, traj::Trajectory>& finished,

@@ -51,16 +51,20 @@ class Checks:
 check = Checks()
 
 
-def render(kagent, run_dir, out):
-    subprocess.run([kagent, "report", run_dir, "--out", out], check=True, timeout=120, stdout=subprocess.DEVNULL)
+def synthesize(synth, kind, folder, *options):
+    subprocess.run([synth, kind, folder, *options], check=True, timeout=300)
 
 
-def open_page(b, path):
+def show_report(b, kagent, run_dir, page):
+    """`kagent report run_dir --out page`, opened in the browser; returns the page's data."""
+    subprocess.run([kagent, "report", run_dir, "--out", page], check=True, timeout=120, stdout=subprocess.DEVNULL)
     b.exceptions.clear()
-    b.open("file://" + path)
+    b.open("file://" + page)
     b.wait_for("document.body.dataset.drawn || document.body.dataset.error")
-    check(f"{os.path.basename(path)}: drawn without a script error", not b.evaluate("document.body.dataset.error") and not b.exceptions,
+    check(f"{os.path.basename(page)}: drawn without a script error", not b.evaluate("document.body.dataset.error") and not b.exceptions,
           str(b.evaluate("document.body.dataset.error")) + " " + str(b.exceptions))
+    data = b.evaluate("JSON.parse(document.getElementById('kagent-data').textContent)")
+    return data.get(data["kind"])
 
 
 GRID_JS = """[...document.querySelectorAll('#grid td.cell')].map(c => ({verdict: c.dataset.verdict, sample: +c.dataset.sample,
@@ -83,9 +87,7 @@ def check_colours(cells):
 
 
 def test_real_run(b, kagent, tmp, shots):
-    page = os.path.join(tmp, "real_run.html")
-    render(kagent, REAL_RUN, page)
-    open_page(b, page)
+    show_report(b, kagent, REAL_RUN, os.path.join(tmp, "real_run.html"))
     cells = b.evaluate(GRID_JS)
     check("real run: a grid of 1 sample x 4 turns", len(cells) == 4, str(cells))
     check("real run: verdicts compile error, then compiled but not run (no GPU)",
@@ -119,11 +121,8 @@ def test_real_run(b, kagent, tmp, shots):
 
 def test_timed_run(b, kagent, synth, tmp, shots):
     run = os.path.join(tmp, "timed_run")
-    subprocess.run([synth, "run", run, "--samples", "3", "--turns", "5", "--running", "1", "--seed", "2"], check=True, timeout=120)
-    page = os.path.join(tmp, "timed_run.html")
-    render(kagent, run, page)
-    open_page(b, page)
-    data = b.evaluate("JSON.parse(document.getElementById('kagent-data').textContent).run")
+    synthesize(synth, "run", run, "--samples", "3", "--turns", "5", "--running", "1", "--seed", "2")
+    data = show_report(b, kagent, run, os.path.join(tmp, "timed_run.html"))
     cells = b.evaluate(GRID_JS)
     check("timed run: every recorded turn has a cell, plus one for the turn in progress",
           len(cells) == sum(len(s["turns"]) for s in data["samples"]) + 1, f"{len(cells)} cells")
@@ -148,26 +147,38 @@ def test_timed_run(b, kagent, synth, tmp, shots):
     b.screenshot(os.path.join(shots, "report_run_synthetic.png"), max_height=2600)
 
 
-def test_torn_run(b, kagent, tmp):
+def test_unfinished_runs(b, kagent, tmp):
     run = os.path.join(tmp, "torn_run")
     shutil.copytree(REAL_RUN, run)
     with open(os.path.join(run, "trajectories.jsonl"), "a") as f:
         f.write('{"sample": 1, "turns": [{"index": 0, "co')
-    page = os.path.join(tmp, "torn.html")
-    render(kagent, run, page)
-    open_page(b, page)
+    show_report(b, kagent, run, os.path.join(tmp, "torn.html"))
     notice = b.evaluate("(document.getElementById('warnings') || {}).textContent || ''")
     check("torn line: the page names the torn line", "last line is torn" in notice, notice)
     check("torn line: the recorded sample is still drawn", len(b.evaluate(GRID_JS)) == 4)
+    # A run just created: its settings, no line yet.
+    fresh = os.path.join(tmp, "fresh_run")
+    os.makedirs(fresh)
+    shutil.copy(os.path.join(REAL_RUN, "config.json"), fresh)
+    open(os.path.join(fresh, "trajectories.jsonl"), "w").close()
+    show_report(b, kagent, fresh, os.path.join(tmp, "fresh.html"))
+    rows = b.evaluate("[...document.querySelectorAll('#grid tbody tr')].map(r => r.textContent)")
+    check("fresh run: its sample shows as not started", len(rows) == 1 and "not started" in rows[0], str(rows))
+    # A collection with a manifest and nothing else yet.
+    empty = os.path.join(tmp, "empty_collection")
+    os.makedirs(empty)
+    with open(os.path.join(empty, "manifest.json"), "w") as f:
+        json.dump({"kind": "kagent-collection", "schema_version": 1, "config": {"samples": 2, "turns": 3},
+                   "suite": {"problems": [{"name": "19_ReLU", "level": 1}]}}, f)
+    show_report(b, kagent, empty, os.path.join(tmp, "empty.html"))
+    check("empty collection: its problem is listed as not started",
+          b.evaluate("[...document.querySelectorAll('#problems-table tbody tr[data-problem]')].map(r => r.dataset.outcome)") == ["not_started"])
 
 
 def test_collection(b, kagent, synth, tmp, shots):
     coll = os.path.join(tmp, "collection")
-    subprocess.run([synth, "collection", coll, "--problems", "40", "--samples", "4", "--turns", "4", "--seed", "5"], check=True, timeout=300)
-    page = os.path.join(tmp, "collection.html")
-    render(kagent, coll, page)
-    open_page(b, page)
-    data = b.evaluate("JSON.parse(document.getElementById('kagent-data').textContent).collection")
+    synthesize(synth, "collection", coll, "--problems", "40", "--samples", "4", "--turns", "4", "--seed", "5")
+    data = show_report(b, kagent, coll, os.path.join(tmp, "collection.html"))
     groups = [g["level"] for g in data["metrics"]["groups"]]
     rows = b.evaluate("[...document.querySelectorAll('#metrics-table tr[data-level]')].map(r => r.dataset.level)")
     check("collection: the metrics table has a row per level and one for all", rows == groups and rows[-1] == "all", f"{rows} vs {groups}")
@@ -204,9 +215,7 @@ def test_h200_run(b, kagent, tmp, shots):
     if not os.path.isdir(H200_RUN):
         print("note  no run recorded on a GPU in tests/report/data/gelu_replay_h200 (see tests/report/data/README.md)")
         return
-    page = os.path.join(tmp, "h200.html")
-    render(kagent, H200_RUN, page)
-    open_page(b, page)
+    show_report(b, kagent, H200_RUN, os.path.join(tmp, "h200.html"))
     check_colours(b.evaluate(GRID_JS))
     charts = b.evaluate(CHART_JS % "speedup")
     check("H200 run: the speedup chart has timed points", any(p["points"] > 0 for c in charts for p in c["paths"]), str(charts))
@@ -229,7 +238,7 @@ def main():
         with Chromium() as b:
             for test in (lambda: test_real_run(b, args.kagent, tmp, shots),
                          lambda: test_timed_run(b, args.kagent, args.synth, tmp, shots),
-                         lambda: test_torn_run(b, args.kagent, tmp),
+                         lambda: test_unfinished_runs(b, args.kagent, tmp),
                          lambda: test_collection(b, args.kagent, args.synth, tmp, shots),
                          lambda: test_h200_run(b, args.kagent, tmp, shots)):
                 try:
