@@ -211,7 +211,12 @@ json collection_page_data(const fs::path& dir) {
     auto work = [&] {
       for (size_t i = next++; i < problems.size(); i = next++) {
         auto it = index.find(problems[i].name);
-        results[i] = read_problem(dir, problems[i], it == index.end() ? nullptr : &it->second);
+        try {
+          results[i] = read_problem(dir, problems[i], it == index.end() ? nullptr : &it->second);
+        } catch (const std::exception& e) {  // a malformed record must not end the other threads
+          results[i].row = {{"name", problems[i].name}, {"level", problems[i].level}, {"outcome", "unreadable"}};
+          results[i].warnings.push_back(problems[i].name + ": " + e.what());
+        }
       }
     };
     std::vector<std::jthread> pool;

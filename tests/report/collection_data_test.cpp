@@ -94,3 +94,16 @@ TEST_CASE("a manifest of another kind, or unreadable, is a ReportError") {
   CHECK(status_of("{broken") == report_exit::kUnreadable);
   CHECK(status_of(R"({"kind": "kagent-collection"})") == 0);  // empty, but a collection
 }
+
+TEST_CASE("a problem whose run folder holds malformed settings is listed as unreadable, the others stay") {
+  TempDir tmp;
+  const auto dir = make_collection(tmp, true);
+  const json before = collection_page_data(dir)["problems"];
+  size_t broken = 0;
+  while (!before[broken]["run"].is_object()) ++broken;
+  write_text(dir / "problems" / before[broken]["name"].get<std::string>() / "config.json", R"({"samples": "four", "turns": []})");
+  const json d = collection_page_data(dir);
+  for (size_t i = 0; i < before.size(); ++i)
+    CHECK((d["problems"][i]["outcome"] == "unreadable") == (i == broken));
+  CHECK(d["warnings"].size() == 1);
+}
