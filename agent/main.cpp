@@ -6,6 +6,7 @@
 #include "build_info.h"
 #include "cli/eval_command.h"
 #include "cli/llm_command.h"
+#include "cli/report_command.h"
 #include "cli/solve_command.h"
 #include "result/exit_status.h"
 
@@ -18,6 +19,7 @@ int main(int argc, char** argv) {
       kagent::cli::add_eval_command(app),
       kagent::cli::add_llm_command(app),
       kagent::cli::add_solve_command(app),
+      kagent::cli::add_report_command(app),
   };
   try {
     app.parse(argc, argv);

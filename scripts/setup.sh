@@ -15,6 +15,14 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
 fi
 
+# Headless Chromium for the report's browser test (tests/report). Not needed to build or run
+# kagent: where it cannot be installed, that test is skipped and says why.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "setup: installing chromium (the report's browser test)"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium >/dev/null; } ||
+    echo "setup: chromium could not be installed: the report's browser test will be skipped" >&2
+fi
+
 if ! "$PY" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2.11.0")' 2>/dev/null; then
   echo "setup: installing torch==2.11.0 for $PY (large download)"
   "$PY" -m pip install -q torch==2.11.0 numpy

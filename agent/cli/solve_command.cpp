@@ -18,6 +18,7 @@
 #include "llm/llm_config.h"
 #include "loop/session_evaluator.h"
 #include "loop/solve_runner.h"
+#include "report/report_writer.h"
 
 namespace kagent::cli {
 
@@ -30,7 +31,7 @@ struct SolveArgs {
   int samples = 1, turns = 4;
   std::optional<int64_t> history_tokens, max_tokens;
   std::optional<double> target_speedup, max_seconds;
-  bool quiet = false, json = false;
+  bool quiet = false, json = false, report = false;
   EvalFlags eval;
   llm::LlmFlags llm;
 };
@@ -227,6 +228,18 @@ int run_solve(SolveArgs a) {
   if (a.json) std::cout << solve_summary_json(*store, out, seconds, code).dump(2) << std::endl;
   else if (!a.quiet) std::cout << "\n" << render_solve_summary(*store, out, seconds);
   else if (auto b = store->best()) std::cout << (store->dir() / b->file).string() << "\n";
+  // The run's page: written with --report; otherwise the command that writes it.
+  const fs::path page = report::default_report_path(store->dir());
+  if (a.report) {
+    try {
+      report::write_report(store->dir(), page);
+      if (!a.quiet && !a.json) std::cout << "report    " << page.string() << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "kagent solve: warning: no report: " << e.what() << "\n";
+    }
+  } else if (!a.quiet && !a.json) {
+    std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
+  }
   if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
@@ -256,6 +269,7 @@ Command add_solve_command(CLI::App& app) {
   add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
   sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
+  sub->add_flag("--report", a->report, "write the run's HTML page (RUN/report.html) at the end");
   add_llm_flags(*sub, a->llm);
   return Command{sub, [a] {
                    if (a->problem.empty() && a->resume.empty()) {

@@ -1,0 +1,19 @@
+// The page data of a `kagent collect` folder (docs/collection_format.md): the metrics table
+// (metrics.json, or computed from the samples when it is absent), per-problem outcomes and
+// speedups, each problem's run in compact detail, cost, baselines and versions.
+#pragma once
+
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+namespace kagent::report {
+
+// manifest.json exists (its kind is checked when it is read).
+bool is_collection_folder(const std::filesystem::path& dir);
+
+// Throws ReportError when manifest.json is unreadable or not a collection's; every other
+// file that is missing or unreadable becomes a warning on the page.
+nlohmann::json collection_page_data(const std::filesystem::path& dir);
+
+}  // namespace kagent::report

@@ -1,0 +1,67 @@
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "report/collection_metrics.h"
+
+using namespace kagent::report;
+
+TEST_CASE("pass@k: the unbiased estimator") {
+  CHECK(pass_at_k(4, 0, 1) == 0.0);
+  CHECK(pass_at_k(4, 1, 1) == doctest::Approx(0.25));
+  CHECK(pass_at_k(4, 2, 2) == doctest::Approx(1.0 - 1.0 / 6.0));  // 1 - C(2,2)/C(4,2)
+  CHECK(pass_at_k(4, 1, 4) == 1.0);
+  CHECK(pass_at_k(10, 3, 5) == doctest::Approx(1.0 - 21.0 / 252.0));  // 1 - C(7,5)/C(10,5)
+}
+
+namespace {
+SampleOutcomeRow row(const char* problem, const char* level, bool correct, std::optional<double> se,
+                     std::optional<double> sc, std::optional<int> fast_turn) {
+  SampleOutcomeRow r;
+  r.problem = problem;
+  r.level = level;
+  r.correct = correct;
+  r.speedup_eager = se;
+  r.speedup_compiled = sc;
+  r.fast1_turn_eager = fast_turn;
+  r.tokens = 1000;
+  r.gpu_seconds = 2;
+  return r;
+}
+}  // namespace
+
+TEST_CASE("metrics by level: correctness, fast_p, geomean, pass@k, fast1 by turn, cost") {
+  // Level 1: problem a (2 samples: 2.0x at turn 2, wrong), problem b (0.5x, 1.5x at turn 1).
+  // Level 2: problem c (wrong, wrong), and one problem that could not run.
+  std::vector<SampleOutcomeRow> rows = {
+      row("a", "1", true, 2.0, 1.0, 2), row("a", "1", false, std::nullopt, std::nullopt, std::nullopt),
+      row("b", "1", true, 0.5, 0.25, std::nullopt), row("b", "1", true, 1.5, 0.75, 1),
+      row("c", "2", false, std::nullopt, std::nullopt, std::nullopt), row("c", "2", false, std::nullopt, std::nullopt, std::nullopt)};
+  const auto m = compute_metrics(rows, {"2"}, 2, 3);
+  REQUIRE(m["groups"].size() == 3);
+  const auto& l1 = m["groups"][0];
+  CHECK(l1["level"] == "1");
+  CHECK(l1["problems"] == 2);
+  CHECK(l1["correct_rate"].get<double>() == doctest::Approx(0.75));
+  CHECK(l1["fast_p"]["eager"]["0"].get<double>() == doctest::Approx(0.75));
+  CHECK(l1["fast_p"]["eager"]["1.0"].get<double>() == doctest::Approx(0.5));
+  CHECK(l1["fast_p"]["eager"]["2.0"].get<double>() == doctest::Approx(0.0));  // strictly faster than p
+  CHECK(l1["fast_p"]["compiled"]["0.5"].get<double>() == doctest::Approx(0.5));
+  CHECK(l1["geomean_speedup"]["eager"].get<double>() == doctest::Approx(std::cbrt(2.0 * 0.5 * 1.5)));
+  CHECK(l1["pass_at_k"]["1"].get<double>() == doctest::Approx((0.5 + 1.0) / 2));
+  CHECK(l1["pass_at_k"]["2"].get<double>() == doctest::Approx(1.0));
+  CHECK(l1["fast1_at_k"]["eager"]["1"].get<double>() == doctest::Approx(0.5));
+  CHECK(l1["fast1_by_turn"]["eager"] == nlohmann::json({0.25, 0.5, 0.5}));
+  CHECK(l1["cost"]["tokens_per_problem"].get<double>() == doctest::Approx(2000));
+  // The problem that could not run counts as two failed samples of level 2.
+  const auto& l2 = m["groups"][1];
+  CHECK(l2["problems"] == 2);
+  CHECK(l2["samples"] == 4);
+  CHECK(l2["correct_rate"] == 0.0);
+  CHECK(l2["geomean_speedup"]["eager"].is_null());
+  const auto& all = m["groups"][2];
+  CHECK(all["level"] == "all");
+  CHECK(all["samples"] == 8);
+  CHECK(all["correct_rate"].get<double>() == doctest::Approx(3.0 / 8));
+  CHECK(all["pass_at_k"]["1"].get<double>() == doctest::Approx(1.5 / 4));
+}
