@@ -67,6 +67,20 @@ void from_json(const nlohmann::json& j, Correctness& c) {
   get_optional(j, "first_failure", c.first_failure);
 }
 
+void to_json(nlohmann::json& j, const GpuContention& c) {
+  j = {{"known", c.known}, {"shared", c.shared}, {"others", c.others}};
+  put_optional(j, "sm_clock_mhz_before", c.sm_clock_mhz_before);
+  put_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
+}
+
+void from_json(const nlohmann::json& j, GpuContention& c) {
+  c.known = get_or(j, "known", false);
+  c.shared = get_or(j, "shared", false);
+  c.others = get_or(j, "others", std::vector<std::string>{});
+  get_optional(j, "sm_clock_mhz_before", c.sm_clock_mhz_before);
+  get_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
+}
+
 void to_json(nlohmann::json& j, const Timing& t) {
   j = nlohmann::json::object();
   put_optional(j, "candidate", t.candidate);
@@ -75,6 +89,7 @@ void to_json(nlohmann::json& j, const Timing& t) {
   put_optional(j, "speedup_eager", t.speedup_eager);
   put_optional(j, "speedup_compiled", t.speedup_compiled);
   j["baseline_cache_hit"] = t.baseline_cache_hit;
+  put_optional(j, "contention", t.contention);
 }
 
 void from_json(const nlohmann::json& j, Timing& t) {
@@ -84,6 +99,7 @@ void from_json(const nlohmann::json& j, Timing& t) {
   get_optional(j, "speedup_eager", t.speedup_eager);
   get_optional(j, "speedup_compiled", t.speedup_compiled);
   t.baseline_cache_hit = j.value("baseline_cache_hit", false);
+  get_optional(j, "contention", t.contention);
 }
 
 // Written out, not by macro: the macro's functions are inline, and callers outside this file need them.

@@ -116,10 +116,21 @@ struct TimingStats {
   double host_median_ms = 0;   // wall time to device-wide completion, a cross-check
 };
 
+// Whether the GPU was kagent's alone while it timed: other processes seen on it through NVML
+// (asked by the orchestrator before, during and after the request) and the SM clock. Timings
+// taken on a shared GPU are reported with a warning and never enter the baseline cache.
+struct GpuContention {
+  bool known = false;                // NVML answered (false: no driver library, no such GPU)
+  bool shared = false;               // another process used the GPU during the measurement
+  std::vector<std::string> others;   // "pid 4242 (python3)", as NVML and /proc name them
+  std::optional<int> sm_clock_mhz_before, sm_clock_mhz_after;
+};
+
 struct Timing {
   std::optional<TimingStats> candidate, eager, compiled;
   std::optional<double> speedup_eager, speedup_compiled;  // baseline / candidate
   bool baseline_cache_hit = false;
+  std::optional<GpuContention> contention;  // absent where it was not asked (no GPU, an old record)
 };
 
 // What one reward-hack guard found (tools/worker/guard_*.h). "reject" turns the verdict into
@@ -180,6 +191,8 @@ void to_json(nlohmann::json& j, const Correctness& c);
 void from_json(const nlohmann::json& j, Correctness& c);
 void to_json(nlohmann::json& j, const TimingStats& t);
 void from_json(const nlohmann::json& j, TimingStats& t);
+void to_json(nlohmann::json& j, const GpuContention& c);
+void from_json(const nlohmann::json& j, GpuContention& c);
 void to_json(nlohmann::json& j, const Timing& t);
 void from_json(const nlohmann::json& j, Timing& t);
 void to_json(nlohmann::json& j, const GuardFinding& g);
