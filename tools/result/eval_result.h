@@ -167,7 +167,7 @@ struct EvalResult {
   std::optional<Correctness> correctness;
   std::optional<Timing> timing;
   DeviceInfo device;           // the worker's GPU
-  nlohmann::json profile;      // filled by the profiler (issue 4); null when absent
+  nlohmann::json profile;      // filled by the profile phase; null when absent
   std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
   std::vector<PhaseRecord> phases;  // in the order they ran
   int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against
