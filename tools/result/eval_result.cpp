@@ -39,7 +39,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registe
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
                                                 constant_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
-                                                artifact, op_name, reason, resources)
+                                                artifact, op_name, reason, limit, peak_rss_mb, resources)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,

@@ -42,6 +42,9 @@ inline constexpr const char* kProblemLoad = "problem_load_error";
 inline constexpr const char* kProblemIncomplete = "problem_incomplete";
 inline constexpr const char* kCudaFatal = "cuda_fatal";
 inline constexpr const char* kNoGpu = "no_gpu";
+// A compiler process ran past one of its limits and was killed (CompileInfo::limit).
+inline constexpr const char* kCompileTimeout = "compile_timeout";
+inline constexpr const char* kCompileMemory = "compile_memory";
 }  // namespace reason
 
 // The reason for a problem that failed to load, from the worker's error kind
@@ -68,6 +71,8 @@ struct CompileInfo {
   std::string artifact;        // path of the shared object
   std::string op_name;         // dispatcher name of the bound forward, e.g. "kagent_3fa9c2d1e0b4a7c6::forward"
   std::string reason;          // reason::kMissingForward / kSignatureMismatch when that is what failed
+  std::string limit;           // reason::kCompileTimeout / kCompileMemory when a limit killed the compile
+  long peak_rss_mb = 0;        // largest resident set of any compiler process (0 on a cache hit)
   std::vector<KernelResources> resources;
 };
 
