@@ -24,6 +24,7 @@
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
 #include "compiler/nvcc_command.h"
+#include "compiler/params_header.h"
 #include "compiler/ptxas_resources.h"
 
 namespace fs = std::filesystem;
@@ -140,6 +141,19 @@ Limits resolve_limits(const CompileOptions& o) {
   l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
   l.deadline = std::chrono::steady_clock::now() + l.timeout;
   return l;
+}
+
+// The folder holding kagent/params.h, content-addressed inside the cache.
+fs::path ensure_params_include(const CompileCache& cache) {
+  const std::string_view text = params_header_text();
+  const fs::path dir = cache.file_path("include", sha256_hex(text).substr(0, 16));
+  const fs::path header = dir / kParamsHeaderName;
+  if (fs::exists(header)) return dir;
+  fs::create_directories(header.parent_path());
+  const fs::path tmp = cache.temp_file_path("params.h");
+  write_file(tmp, text);
+  cache.publish_file(tmp, header);
+  return dir;
 }
 
 struct HostObject {
@@ -265,6 +279,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   ctx.display_name = job.options.display_name;
   ctx.replacements = {{src.string(), job.options.display_name}, {job.staging.string() + "/", ""}};
   if (!setup.shim_include.empty()) ctx.replacements.push_back({setup.shim_include.string() + "/", ""});
+  if (!setup.params_include.empty()) ctx.replacements.push_back({setup.params_include.string() + "/", ""});
   ctx.source = job.source;
   ctx.user_lines = static_cast<int>(count_lines(job.source));
 
@@ -351,6 +366,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
 
   // Everything the artifact and the stored info depend on; temp paths as placeholders.
+  if (placeholder.uses_params_header) setup.params_include = "<params>";
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   const std::string key =
@@ -368,6 +384,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
           .update(to_string(first_tier))
           .update(extension_shim_text(ShimTier::Lite))
           .update(extension_shim_text(ShimTier::ATen))
+          .update(placeholder.uses_params_header ? params_header_text() : "")
           .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit))
           .hex_digest();
 
@@ -379,6 +396,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
     if (auto hit = cache.lookup(key)) return *hit;
 
   const Binding binding = generate_binding(spec, source, "kagent_" + key.substr(0, 16));
+  if (binding.uses_params_header) setup.params_include = ensure_params_include(cache);
   TempDir staging = cache.make_staging(key);
   const Job job{cache, binding, source, options, limits, staging.path()};
   auto setup_for = [&](ShimTier tier) {

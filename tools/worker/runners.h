@@ -33,7 +33,8 @@ class PythonRunner : public Runner {
 };
 
 // A native candidate: a shared object that registered `op_name` with the dispatcher.
-// `extra` (the model's parameters and buffers) follow the inputs on every call.
+// `extra` (the model's parameters and buffers) follow the inputs on every call, one by one or,
+// when the op's schema ends in Tensor[], as one list (forward_signature.h's conventions).
 class NativeRunner : public Runner {
  public:
   NativeRunner(const std::string& library_path, const std::string& op_name, Values extra);
