@@ -58,12 +58,13 @@ std::string render_guard_lines(const EvalResult& r) {
 
 }  // namespace
 
-std::string render_eval_report(const EvalResult& r, const std::string& title) {
+std::string render_eval_report(const EvalResult& r, const std::string& title, const std::vector<std::string>& notes) {
   std::string s;
   std::string device = r.device.is_object() ? r.device.value("name", "") : "";
   s += fmt::format("kagent eval  {}{}\n", title, device.empty() ? "" : "  on " + device);
   s += fmt::format("verdict   {}{}  {}\n", upper(to_string(r.status)), r.reason.empty() ? "" : " (" + r.reason + ")",
                    r.message);
+  for (const auto& line : notes) s += line + "\n";
 
   if (r.compile) {
     const auto& c = *r.compile;

@@ -2,13 +2,16 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "result/eval_result.h"
 
 namespace kagent {
 
 // `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu".
-std::string render_eval_report(const EvalResult& r, const std::string& title);
+// `notes`: lines printed right after the verdict (e.g. the mode the model ran in).
+std::string render_eval_report(const EvalResult& r, const std::string& title,
+                               const std::vector<std::string>& notes = {});
 
 // Fixed-width summaries reused by other reports.
 std::string format_ms(double ms);
