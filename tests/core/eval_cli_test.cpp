@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "common/subprocess.h"
+#include "relu_problem.h"
 #include "result/exit_status.h"
 
 using namespace kagent;
@@ -37,23 +38,6 @@ std::string write(const std::string& name, const std::string& text) {
   std::ofstream(p) << text;
   return p.string();
 }
-
-const char* kProblem = R"py(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.relu(x)
-
-def get_inputs():
-    return [torch.randn(64, 64)]
-
-def get_init_inputs():
-    return []
-)py";
 
 // One line: the whole diagnostic on stderr is a single "kagent eval: ..." line.
 void check_one_line(const Run& r, const std::string& needle) {
@@ -93,7 +77,7 @@ TEST_CASE("bad flags are a usage error") {
 }
 
 TEST_CASE("a candidate without forward, and one with the wrong signature (real nvcc)") {
-  std::string problem = write("relu.py", kProblem);
+  std::string problem = write("relu.py", test::kReluProblem);
   Run missing = kagent_eval({problem, write("no_forward.cu", "#include <torch/extension.h>\n"
                                                              "torch::Tensor relu_forward(torch::Tensor x) { return x; }\n")});
   CHECK(missing.code == exit_status::kMissingForward);
