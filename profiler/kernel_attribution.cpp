@@ -39,8 +39,11 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kScopes{
 }};
 
 // Prefixes of the bare kernel name (C-linkage library kernels carry no namespace).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 36> kPrefixes{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kPrefixes{{
     {"nvjet_", "cublas"},  // cuBLASLt's Hopper/Blackwell GEMMs
+    // PyTorch's memory-efficient attention (xformers' CUTLASS kernels): fp32 SDPA runs these
+    {"fmha_cutlassF", "mem_efficient_attention"},
+    {"fmha_cutlassB", "mem_efficient_attention"},
     {"sm90_xmma_", "cublas"},
     {"sm80_xmma_", "cublas"},
     {"sm86_xmma_", "cublas"},

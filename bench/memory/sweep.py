@@ -12,6 +12,7 @@ Writes OUT/sweep_<gpu>.md (the table) and OUT/sweep_<gpu>.jsonl (one result per 
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -72,7 +73,8 @@ def main():
                                                   "cannot fit all; the native kernels run in the last part")
     args = ap.parse_args()
     gpu = gpu_name()
-    tag = gpu.split()[-1].split("-")[0].lower() if gpu else "gpu"
+    model = re.search(r"\b([A-Z]\d{2,4})\b", gpu)
+    tag = model.group(1).lower() if model else "gpu"
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(HERE, "largest50.txt")) as f:
         problems = [line.split()[1] for line in f if line.strip()]

@@ -13,6 +13,9 @@ TEST_CASE("library_of knows ATen, cuBLAS (incl. Hopper nvjet), cuDNN, CUTLASS, T
   CHECK(library_of("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
                    "at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)") == "aten");
   CHECK(library_of("nvjet_sm90_tst_128x256_64x4_2x1_v_bz_coopA_NNT") == "cublas");
+  // fp32 scaled_dot_product_attention (KernelBench level1/97) runs the memory-efficient kernel.
+  CHECK(library_of("fmha_cutlassF_f32_aligned_64x64_rf_sm80(PyTorchMemEffAttention::AttentionKernel<float, "
+                   "cutlass::arch::Sm80, true, 64, 64, 64, true, true>::Params)") == "mem_efficient_attention");
   CHECK(library_of("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_warpgroupsize1x1x1_execute_segment_k_off_"
                    "kernel__5x_cublas") == "cublas");
   CHECK(library_of("ampere_sgemm_128x64_nn") == "cublas");
