@@ -80,14 +80,24 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   // 1. Every problem's spec (the cache, or a worker loads it): a problem that cannot run is
   //    listed now, before any model call.
   std::vector<std::unique_ptr<ProblemSlot>> slots;
+  int failed_before = 0;
   for (const auto& p : problems) {
     if (auto why = store.problem_error(p.name)) {
       out.problem_errors.emplace_back(p.name, *why);
+      ++failed_before;
       continue;
     }
     auto s = std::make_unique<ProblemSlot>();
     s->problem = p;
     slots.push_back(std::move(s));
+  }
+  {
+    CollectEvent plan{CollectEvent::Kind::Plan, "", -1, nullptr, nullptr, ""};
+    plan.problems = static_cast<int>(problems.size());
+    plan.samples = static_cast<int>(slots.size()) * cfg.samples;
+    plan.samples_per_problem = cfg.samples;
+    plan.problems_failed_before = failed_before;
+    emit(plan);
   }
   std::vector<bool> usable(slots.size(), false);
   parallel_for(slots.size(), std::max<size_t>(1, cfg.pool->size()), [&](size_t i) {
@@ -142,9 +152,11 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   {
     CollectEvent plan{CollectEvent::Kind::Plan, "", -1, nullptr, nullptr, ""};
     plan.problems = static_cast<int>(problems.size());
-    plan.samples = static_cast<int>(problems.size()) * cfg.samples;
+    plan.samples = static_cast<int>(std::count(usable.begin(), usable.end(), true)) * cfg.samples;
+    plan.samples_per_problem = cfg.samples;
     plan.samples_done_before = done_before;
     plan.problems_done_before = problems_done_before;
+    plan.problems_failed_before = failed_before;
     emit(plan);
   }
 
@@ -191,8 +203,8 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
             std::lock_guard lock(mu);
             ++out.samples_recorded;
           }
-          emit({CollectEvent::Kind::SampleRecorded, name, sample, nullptr, &r.trajectory, ""});
           if (--slot->remaining == 0) emit({CollectEvent::Kind::ProblemDone, name, -1, nullptr, nullptr, ""});
+          emit({CollectEvent::Kind::SampleRecorded, name, sample, nullptr, &r.trajectory, ""});
         } else {
           {
             std::lock_guard lock(mu);

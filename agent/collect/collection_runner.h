@@ -32,7 +32,7 @@ std::string to_string(Order o);
 // What the progress view hears (from any thread).
 struct CollectEvent {
   enum class Kind {
-    Plan,            // once, before any sample: the totals
+    Plan,            // the totals: before the problems are opened, then again before any sample (replacing them)
     ProblemFailed,   // a problem cannot run (note: why)
     SampleStarted,
     Turn,            // a turn was recorded (turn set)
@@ -46,7 +46,8 @@ struct CollectEvent {
   const traj::Trajectory* trajectory = nullptr;
   std::string note;
   // Plan: the work of this run.
-  int problems = 0, samples = 0, samples_done_before = 0, problems_done_before = 0;
+  int problems = 0, samples = 0, samples_per_problem = 0, samples_done_before = 0, problems_done_before = 0,
+      problems_failed_before = 0;  // samples: of the problems that can run
 };
 using CollectSink = std::function<void(const CollectEvent&)>;
 
