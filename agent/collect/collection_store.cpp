@@ -9,6 +9,7 @@
 #include "common/files.h"
 #include "metrics/sample_outcome.h"
 #include "report/json_lines_file.h"
+#include "trajectory/rewards.h"
 
 namespace kagent::collect {
 
@@ -44,7 +45,10 @@ IndexState read_index(const fs::path& file) {
   return st;
 }
 
-json index_line(const std::string& problem, const traj::Trajectory& t) {
+json index_line(const std::string& problem, const traj::Trajectory& recorded) {
+  // The best turn as the run folder scores it (the loop's copy may not carry it yet).
+  traj::Trajectory t = recorded;
+  traj::assign_rewards(t);
   const metrics::SampleOutcomeRow r = metrics::outcome_row(problem, "", t);
   json line = {{"problem", problem},
                {"sample", t.sample},
