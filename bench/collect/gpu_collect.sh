@@ -18,7 +18,7 @@
 # (default .carry/kernelbench-problems, else ../shared/kernelbench); GPUS (default: one worker
 # on the default GPU; e.g. 0,1 for two).
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 KAGENT=$(realpath "${1:?usage: gpu_collect.sh KAGENT}")
 OUT=${OUT:-./gpu-out}
 mkdir -p "$OUT"
@@ -31,7 +31,8 @@ fi
 KB=$(realpath "$KB")
 PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
-export PATH=$(dirname "$PY"):$PATH
+PATH=$(dirname "$PY"):$PATH
+export PATH
 # A fresh cache: every baseline is measured here, not found from an earlier call.
 CACHE=$(mktemp -d)
 trap 'rm -rf "$CACHE"' EXIT
