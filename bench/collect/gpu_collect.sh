@@ -65,8 +65,7 @@ timeout -k 10 "${COLLECT_LIMIT:-220}" "$KAGENT" collect "$D/suite.txt" -n "$SAMP
 rc=$?
 echo "collect rc=$rc in $(( $(date +%s) - start )) s"
 # The metrics table and the closing lines (piped, collect prints one line per event before them).
-sed -n '/^level /,$p' "$D/collect.log"
-tail -3 "$D/collect.log" | grep -v '^collection\|^report\|^metrics' || true
+sed -n '/^ *level [0-9a]/,$p' "$D/collect.log"
 
 echo "== summary"
 "$PY" - "$D" "$OUT/collect_gpu.md" "$SAMPLES" "$(( $(date +%s) - T0 ))" <<'PY'
