@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -24,6 +25,7 @@
 #include "llm/limited_client.h"
 #include "metrics/metrics_table.h"
 #include "report/report_writer.h"
+#include "result/eval_report.h"
 #include "trajectory/run_store.h"
 
 namespace kagent::cli {
@@ -219,9 +221,19 @@ int run_collect(CollectArgs a) {
                                      : llm_cfg.max_in_flight + static_cast<int>(compile_threads) + 2 * workers_n;
   rc.order = order;
   rc.problem_config = [&](const collect::SuiteProblem& p) { return run_config(a.run, p.path, llm_cfg); };
-  rc.on_event = [&view](const collect::CollectEvent& e) { view.on_event(e); };
+  // Once per run: timings taken while another process used the GPU.
+  std::mutex shared_mu;
+  std::string shared_warning;
+  rc.on_event = [&view, &shared_mu, &shared_warning](const collect::CollectEvent& e) {
+    view.on_event(e);
+    if (e.kind == collect::CollectEvent::Kind::Turn && e.turn && e.turn->eval) {
+      std::lock_guard lock(shared_mu);
+      if (shared_warning.empty()) shared_warning = shared_gpu_warning(*e.turn->eval);
+    }
+  };
   collect::CollectOutcome out = collect::run_collection(*store, problems, rc, cancel);
   view.close();
+  if (!shared_warning.empty()) std::cerr << "kagent collect: warning: " << shared_warning << "\n";
 
   // 6. What the run leaves: baselines, metrics, summary, the table.
   const PoolCounters counters = pool->counters();
