@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 
 #include "build_info.h"
+#include "cli/baselines_command.h"
+#include "cli/collect_command.h"
 #include "cli/eval_command.h"
 #include "cli/llm_command.h"
 #include "cli/report_command.h"
@@ -20,6 +22,8 @@ int main(int argc, char** argv) {
       kagent::cli::add_llm_command(app),
       kagent::cli::add_solve_command(app),
       kagent::cli::add_report_command(app),
+      kagent::cli::add_collect_command(app),
+      kagent::cli::add_baselines_command(app),
   };
   try {
     app.parse(argc, argv);

@@ -22,6 +22,8 @@
 #   report-fixture  a real run recorded for the report's tests, into $OUT/gelu_replay_<gpu> (~1 min)
 #   sweep      the 50 level-1/2 problems with the largest footprint, peak memory per problem
 #              (bench/memory; ~10 min); sweep1, sweep2: its two halves
+#   collect    `kagent baselines` then `kagent collect` over 40 problems with a replay model
+#              (bench/collect/gpu_collect.sh; ~7 min)
 #   baselines  two evaluations at once (shared-GPU warning, nothing cached), a doctored
 #              cached baseline caught and replaced (~1 min)
 #
@@ -144,6 +146,8 @@ for suite in "${suites[@]}"; do
     part=all; [ "$suite" != sweep ] && part=${suite#sweep}/2
     run_suite "$suite" 540 "^sweep|internal_error|out of memory|Softmax|ReLU" env OUT="$OUT" SWEEP_PART=$part \
       bash bench/memory/sweep.sh $B/kagent ;;
+  collect) run_suite collect 560 "^\| [0-9]|^collection:|^check:|^level [0-9]|whole script" env OUT="$OUT" \
+      bash bench/collect/gpu_collect.sh $B/kagent ;;
   baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

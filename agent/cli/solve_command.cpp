@@ -11,13 +11,13 @@
 
 #include "cli/eval_flags.h"
 #include "cli/live_view.h"
+#include "cli/solve_settings.h"
 #include "cli/solve_summary.h"
 #include "common/json_optional.h"
 #include "evaluation/evaluation_session.h"
 #include "llm/cancel.h"
 #include "llm/llm_config.h"
-#include "loop/session_evaluator.h"
-#include "loop/solve_runner.h"
+#include "loop/problem_run.h"
 #include "result/eval_report.h"
 #include "report/report_writer.h"
 
@@ -28,71 +28,14 @@ namespace fs = std::filesystem;
 namespace {
 
 struct SolveArgs {
-  std::string problem, format = "cuda", history = "kernels", runs_dir = "runs", resume, prompts;
-  int samples = 1, turns = 4;
-  std::optional<int64_t> history_tokens, max_tokens;
-  std::optional<double> target_speedup, max_seconds;
+  std::string problem, runs_dir = "runs", resume;
   bool quiet = false, json = false, report = false;
-  EvalFlags eval;
-  llm::LlmFlags llm;
+  SolveSettings run;
 };
 
 int fail(int code, const std::string& line) {
   std::cerr << "kagent solve: error: " << line << "\n";
   return code;
-}
-
-// The settings a run folder records, so that --resume continues the same run.
-nlohmann::json run_config(const SolveArgs& a, const llm::LlmConfig& cfg) {
-  nlohmann::json sampling = nlohmann::json::object();
-  if (cfg.sampling.temperature) sampling["temperature"] = *cfg.sampling.temperature;
-  if (cfg.sampling.top_p) sampling["top_p"] = *cfg.sampling.top_p;
-  if (cfg.sampling.max_tokens) sampling["max_tokens"] = *cfg.sampling.max_tokens;
-  if (cfg.sampling.reasoning_effort) sampling["reasoning_effort"] = *cfg.sampling.reasoning_effort;
-  return {{"problem", a.problem},
-          {"format", a.format},
-          {"samples", a.samples},
-          {"turns", a.turns},
-          {"history", a.history},
-          {"history_tokens", json_or_null(a.history_tokens)},
-          {"target_speedup", json_or_null(a.target_speedup)},
-          {"max_tokens", json_or_null(a.max_tokens)},
-          {"max_seconds", json_or_null(a.max_seconds)},
-          {"prompts", a.prompts},
-          {"eval", a.eval},
-          {"llm", {{"provider", cfg.provider}, {"model", cfg.model}, {"base_url", cfg.base_url}, {"sampling", sampling}}}};
-}
-
-// --resume: the run's own settings come back from its config.json; LLM flags given now win
-// (a key, a new server address), the rest of the LLM settings come from the run.
-void apply_run_config(SolveArgs& a, const nlohmann::json& c) {
-  a.problem = c.value("problem", a.problem);
-  a.format = c.value("format", a.format);
-  a.samples = c.value("samples", a.samples);
-  a.turns = c.value("turns", a.turns);
-  a.history = c.value("history", a.history);
-  auto get = [&](const char* k, auto& dst) {
-    if (c.contains(k) && !c[k].is_null()) dst = c[k].get<typename std::decay_t<decltype(dst)>::value_type>();
-  };
-  get("history_tokens", a.history_tokens);
-  get("target_speedup", a.target_speedup);
-  get("max_tokens", a.max_tokens);
-  get("max_seconds", a.max_seconds);
-  a.prompts = c.value("prompts", a.prompts);
-  // Runs recorded before the evaluation flags were grouped kept a few of them at the top level.
-  from_json(c.contains("eval") ? c["eval"] : c, a.eval);
-  const nlohmann::json llm = c.value("llm", nlohmann::json::object());
-  if (!a.llm.provider && llm.contains("provider")) a.llm.provider = llm["provider"].get<std::string>();
-  if (!a.llm.model && llm.contains("model") && !llm["model"].get<std::string>().empty())
-    a.llm.model = llm["model"].get<std::string>();
-  if (!a.llm.base_url && llm.contains("base_url") && !llm["base_url"].get<std::string>().empty())
-    a.llm.base_url = llm["base_url"].get<std::string>();
-  const nlohmann::json s = llm.value("sampling", nlohmann::json::object());
-  if (!a.llm.temperature && s.contains("temperature")) a.llm.temperature = s["temperature"].get<double>();
-  if (!a.llm.top_p && s.contains("top_p")) a.llm.top_p = s["top_p"].get<double>();
-  if (!a.llm.max_tokens && s.contains("max_tokens")) a.llm.max_tokens = s["max_tokens"].get<int>();
-  if (!a.llm.reasoning_effort && s.contains("reasoning_effort"))
-    a.llm.reasoning_effort = s["reasoning_effort"].get<std::string>();
 }
 
 int llm_exit(llm::ErrorKind k) {
@@ -115,12 +58,10 @@ int run_solve(SolveArgs a) {
     } catch (const std::exception& e) {
       return fail(solve_exit::kNotARun, fmt::format("{} is not a kagent run folder: {}", a.resume, e.what()));
     }
-    apply_run_config(a, store->config());
+    a.problem = apply_run_config(a.run, store->config(), a.problem);
   }
   if (!fs::is_regular_file(a.problem)) return fail(solve_exit::kFileNotFound, "no such file: " + a.problem);
   a.problem = fs::absolute(a.problem).string();
-  const prompt::AnswerFormat format = prompt::answer_format_from_string(a.format);
-  const loop::HistoryPolicy history = loop::history_policy_from_string(a.history);
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
   llm::CancelToken cancel;
@@ -128,14 +69,14 @@ int run_solve(SolveArgs a) {
   llm::LlmConfig llm_cfg;
   std::unique_ptr<llm::LlmClient> client;
   try {
-    llm_cfg = llm::resolve_llm_config(a.llm);
+    llm_cfg = llm::resolve_llm_config(a.run.llm);
     client = llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}});
   } catch (const llm::LlmError& e) {
     return fail(llm_exit(e.kind()), e.what());
   }
 
   // 3. The problem and the workers.
-  EvaluationSession session(evaluation_settings(a.eval));
+  EvaluationSession session(evaluation_settings(a.run.eval));
   if (auto err = session.open(a.problem)) {
     int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
     return fail(code, err->line);
@@ -149,65 +90,37 @@ int run_solve(SolveArgs a) {
   if (!gpu && !a.quiet)
     std::cerr << "kagent solve: warning: no CUDA device visible: answers are compiled and checked, not run\n";
 
-  // 4. Prompts, rendered once; feedback per turn. The task names the times to beat.
-  prompt::PromptBuilder prompts(a.prompts.empty() ? fs::path() : fs::path(a.prompts));
-  prompt::Baselines baselines;
-  if (gpu) {
-    if (auto t = session.baselines()) {
-      if (t->eager) baselines.eager_ms = t->eager->median_ms;
-      if (t->compiled) baselines.compile_ms = t->compiled->median_ms;
-    }
-  }
-  std::string system_prompt, task_prompt;
+  // 4. Prompts, rendered once (the task names the times to beat); feedback per turn.
+  prompt::PromptBuilder prompts(a.run.prompts.empty() ? fs::path() : fs::path(a.run.prompts));
+  const loop::ProblemRunOptions options = problem_run_options(a.run);
+  loop::ProblemPrompts rendered;
   try {
-    system_prompt = prompts.system_prompt(format, device);
-    task_prompt = prompts.task_prompt(spec, format, baselines);
-  } catch (const std::exception& e) {
-    return fail(solve_exit::kProblemLoad, fmt::format("cannot write the prompts for {}: {}", spec.name, e.what()));
+    rendered = loop::render_problem_prompts(session, device, prompts, options.format);
+  } catch (const loop::ProblemRunError& e) {
+    return fail(solve_exit::kProblemLoad, e.what());
   }
 
   // 5. A new run folder (or the resumed one).
   if (!store) {
     try {
-      store = traj::RunStore::create(a.runs_dir, spec.name, run_config(a, llm_cfg));
+      store = traj::RunStore::create(a.runs_dir, spec.name, run_config(a.run, a.problem, llm_cfg));
     } catch (const std::exception& e) {
       return fail(solve_exit::kInternal, fmt::format("cannot create the run folder under {}: {}", a.runs_dir, e.what()));
     }
   }
 
-  traj::Trajectory fresh;
-  fresh.run_id = store->run_id();
-  fresh.problem = traj::problem_info_from_spec(spec);
-  fresh.model = {llm_cfg.is_replay() ? "replay" : llm_cfg.provider, llm_cfg.model, llm_cfg.base_url, {}};
-  fresh.model.sampling.temperature = llm_cfg.sampling.temperature;
-  fresh.model.sampling.top_p = llm_cfg.sampling.top_p;
-  fresh.model.sampling.max_tokens = llm_cfg.sampling.max_tokens;
-  fresh.model.sampling.reasoning_effort = llm_cfg.sampling.reasoning_effort;
-  fresh.max_turns = a.turns;
-  fresh.versions = traj::Versions::from_build();
-  fresh.versions.gpu = gpu ? device.name : "";
-
   // 6. The samples, with the live view.
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   ViewMode mode = a.quiet ? ViewMode::Quiet : a.json ? ViewMode::Quiet : tty ? ViewMode::Table : ViewMode::Lines;
   std::string header = fmt::format("kagent solve  {}  {} sample(s) x {} turn(s)  {}  on {}\nrun  {}", spec.name,
-                                   a.samples, a.turns, client->describe(), gpu ? device.name : "no GPU",
+                                   a.run.samples, a.run.turns, client->describe(), gpu ? device.name : "no GPU",
                                    store->dir().string());
-  LiveView view(mode, std::cout, a.samples, a.turns, header);
-  loop::SessionEvaluator evaluator(session, format);
-  loop::SampleContext ctx{.llm = *client,
-                          .evaluator = evaluator,
-                          .prompts = prompts,
-                          .store = *store,
-                          .spec = spec,
-                          .format = format,
-                          .system_prompt = system_prompt,
-                          .task_prompt = task_prompt,
-                          .history = {history, a.history_tokens},
-                          .limits = {a.turns, a.target_speedup, a.max_tokens, a.max_seconds},
-                          .sampling = std::nullopt,
-                          .on_event = [&view](const loop::LoopEvent& e) { view.on_event(e); }};
-  loop::SolveOutcome out = loop::run_samples(ctx, fresh, a.samples, cancel);
+  LiveView view(mode, std::cout, a.run.samples, a.run.turns, header);
+  loop::ProblemRunOptions with_view = options;
+  with_view.on_event = [&view](const loop::LoopEvent& e) { view.on_event(e); };
+  loop::ProblemRun problem_run(session, device, *store, *client, prompts, std::move(rendered), loop::model_info(llm_cfg),
+                               std::move(with_view));
+  loop::SolveOutcome out = problem_run.run_samples(a.run.samples, cancel);
   view.close();
   store->write_summary();
 
@@ -263,24 +176,12 @@ Command add_solve_command(CLI::App& app) {
   auto a = std::make_shared<SolveArgs>();
   CLI::App* sub = app.add_subcommand("solve", "Ask a model for a faster kernel, refine it over several turns, keep the best");
   sub->add_option("problem", a->problem, "KernelBench problem file (not needed with --resume)");
-  sub->add_option("--format", a->format, "answer format: cuda (default) | kernelbench")
-      ->check(CLI::IsMember({"cuda", "kernelbench"}));
-  sub->add_option("-n,--samples", a->samples, "parallel samples (default 1)")->check(CLI::Range(1, 1024));
-  sub->add_option("-t,--turns", a->turns, "refinement turns per sample (default 4)")->check(CLI::Range(1, 1000));
-  sub->add_option("--history", a->history, "what later turns see of earlier ones: full | kernels (default) | last")
-      ->check(CLI::IsMember({"full", "kernels", "last"}));
-  sub->add_option("--history-tokens", a->history_tokens, "token budget of a request: the oldest turns go first");
-  sub->add_option("--target-speedup", a->target_speedup, "stop a sample once a correct turn reaches this speedup over eager");
-  sub->add_option("--max-tokens-per-sample", a->max_tokens, "stop a sample after this many tokens (prompt + completion)");
-  sub->add_option("--max-seconds-per-sample", a->max_seconds, "stop a sample after this much model + evaluation time");
   sub->add_option("--runs-dir", a->runs_dir, "where run folders go (default ./runs)");
   sub->add_option("--resume", a->resume, "continue the run in this folder where it stopped");
-  sub->add_option("--prompts", a->prompts, "folder of prompt templates replacing prompts/ (same file names)");
-  add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
+  add_solve_flags(*sub, a->run);
   sub->add_flag("-q,--quiet", a->quiet, "print only the best kernel's path");
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
   sub->add_flag("--report", a->report, "write the run's HTML page (RUN/report.html) at the end");
-  add_llm_flags(*sub, a->llm);
   return Command{sub, [a] {
                    if (a->problem.empty() && a->resume.empty()) {
                      std::cerr << "kagent solve: error: give a problem file, or --resume RUN_FOLDER\n";

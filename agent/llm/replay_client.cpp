@@ -41,10 +41,11 @@ ChatResponse ReplayClient::chat(const ChatRequest& req, const StreamCallback& on
 }
 
 namespace {
-// An entry with "sample"/"turn" keys answers only requests tagged the same (so parallel samples
-// and resumed runs get their own answers); an entry without them answers any request.
+// An entry with "problem"/"sample"/"turn" keys answers only requests tagged the same (so
+// problems of a collection, parallel samples and resumed runs get their own answers); an entry
+// without them answers any request.
 bool entry_matches(const json& entry, const json& tag) {
-  for (const char* key : {"sample", "turn"})
+  for (const char* key : {"problem", "sample", "turn"})
     if (entry.contains(key) && (!tag.is_object() || !tag.contains(key) || tag[key] != entry[key])) return false;
   return true;
 }
@@ -62,6 +63,8 @@ ChatResponse ReplayClient::play(const json& tag, RetryStream& stream) {
       std::string which = tag.is_object() && tag.contains("sample")
                               ? fmt::format(" for sample {} turn {}", tag.value("sample", 0), tag.value("turn", 0) + 1)
                               : "";
+      if (tag.is_object() && tag.contains("problem") && tag["problem"].is_string())
+        which = fmt::format(" for problem {}{}", tag["problem"].get<std::string>(), which.empty() ? "" : "," + which.substr(4));
       throw TerminalError(ErrorKind::Exhausted, fmt::format("replay file {} has no more answers{} (it holds {})",
                                                             cfg_.replay_file(), which, entries_.size()));
     }

@@ -7,9 +7,9 @@
 //    "delay_ms": 0}
 // or a failure, which goes through the retry loop like a real one and uses up its line:
 //   {"error": {"kind": "rate_limited", "message": "...", "http_status": 429}}
-// Only "text" or "error" is required. "sample" and "turn" (0-based) tie an entry to requests tagged
-// the same (ChatRequest::tag, set by `kagent solve`); entries without them are played in order to any
-// request. When no entry is left for a request, chat() throws TerminalError(Exhausted).
+// Only "text" or "error" is required. "problem" (the problem's name), "sample" and "turn"
+// (0-based) tie an entry to requests tagged the same (ChatRequest::tag, set by `kagent solve`
+// and `kagent collect`); entries without them are played in order to any request. When no entry is left for a request, chat() throws TerminalError(Exhausted).
 #pragma once
 
 #include <mutex>

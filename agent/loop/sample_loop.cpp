@@ -62,7 +62,9 @@ SampleRun run_sample(const SampleContext& ctx, traj::Trajectory t) {
     req.system = ctx.system_prompt;
     req.messages = history.messages;
     req.sampling = ctx.sampling;
-    req.tag = {{"sample", t.sample}, {"turn", turn.index}};
+    req.tag = ctx.request_tag.is_object() ? ctx.request_tag : nlohmann::json::object();
+    req.tag["sample"] = t.sample;
+    req.tag["turn"] = turn.index;
     turn.messages.push_back({"system", ctx.system_prompt});
     for (const auto& m : req.messages) turn.messages.push_back({m.role, m.content});
 

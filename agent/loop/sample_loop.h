@@ -54,6 +54,7 @@ struct SampleContext {
   LoopLimits limits{};
   std::optional<llm::Sampling> sampling{};  // unset: the client's
   EventSink on_event{};                     // may be empty; called from the sample's thread
+  nlohmann::json request_tag = nlohmann::json::object();  // merged into every request's tag (e.g. "problem")
 };
 
 // How one sample's run ended.

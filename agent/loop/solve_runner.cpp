@@ -5,6 +5,13 @@
 
 namespace kagent::loop {
 
+traj::Trajectory sample_start(const traj::ResumeState& resume, const traj::Trajectory& fresh, int sample) {
+  traj::Trajectory t = resume.partial_for(sample).value_or(fresh);
+  t.sample = sample;
+  if (t.started_at.empty()) t.started_at = traj::now_iso8601();
+  return t;
+}
+
 SolveOutcome run_samples(const SampleContext& ctx, const traj::Trajectory& fresh, int samples,
                          llm::CancelToken& cancel) {
   SolveOutcome out;
@@ -21,9 +28,7 @@ SolveOutcome run_samples(const SampleContext& ctx, const traj::Trajectory& fresh
                                       &slot.trajectory, "finished before"});
       continue;
     }
-    traj::Trajectory t = resume.partial_for(i).value_or(fresh);
-    t.sample = i;
-    if (t.started_at.empty()) t.started_at = traj::now_iso8601();
+    traj::Trajectory t = sample_start(resume, fresh, i);
     threads.emplace_back([&, i, t = std::move(t)]() mutable {
       try {
         out.samples[static_cast<size_t>(i)] = run_sample(ctx, std::move(t));

@@ -23,4 +23,8 @@ struct SolveOutcome {
 SolveOutcome run_samples(const SampleContext& ctx, const traj::Trajectory& fresh, int samples,
                          llm::CancelToken& cancel);
 
+// Where an unfinished sample starts: its saved partial state, else `fresh`; sample index and
+// start time set.
+traj::Trajectory sample_start(const traj::ResumeState& resume, const traj::Trajectory& fresh, int sample);
+
 }  // namespace kagent::loop

@@ -8,7 +8,7 @@
 
 #include "common/files.h"
 #include "common/json_optional.h"
-#include "report/collection_metrics.h"
+#include "metrics/collection_metrics.h"
 #include "report/json_lines_file.h"
 #include "report/report_error.h"
 #include "report/run_data.h"
@@ -18,6 +18,7 @@ namespace kagent::report {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using metrics::SampleOutcomeRow;
 
 namespace {
 
@@ -85,32 +86,6 @@ std::vector<ProblemEntry> list_problems(const json& manifest, const fs::path& di
   return list;
 }
 
-// What the metrics count of one finished sample.
-SampleOutcomeRow outcome_row(const std::string& problem, const std::string& level, const traj::Trajectory& t,
-                             const std::optional<double>& index_gpu_seconds) {
-  SampleOutcomeRow r;
-  r.problem = problem;
-  r.level = level;
-  double gpu = 0;
-  for (const auto& turn : t.turns) {
-    if (turn.eval) gpu += turn.eval->eval_seconds;
-    if (!turn.correct()) continue;
-    r.correct = true;
-    const int k = turn.index + 1;
-    if (auto s = turn.speedup_eager()) {
-      r.speedup_eager = std::max(r.speedup_eager.value_or(0.0), *s);
-      if (*s > 1.0 && !r.fast1_turn_eager) r.fast1_turn_eager = k;
-    }
-    if (auto s = turn.speedup_compiled()) {
-      r.speedup_compiled = std::max(r.speedup_compiled.value_or(0.0), *s);
-      if (*s > 1.0 && !r.fast1_turn_compiled) r.fast1_turn_compiled = k;
-    }
-  }
-  r.tokens = static_cast<double>(t.total_tokens().total());
-  r.gpu_seconds = index_gpu_seconds.value_or(gpu);
-  return r;
-}
-
 struct ProblemResult {
   json row;
   std::vector<SampleOutcomeRow> outcomes;
@@ -150,7 +125,7 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
     std::optional<double> index_gpu;
     if (index)
       if (auto it = index->find(t.sample); it != index->end()) index_gpu = it->second.gpu_seconds;
-    SampleOutcomeRow r = outcome_row(p.name, p.level, t, index_gpu);
+    SampleOutcomeRow r = metrics::outcome_row(p.name, p.level, t, index_gpu);
     tokens += r.tokens;
     gpu += r.gpu_seconds;
     if (r.correct) ++correct;
@@ -236,16 +211,17 @@ json collection_page_data(const fs::path& dir) {
   }
 
   const json config = manifest.value("config", json::object());
-  json metrics = read_optional(dir / "metrics.json", warnings);
-  if (metrics.is_null())
-    metrics = compute_metrics(outcomes, error_levels, get_or<int>(config, "samples", 1), get_or<int>(config, "turns", 1));
+  json metric_table = read_optional(dir / "metrics.json", warnings);
+  if (metric_table.is_null())
+    metric_table = metrics::compute_metrics(outcomes, error_levels, get_or<int>(config, "samples", 1),
+                                       get_or<int>(config, "turns", 1), "kagent report (no metrics.json in the collection)");
   json m = manifest;
   if (m.contains("suite") && m["suite"].is_object()) m["suite"].erase("problems");  // the rows carry them
   return {{"dir", fs::absolute(dir).lexically_normal().string()},
           {"manifest", std::move(m)},
           {"summary", read_optional(dir / "summary.json", warnings)},
           {"baselines", read_optional(dir / "baselines.json", warnings)},
-          {"metrics", std::move(metrics)},
+          {"metrics", std::move(metric_table)},
           {"warnings", std::move(warnings)},
           {"problems", std::move(rows)}};
 }

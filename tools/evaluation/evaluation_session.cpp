@@ -1,43 +1,18 @@
 #include "evaluation/evaluation_session.h"
 
-#include <fmt/format.h>
+#include <chrono>
 
 #include "common/files.h"
-#include "common/paths.h"
-#include "compiler/nvcc_command.h"
 #include "problem/spec_cache.h"
 
 namespace kagent {
 
-namespace fs = std::filesystem;
+EvaluationSession::EvaluationSession(EvaluationSettings settings)
+    : pool_(std::make_shared<EvaluationPool>(std::move(settings))), own_pool_(true) {}
 
-struct EvaluationSession::Worker {
-  explicit Worker(WorkerOptions o) : client(std::move(o)) {}
-  WorkerClient client;
-  bool busy = false;
-};
+EvaluationSession::EvaluationSession(std::shared_ptr<EvaluationPool> pool) : pool_(std::move(pool)) {}
 
-EvaluationSession::EvaluationSession(EvaluationSettings settings) : settings_(std::move(settings)) {
-  cache_ = settings_.cache_dir.empty() ? cache_root() : settings_.cache_dir;
-  std::vector<std::optional<int>> gpus;
-  for (int g : settings_.gpus) gpus.emplace_back(g);
-  if (gpus.empty()) gpus.emplace_back(std::nullopt);
-  for (auto g : gpus) {
-    WorkerOptions wo;
-    wo.gpu = g;
-    wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
-    workers_.push_back(std::make_unique<Worker>(std::move(wo)));
-  }
-  device_file_ = fs::path(cache_) / fmt::format("device-{}.json", gpus.front().value_or(0));
-  if (fs::exists(device_file_)) {
-    const auto j = nlohmann::json::parse(read_file(device_file_), nullptr, false);
-    if (!j.is_discarded()) guessed_device_ = j.get<DeviceInfo>();
-  }
-}
-
-EvaluationSession::~EvaluationSession() {
-  if (started_.valid()) started_.wait();  // the start thread uses the workers
-}
+EvaluationSession::~EvaluationSession() = default;
 
 std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   problem_ = problem;
@@ -50,50 +25,35 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
                                                       : "cannot load problem " + problem + ": " + err.message;
     return e;
   };
-  // Every worker starts (imports torch, initialises CUDA) and warms the problem up in the
-  // background: seconds that nvcc can use.
-  auto start_all = [this](bool first_ready) {
-    return std::async(std::launch::async, [this, first_ready]() -> std::optional<WorkerError> {
-             for (size_t i = 0; i < workers_.size(); ++i) {
-               auto hello = workers_[i]->client.hello();
-               if (auto* err = std::get_if<WorkerError>(&hello)) return *err;
-               if (i == 0 && !first_ready) {
-                 std::lock_guard lock(mu_);
-                 device_ = std::get<DeviceInfo>(hello);
-                 device_known_ = true;
-               }
-               workers_[i]->client.prepare(problem_);
-             }
-             return std::nullopt;
-           })
-        .share();
-  };
-  if (auto cached = load_cached_spec(cache_, problem)) {
+  // A pool of our own starts now and warms this problem up in the background: seconds that
+  // nvcc can use. A shared pool's workers serve many problems; each evaluation loads its own.
+  const std::string warm = own_pool_ ? problem_ : std::string();
+  const std::string& cache = pool_->cache_dir();
+  if (auto cached = load_cached_spec(cache, problem)) {
     spec_ = *cached;
-    started_ = start_all(false);
+    pool_->start(warm);
     return std::nullopt;
   }
-  auto spec_or = workers_.front()->client.load_problem(problem);
+  std::variant<ProblemSpec, WorkerError> spec_or;
+  if (!pool_->starting()) {
+    // The first worker starts with this request; the others start after it.
+    spec_or = pool_->first_worker_before_start().load_problem(problem);
+    pool_->start(warm);
+  } else {
+    const auto workers = pool_->started();
+    if (const auto* err = std::get_if<WorkerError>(&workers)) return problem_error(*err);
+    EvaluationPool::Lease lease(*pool_);
+    spec_or = lease.client().load_problem(problem);
+  }
   if (auto* err = std::get_if<WorkerError>(&spec_or)) return problem_error(*err);
   spec_ = std::get<ProblemSpec>(spec_or);
-  store_cached_spec(cache_, spec_);
-  auto hello = workers_.front()->client.hello();  // already running: answers from memory
-  if (auto* err = std::get_if<WorkerError>(&hello)) return problem_error(*err);
-  device_ = std::get<DeviceInfo>(hello);
-  device_known_ = true;
-  started_ = start_all(true);
+  store_cached_spec(cache, spec_);
   return std::nullopt;
 }
 
 std::variant<DeviceInfo, WorkerError> EvaluationSession::started() {
-  if (!started_.valid()) return WorkerError{"worker_start", "the problem was not opened"};
-  if (auto err = started_.get()) return *err;
-  std::lock_guard lock(mu_);
-  try {
-    write_file_atomic(device_file_, nlohmann::json(device_).dump());  // next run's nvcc target, before its worker answers
-  } catch (const std::exception&) {
-  }
-  return device_;
+  if (problem_.empty()) return WorkerError{"worker_start", "the problem was not opened"};
+  return pool_->started();
 }
 
 DeviceInfo EvaluationSession::device() {
@@ -101,58 +61,10 @@ DeviceInfo EvaluationSession::device() {
   return std::holds_alternative<DeviceInfo>(d) ? std::get<DeviceInfo>(d) : DeviceInfo{};
 }
 
-std::string EvaluationSession::arch_for(const DeviceInfo& d) const {
-  if (!settings_.arch.empty()) return settings_.arch;
-  if (d.available) return arch_for_compute_capability(d.cc_major, d.cc_minor);
-  return CompileOptions{}.arch;
-}
-
-std::string EvaluationSession::current_arch() const {
-  std::lock_guard lock(mu_);
-  return arch_for(device_known_ ? device_ : guessed_device_);
-}
-
-CompileInfo EvaluationSession::compile_for(const std::string& source, const std::string& display_name,
-                                           const std::string& arch) {
-  CompileOptions co;
-  co.display_name = display_name;
-  co.arch = arch;
-  co.use_cache = settings_.use_compile_cache;
-  if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
-  return compile_native(spec_, source, co);
-}
-
-// Waits for a free worker and holds it until destroyed.
-class EvaluationSession::Lease {
- public:
-  explicit Lease(EvaluationSession& s) : s_(s) {
-    std::unique_lock lock(s_.mu_);
-    s_.free_.wait(lock, [&] {
-      for (auto& w : s_.workers_)
-        if (!w->busy) return (worker_ = w.get())->busy = true;
-      return false;
-    });
-  }
-  ~Lease() {
-    {
-      std::lock_guard lock(s_.mu_);
-      worker_->busy = false;
-    }
-    s_.free_.notify_one();
-  }
-  Lease(const Lease&) = delete;
-  Lease& operator=(const Lease&) = delete;
-  WorkerClient& client() { return worker_->client; }
-
- private:
-  EvaluationSession& s_;
-  Worker* worker_ = nullptr;
-};
-
 std::optional<Timing> EvaluationSession::baselines() {
   if (!device().available) return std::nullopt;
-  Lease lease(*this);
-  return lease.client().baselines(problem_, settings_.options);
+  EvaluationPool::Lease lease(*pool_);
+  return lease.client().baselines(problem_, pool_->settings().options);
 }
 
 EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
@@ -164,8 +76,8 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   if (format == "cuda") {
     try {
       source = read_file(path);
-      arch = current_arch();
-      ci = compile_for(source, display_name, arch);
+      arch = pool_->current_arch();
+      ci = pool_->compile(spec_, source, display_name, arch);
     } catch (const std::invalid_argument& e) {  // a problem a native candidate cannot express
       r.status = Status::Invalid;
       r.message = e.what();
@@ -182,7 +94,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   const DeviceInfo& device = std::get<DeviceInfo>(workers);
   r.device = device;
   // The workers' GPU differs from the guess the compile used: build for the one that is there.
-  if (ci && ci->ok && arch_for(device) != arch) ci = compile_for(source, display_name, arch_for(device));
+  if (ci && ci->ok && pool_->arch_for(device) != arch) ci = pool_->compile(spec_, source, display_name, pool_->arch_for(device));
   CandidateRef cand{format, {}, {}, path, {}};
   if (ci) {
     r.compile = *ci;
@@ -202,7 +114,13 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     cand.op_name = ci->op_name;
     for (const auto& k : ci->resources) cand.kernels.push_back(k.kernel);
   }
-  EvalResult got = Lease(*this).client().evaluate(problem_, cand, settings_.options);
+  EvalResult got;
+  {
+    EvaluationPool::Lease lease(*pool_);
+    const auto start = std::chrono::steady_clock::now();
+    got = lease.client().evaluate(problem_, cand, pool_->settings().options);
+    lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
   if (ci) got.compile = *ci;
   if (!got.device.available) got.device = device;
   return got;

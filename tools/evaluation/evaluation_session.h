@@ -1,40 +1,22 @@
 // EvaluationSession: the orchestrator's side of evaluating candidates of one problem, in
 // steps that `kagent eval` runs once and `kagent solve` runs every turn with long-lived
-// workers: open the problem (spec from the cache or the worker), compile (nvcc, on the
-// calling thread, so several samples compile at once), evaluate (on a free worker).
+// workers: open the problem (spec from the cache or the worker), compile (nvcc on the pool's
+// compile threads, so several samples compile at once), evaluate (on a free worker of the
+// pool). The pool is the session's own, or shared by many sessions (`kagent collect`).
 // It never touches CUDA; the workers do.
 #pragma once
 
-#include <chrono>
-#include <condition_variable>
-#include <filesystem>
-#include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
-#include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "compiler/native_compiler.h"
+#include "evaluation/evaluation_pool.h"
 #include "problem/problem_spec.h"
 #include "result/device_info.h"
 #include "result/eval_result.h"
-#include "worker/client/worker_client.h"
-#include "worker/protocol/eval_options.h"
 
 namespace kagent {
-
-struct EvaluationSettings {
-  std::string cache_dir;                  // empty: cache_root()
-  std::string arch;                       // nvcc target; empty: the worker GPU's own
-  std::vector<int> gpus;                  // one worker each; empty: one worker, default GPU
-  double timeout_s = 180;                 // per evaluation (the worker's watchdog)
-  bool use_compile_cache = true;
-  EvalOptions options;                    // the worker's (trials, seed, tolerances, timing, guards, ...)
-};
 
 // Why a problem could not be opened: the verdict and the one line to print.
 struct OpenError {
@@ -44,14 +26,17 @@ struct OpenError {
 
 class EvaluationSession {
  public:
+  // A pool of its own: its workers start with this problem and warm it up.
   explicit EvaluationSession(EvaluationSettings settings);
+  // A shared pool (started by its owner): the workers serve other problems too.
+  explicit EvaluationSession(std::shared_ptr<EvaluationPool> pool);
   ~EvaluationSession();
   EvaluationSession(const EvaluationSession&) = delete;
   EvaluationSession& operator=(const EvaluationSession&) = delete;
 
   // Loads the problem's spec. A spec in the on-disk cache returns at once while the workers
-  // start and load the problem in the background (so nvcc can start); otherwise the first
-  // worker derives it. `problem` must be an absolute path to an existing file.
+  // start and load the problem in the background (so nvcc can start); otherwise a worker
+  // derives it. `problem` must be an absolute path to an existing file.
   std::optional<OpenError> open(const std::string& problem);
 
   const ProblemSpec& spec() const { return spec_; }
@@ -61,8 +46,8 @@ class EvaluationSession {
   // The same, an unavailable device when a worker could not start.
   DeviceInfo device();
 
-  // One whole candidate: compile (cuda: nvcc on the calling thread, for the workers' GPU, so
-  // several samples compile at once) and evaluate on a free worker. `path` is the candidate's
+  // One whole candidate: compile (cuda: nvcc on the pool's compile threads, for the workers'
+  // GPU) and evaluate on a free worker. `path` is the candidate's
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
   // Thread-safe.
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
@@ -71,25 +56,13 @@ class EvaluationSession {
   // torch version and GPU; cached after). nullopt without a GPU or when the worker fails.
   std::optional<Timing> baselines();
 
- private:
-  struct Worker;
-  class Lease;  // a free worker, held for one request (RAII)
-  std::string arch_for(const DeviceInfo& device) const;
-  std::string current_arch() const;  // the workers' GPU's, or the last one seen while they start
-  CompileInfo compile_for(const std::string& source, const std::string& display_name, const std::string& arch);
+  EvaluationPool& pool() { return *pool_; }
 
-  EvaluationSettings settings_;
-  std::string cache_;
+ private:
+  std::shared_ptr<EvaluationPool> pool_;
+  bool own_pool_ = false;
   std::string problem_;
   ProblemSpec spec_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-  std::filesystem::path device_file_;
-  DeviceInfo guessed_device_;             // from the last run, before the workers answer
-  std::shared_future<std::optional<WorkerError>> started_;  // hello + prepare of every worker
-  mutable std::mutex mu_;
-  std::condition_variable free_;
-  DeviceInfo device_;
-  bool device_known_ = false;
 };
 
 }  // namespace kagent

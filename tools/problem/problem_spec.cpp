@@ -6,6 +6,30 @@
 
 namespace kagent {
 
+int64_t dtype_bytes(const std::string& dtype) {
+  static const std::pair<const char*, int64_t> kSizes[] = {
+      {"float64", 8}, {"double", 8}, {"int64", 8}, {"long", 8}, {"complex64", 8}, {"complex128", 16},
+      {"float32", 4}, {"float", 4}, {"int32", 4}, {"int", 4}, {"float16", 2}, {"half", 2}, {"bfloat16", 2},
+      {"int16", 2}, {"int8", 1}, {"uint8", 1}, {"bool", 1}, {"float8_e4m3fn", 1}, {"float8_e5m2", 1}};
+  for (const auto& [name, bytes] : kSizes)
+    if (dtype == name) return bytes;
+  return 4;
+}
+
+int64_t footprint_bytes(const ProblemSpec& spec) {
+  auto bytes = [](const std::string& dtype, const std::vector<int64_t>& shape) {
+    int64_t n = dtype_bytes(dtype);
+    for (int64_t d : shape) n *= d;
+    return n;
+  };
+  int64_t total = 0;
+  for (const auto& a : spec.inputs)
+    if (a.kind == ArgKind::Tensor) total += bytes(a.dtype, a.shape);
+  for (const auto& a : spec.params) total += bytes(a.dtype, a.shape);
+  for (const auto& o : spec.outputs) total += bytes(o.dtype, o.shape);
+  return total;
+}
+
 std::string to_string(ArgKind kind) {
   switch (kind) {
     case ArgKind::Tensor: return "tensor";

@@ -52,6 +52,12 @@ struct ProblemSpec {
   std::string torch_version;
 };
 
+// The problem's inputs + parameters + outputs in bytes (shapes x dtype sizes): what its
+// evaluation holds at least once on the GPU.
+int64_t footprint_bytes(const ProblemSpec& spec);
+// Bytes per element of a torch dtype name ("float32" -> 4); 4 for a name it does not know.
+int64_t dtype_bytes(const std::string& dtype);
+
 std::string to_string(ArgKind kind);
 
 // One line for reports: "training mode: 104 BatchNorm2d (batch statistics), 2 Dropout(p=0) (no

@@ -1,10 +1,39 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <vector>
 
-#include "report/collection_metrics.h"
+#include "metrics/collection_metrics.h"
+#include "metrics/metrics_table.h"
 
-using namespace kagent::report;
+using namespace kagent::metrics;
+
+namespace {
+
+// pass@k by enumerating every k-subset of n samples (c of them passing): the share of
+// subsets holding at least one passing sample. The estimator must equal it exactly.
+double pass_at_k_brute_force(int n, int c, int k) {
+  int subsets = 0, hit = 0;
+  for (unsigned mask = 0; mask < (1u << n); ++mask) {
+    if (__builtin_popcount(mask) != k) continue;
+    ++subsets;
+    hit += (mask & ((1u << c) - 1)) != 0;  // samples 0..c-1 pass
+  }
+  return static_cast<double>(hit) / subsets;
+}
+
+}  // namespace
+
+TEST_CASE("pass@k equals brute-force enumeration of k-subsets") {
+  for (int n = 1; n <= 12; ++n)
+    for (int c = 0; c <= n; ++c)
+      for (int k = 1; k <= n; ++k) {
+        CAPTURE(n);
+        CAPTURE(c);
+        CAPTURE(k);
+        CHECK(pass_at_k(n, c, k) == doctest::Approx(pass_at_k_brute_force(n, c, k)).epsilon(1e-12));
+      }
+}
 
 TEST_CASE("pass@k: the unbiased estimator") {
   CHECK(pass_at_k(4, 0, 1) == 0.0);
@@ -37,7 +66,7 @@ TEST_CASE("metrics by level: correctness, fast_p, geomean, pass@k, fast1 by turn
       row("a", "1", true, 2.0, 1.0, 2), row("a", "1", false, std::nullopt, std::nullopt, std::nullopt),
       row("b", "1", true, 0.5, 0.25, std::nullopt), row("b", "1", true, 1.5, 0.75, 1),
       row("c", "2", false, std::nullopt, std::nullopt, std::nullopt), row("c", "2", false, std::nullopt, std::nullopt, std::nullopt)};
-  const auto m = compute_metrics(rows, {"2"}, 2, 3);
+  const auto m = compute_metrics(rows, {"2"}, 2, 3, "test");
   REQUIRE(m["groups"].size() == 3);
   const auto& l1 = m["groups"][0];
   CHECK(l1["level"] == "1");
@@ -64,4 +93,31 @@ TEST_CASE("metrics by level: correctness, fast_p, geomean, pass@k, fast1 by turn
   CHECK(all["samples"] == 8);
   CHECK(all["correct_rate"].get<double>() == doctest::Approx(3.0 / 8));
   CHECK(all["pass_at_k"]["1"].get<double>() == doctest::Approx(1.5 / 4));
+}
+
+TEST_CASE("the table and the CSV carry every metric, k in numeric order") {
+  std::vector<SampleOutcomeRow> rows;
+  for (int s = 0; s < 16; ++s) {
+    SampleOutcomeRow r;
+    r.problem.assign(1, 'p');  // not `= "p"`: GCC 12 reports a false -Wrestrict on that
+    r.level.assign(1, '1');
+    r.correct = s < 4;
+    if (r.correct) r.speedup_eager = 1.5, r.speedup_compiled = 0.9, r.fast1_turn_eager = 1;
+    rows.push_back(r);
+  }
+  const auto m = compute_metrics(rows, {}, 16, 2, "test");
+  const std::string table = render_metrics_table(m);
+  CHECK(table.find("pass@1 ") != std::string::npos);
+  CHECK(table.find("pass@2 ") < table.find("pass@16"));  // numeric, not string, order
+  CHECK(table.find("fast_1.5") != std::string::npos);
+  CHECK(table.find("vs torch.compile") != std::string::npos);
+  CHECK(table.find("fast_1 by turn 2") != std::string::npos);
+  const std::string csv = metrics_csv(m);
+  CHECK(csv.rfind("level,baseline,problems,samples,correct_rate,fast_0,fast_0.5", 0) == 0);
+  CHECK(csv.find("pass@2,pass@4,pass@8,pass@16,fast1@1") != std::string::npos);
+  // Two levels-rows ("1" and "all") x two baselines.
+  int lines = 0;
+  for (char ch : csv) lines += ch == '\n';
+  CHECK(lines == 5);
+  CHECK(csv.find("\n1,eager,1,16,0.25,0.25,0.25,0.25,0.25,0,0,1.5,") != std::string::npos);
 }

@@ -1,4 +1,4 @@
-#include "report/collection_metrics.h"
+#include "metrics/collection_metrics.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "trajectory/trajectory.h"
 
-namespace kagent::report {
+namespace kagent::metrics {
 
 using nlohmann::json;
 
@@ -112,7 +112,7 @@ double pass_at_k(int n, int c, int k) {
 }
 
 json compute_metrics(const std::vector<SampleOutcomeRow>& rows, const std::vector<std::string>& problem_error_levels,
-                     int samples_per_problem, int turns) {
+                     int samples_per_problem, int turns, const std::string& computed_by) {
   std::set<std::string> levels;
   for (const auto& r : rows)
     if (!r.level.empty()) levels.insert(r.level);
@@ -130,10 +130,10 @@ json compute_metrics(const std::vector<SampleOutcomeRow>& rows, const std::vecto
   for (const auto& l : levels) add(l);
   add("all");
   return {{"generated_at", traj::now_iso8601()},
-          {"computed_by", "kagent report (no metrics.json in the collection)"},
+          {"computed_by", computed_by},
           {"samples_per_problem", samples_per_problem},
           {"turns", turns},
           {"groups", groups}};
 }
 
-}  // namespace kagent::report
+}  // namespace kagent::metrics

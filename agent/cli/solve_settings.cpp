@@ -1,0 +1,80 @@
+#include "cli/solve_settings.h"
+
+#include "common/json_optional.h"
+
+namespace kagent::cli {
+
+void add_solve_flags(CLI::App& app, SolveSettings& s) {
+  app.add_option("--format", s.format, "answer format: cuda (default) | kernelbench")
+      ->check(CLI::IsMember({"cuda", "kernelbench"}));
+  app.add_option("-n,--samples", s.samples, "parallel samples (default 1)")->check(CLI::Range(1, 1024));
+  app.add_option("-t,--turns", s.turns, "refinement turns per sample (default 4)")->check(CLI::Range(1, 1000));
+  app.add_option("--history", s.history, "what later turns see of earlier ones: full | kernels (default) | last")
+      ->check(CLI::IsMember({"full", "kernels", "last"}));
+  app.add_option("--history-tokens", s.history_tokens, "token budget of a request: the oldest turns go first");
+  app.add_option("--target-speedup", s.target_speedup, "stop a sample once a correct turn reaches this speedup over eager");
+  app.add_option("--max-tokens-per-sample", s.max_tokens, "stop a sample after this many tokens (prompt + completion)");
+  app.add_option("--max-seconds-per-sample", s.max_seconds, "stop a sample after this much model + evaluation time");
+  app.add_option("--prompts", s.prompts, "folder of prompt templates replacing prompts/ (same file names)");
+  add_eval_flags(app, s.eval, /*several_gpus=*/true);
+  add_llm_flags(app, s.llm);
+}
+
+nlohmann::json run_config(const SolveSettings& s, const std::string& problem, const llm::LlmConfig& cfg) {
+  nlohmann::json sampling = nlohmann::json::object();
+  if (cfg.sampling.temperature) sampling["temperature"] = *cfg.sampling.temperature;
+  if (cfg.sampling.top_p) sampling["top_p"] = *cfg.sampling.top_p;
+  if (cfg.sampling.max_tokens) sampling["max_tokens"] = *cfg.sampling.max_tokens;
+  if (cfg.sampling.reasoning_effort) sampling["reasoning_effort"] = *cfg.sampling.reasoning_effort;
+  return {{"problem", problem},
+          {"format", s.format},
+          {"samples", s.samples},
+          {"turns", s.turns},
+          {"history", s.history},
+          {"history_tokens", json_or_null(s.history_tokens)},
+          {"target_speedup", json_or_null(s.target_speedup)},
+          {"max_tokens", json_or_null(s.max_tokens)},
+          {"max_seconds", json_or_null(s.max_seconds)},
+          {"prompts", s.prompts},
+          {"eval", s.eval},
+          {"llm", {{"provider", cfg.provider}, {"model", cfg.model}, {"base_url", cfg.base_url}, {"sampling", sampling}}}};
+}
+
+std::string apply_run_config(SolveSettings& s, const nlohmann::json& c, const std::string& problem) {
+  s.format = c.value("format", s.format);
+  s.samples = c.value("samples", s.samples);
+  s.turns = c.value("turns", s.turns);
+  s.history = c.value("history", s.history);
+  auto get = [&](const char* k, auto& dst) {
+    if (c.contains(k) && !c[k].is_null()) dst = c[k].get<typename std::decay_t<decltype(dst)>::value_type>();
+  };
+  get("history_tokens", s.history_tokens);
+  get("target_speedup", s.target_speedup);
+  get("max_tokens", s.max_tokens);
+  get("max_seconds", s.max_seconds);
+  s.prompts = c.value("prompts", s.prompts);
+  // Runs recorded before the evaluation flags were grouped kept a few of them at the top level.
+  from_json(c.contains("eval") ? c["eval"] : c, s.eval);
+  const nlohmann::json llm = c.value("llm", nlohmann::json::object());
+  llm::LlmFlags& f = s.llm;
+  if (!f.provider && llm.contains("provider")) f.provider = llm["provider"].get<std::string>();
+  if (!f.model && llm.contains("model") && !llm["model"].get<std::string>().empty()) f.model = llm["model"].get<std::string>();
+  if (!f.base_url && llm.contains("base_url") && !llm["base_url"].get<std::string>().empty())
+    f.base_url = llm["base_url"].get<std::string>();
+  const nlohmann::json smp = llm.value("sampling", nlohmann::json::object());
+  if (!f.temperature && smp.contains("temperature")) f.temperature = smp["temperature"].get<double>();
+  if (!f.top_p && smp.contains("top_p")) f.top_p = smp["top_p"].get<double>();
+  if (!f.max_tokens && smp.contains("max_tokens")) f.max_tokens = smp["max_tokens"].get<int>();
+  if (!f.reasoning_effort && smp.contains("reasoning_effort")) f.reasoning_effort = smp["reasoning_effort"].get<std::string>();
+  return c.value("problem", problem);
+}
+
+loop::ProblemRunOptions problem_run_options(const SolveSettings& s) {
+  loop::ProblemRunOptions o;
+  o.format = prompt::answer_format_from_string(s.format);
+  o.history = {loop::history_policy_from_string(s.history), s.history_tokens};
+  o.limits = {s.turns, s.target_speedup, s.max_tokens, s.max_seconds};
+  return o;
+}
+
+}  // namespace kagent::cli

@@ -1,0 +1,34 @@
+// The metrics of a collection folder, read from its records: every finished trajectory of
+// problems/<name>/ counted as metrics/sample_outcome.h says, each problem that cannot run (the
+// index's problem_error lines) as failed samples. `kagent collect` writes them at the end and
+// recomputes them with --metrics; the numbers are the ones `kagent report` shows.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "metrics/sample_outcome.h"
+
+namespace kagent::collect {
+
+struct CollectionOutcomes {
+  std::vector<metrics::SampleOutcomeRow> rows;
+  std::vector<std::string> problem_error_levels;
+  int samples_per_problem = 1;
+  int turns = 1;
+  std::vector<std::string> warnings;
+};
+
+// Throws NotACollection.
+CollectionOutcomes read_collection_outcomes(const std::filesystem::path& dir);
+
+// metrics.json's content (metrics/collection_metrics.h).
+nlohmann::json collection_metrics(const std::filesystem::path& dir, const std::string& computed_by);
+
+// Writes metrics.json and metrics.csv into the collection; returns the metrics.
+nlohmann::json write_collection_metrics(const std::filesystem::path& dir, const std::string& computed_by);
+
+}  // namespace kagent::collect

@@ -1,0 +1,238 @@
+#include "collect/collection_runner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collect/baselines_table.h"
+
+namespace kagent::collect {
+
+namespace fs = std::filesystem;
+
+Order order_from_string(const std::string& s) {
+  if (s == "largest") return Order::Largest;
+  if (s == "interleaved") return Order::Interleaved;
+  throw std::invalid_argument("unknown order \"" + s + "\" (largest | interleaved)");
+}
+
+std::string to_string(Order o) { return o == Order::Largest ? "largest" : "interleaved"; }
+
+namespace {
+
+// One problem of the run: opened once (spec), wired once on first use (prompts, run folder).
+struct ProblemSlot {
+  SuiteProblem problem;
+  std::unique_ptr<EvaluationSession> session;
+  int64_t footprint = 0;
+  std::once_flag prepared;
+  std::unique_ptr<traj::RunStore> run_store;
+  std::unique_ptr<loop::ProblemRun> run;
+  std::atomic<int> remaining{0};
+};
+
+// Runs `fn(i)` for i in [0, n) on up to `threads` threads.
+template <class Fn>
+void parallel_for(size_t n, size_t threads, Fn fn) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < n; i = next++) fn(i);
+  };
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < std::min(threads, n); ++t) pool.emplace_back(work);
+  work();
+}
+
+}  // namespace
+
+CollectOutcome run_collection(CollectionStore& store, const std::vector<SuiteProblem>& problems, const RunnerConfig& cfg,
+                              llm::CancelToken& cancel) {
+  const auto started = std::chrono::steady_clock::now();
+  CollectOutcome out;
+  std::mutex mu;  // out, and the events' order where it matters
+  auto emit = [&](CollectEvent e) {
+    if (cfg.on_event) cfg.on_event(e);
+  };
+  auto problem_failed = [&](const std::string& name, const std::string& reason) {
+    store.record_problem_error(name, reason);
+    {
+      std::lock_guard lock(mu);
+      out.problem_errors.emplace_back(name, reason);
+    }
+    emit({CollectEvent::Kind::ProblemFailed, name, -1, nullptr, nullptr, reason});
+  };
+  auto finish = [&] {
+    out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return std::move(out);
+  };
+
+  const auto workers = cfg.pool->started();
+  if (const auto* err = std::get_if<WorkerError>(&workers)) {
+    out.internal_error = "cannot start the worker: " + err->message;
+    return finish();
+  }
+  const DeviceInfo device = std::get<DeviceInfo>(workers);
+
+  // 1. Every problem's spec (the cache, or a worker loads it): a problem that cannot run is
+  //    listed now, before any model call.
+  std::vector<std::unique_ptr<ProblemSlot>> slots;
+  int failed_before = 0;
+  for (const auto& p : problems) {
+    if (auto why = store.problem_error(p.name)) {
+      out.problem_errors.emplace_back(p.name, *why);
+      ++failed_before;
+      continue;
+    }
+    auto s = std::make_unique<ProblemSlot>();
+    s->problem = p;
+    slots.push_back(std::move(s));
+  }
+  {
+    CollectEvent plan{CollectEvent::Kind::Plan, "", -1, nullptr, nullptr, ""};
+    plan.problems = static_cast<int>(problems.size());
+    plan.samples = static_cast<int>(slots.size()) * cfg.samples;
+    plan.samples_per_problem = cfg.samples;
+    plan.problems_failed_before = failed_before;
+    emit(plan);
+  }
+  std::vector<bool> usable(slots.size(), false);
+  parallel_for(slots.size(), std::max<size_t>(1, cfg.pool->size()), [&](size_t i) {
+    ProblemSlot& s = *slots[i];
+    if (!fs::is_regular_file(s.problem.path)) return problem_failed(s.problem.name, "file_not_found: no such file " + s.problem.path);
+    s.session = std::make_unique<EvaluationSession>(cfg.pool);
+    if (auto err = s.session->open(s.problem.path)) {
+      if (err->result.status == Status::InternalError) {
+        std::lock_guard lock(mu);
+        if (out.internal_error.empty()) out.internal_error = err->line;
+        return;
+      }
+      return problem_failed(s.problem.name, fmt::format("{}: {}", err->result.reason, err->result.message));
+    }
+    s.footprint = footprint_bytes(s.session->spec());
+    usable[i] = true;
+  });
+  if (!out.internal_error.empty()) return finish();
+
+  // 2. What is left: samples recorded in a problem's run folder but not yet in the index (the
+  //    run was killed between the two writes) are indexed now, never run again.
+  std::vector<std::pair<ProblemSlot*, int>> items;
+  int done_before = 0, problems_done_before = 0;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!usable[i]) continue;
+    ProblemSlot& s = *slots[i];
+    const fs::path dir = store.problem_dir(s.problem.name);
+    if (fs::exists(dir / traj::kConfigFile)) {
+      try {
+        for (const auto& [sample, t] : traj::RunStore::scan(dir).finished)
+          if (sample < cfg.samples) store.record_sample(s.problem.name, t);
+      } catch (const std::exception&) {
+        // an unreadable folder is reported when the problem is wired
+      }
+    }
+    for (int k = 0; k < cfg.samples; ++k) {
+      if (store.has_sample(s.problem.name, k)) {
+        ++done_before;
+        continue;
+      }
+      items.emplace_back(&s, k);
+      ++s.remaining;
+    }
+    if (s.remaining == 0) ++problems_done_before;
+  }
+  if (cfg.order == Order::Largest) {
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto& a, const auto& b) { return a.first->footprint > b.first->footprint; });
+  } else {
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  }
+  {
+    CollectEvent plan{CollectEvent::Kind::Plan, "", -1, nullptr, nullptr, ""};
+    plan.problems = static_cast<int>(problems.size());
+    plan.samples = static_cast<int>(std::count(usable.begin(), usable.end(), true)) * cfg.samples;
+    plan.samples_per_problem = cfg.samples;
+    plan.samples_done_before = done_before;
+    plan.problems_done_before = problems_done_before;
+    plan.problems_failed_before = failed_before;
+    emit(plan);
+  }
+
+  // 3. The samples. A problem is wired (prompts with its baselines, run folder) by the first
+  //    sample that reaches it.
+  auto prepare = [&](ProblemSlot& s) {
+    std::call_once(s.prepared, [&] {
+      try {
+        loop::ProblemPrompts rendered = loop::render_problem_prompts(*s.session, device, *cfg.prompts, cfg.options.format);
+        if (device.available) {
+          std::lock_guard lock(mu);
+          out.baseline_rows.push_back(baseline_row(s.problem, rendered.baselines,
+                                                   cfg.pool->settings().options.compiled_baseline));
+        }
+        const fs::path dir = store.problem_dir(s.problem.name);
+        s.run_store = fs::exists(dir / traj::kConfigFile) ? traj::RunStore::open(dir)
+                                                          : traj::RunStore::create_at(dir, cfg.problem_config(s.problem));
+        loop::ProblemRunOptions o = cfg.options;
+        o.problem_tag = s.problem.name;
+        o.on_event = [&cfg, name = s.problem.name](const loop::LoopEvent& e) {
+          if (e.phase == loop::LoopEvent::Phase::Done && cfg.on_event)
+            cfg.on_event({CollectEvent::Kind::Turn, name, e.sample, e.record, e.trajectory, ""});
+        };
+        s.run = std::make_unique<loop::ProblemRun>(*s.session, device, *s.run_store, *cfg.llm, *cfg.prompts,
+                                                   std::move(rendered), cfg.model, std::move(o));
+      } catch (const std::exception& e) {
+        problem_failed(s.problem.name, std::string("prepare_error: ") + e.what());
+      }
+    });
+    return s.run != nullptr;
+  };
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t k = next++; k < items.size() && !cancel.cancelled(); k = next++) {
+      auto [slot, sample] = items[k];
+      if (!prepare(*slot)) continue;
+      const std::string& name = slot->problem.name;
+      emit({CollectEvent::Kind::SampleStarted, name, sample, nullptr, nullptr, ""});
+      try {
+        loop::SampleRun r = slot->run->run_sample(sample);
+        if (r.recorded) {
+          store.record_sample(name, r.trajectory);
+          {
+            std::lock_guard lock(mu);
+            ++out.samples_recorded;
+          }
+          if (--slot->remaining == 0) emit({CollectEvent::Kind::ProblemDone, name, -1, nullptr, nullptr, ""});
+          emit({CollectEvent::Kind::SampleRecorded, name, sample, nullptr, &r.trajectory, ""});
+        } else {
+          {
+            std::lock_guard lock(mu);
+            ++out.samples_stopped;
+          }
+          emit({CollectEvent::Kind::SampleStopped, name, sample, nullptr, &r.trajectory, r.interrupted});
+        }
+      } catch (const loop::RunAborted& e) {
+        std::lock_guard lock(mu);
+        if (!out.aborted) out.aborted = e;  // the first failure is the cause; the others its cancellation
+        cancel.cancel();
+        return;
+      } catch (const std::exception& e) {
+        std::lock_guard lock(mu);
+        if (out.internal_error.empty()) out.internal_error = e.what();
+        cancel.cancel();
+        return;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    const size_t n = std::min(items.size(), static_cast<size_t>(std::max(1, cfg.concurrency)));
+    for (size_t t = 0; t < n; ++t) threads.emplace_back(work);
+  }
+  for (auto& s : slots)
+    if (s->run_store) s->run_store->write_summary();
+  return finish();
+}
+
+}  // namespace kagent::collect

@@ -1,0 +1,201 @@
+// The real `kagent collect` and `kagent baselines` binaries on a machine without a GPU
+// (compile-only evaluation: real nvcc, the worker loads every problem): a collection killed
+// with SIGKILL at random moments and resumed three times equals an uninterrupted one,
+// trajectory by trajectory; bad input gets one clear line and its own exit status.
+#include <doctest/doctest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "collect_fixtures.h"
+#include "collection_compare.h"
+#include "common/files.h"
+#include "kagent_process.h"
+
+using namespace kagent::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> collect_args(const std::string& suite, const std::string& replay, const std::string& out,
+                                      int samples, int turns) {
+  return {"collect",   suite,       "-n", std::to_string(samples), "-t", std::to_string(turns), "--llm",
+          "replay:" + replay, "--compile-only", "--out", out, "--concurrency", "3"};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+void check_same(const CollectionDigest& got, const CollectionDigest& want) {
+  CHECK(got.duplicate_lines.empty());
+  for (const auto& [key, n] : got.index_count) {
+    INFO(key);
+    CHECK(n == 1);  // nothing doubled in the index
+  }
+  REQUIRE(got.trajectories.size() == want.trajectories.size());  // nothing lost
+  for (const auto& [key, t] : want.trajectories) {
+    INFO(key.first << " sample " << key.second);
+    REQUIRE(got.trajectories.count(key) == 1);
+    CHECK(got.trajectories.at(key) == t);
+  }
+  CHECK(got.index_lines == want.index_lines);
+  CHECK(got.metrics == want.metrics);
+}
+
+}  // namespace
+
+TEST_CASE("kill -9 at random moments, resumed three times: equal to an uninterrupted collection") {
+  TempDir dir("kagent-collect-kill");
+  const auto names = write_tiny_suite(dir, "suite");
+  const int samples = 2, turns = 3;
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", names, samples, turns, 250);
+  const std::string suite = dir.str() + "/suite";
+
+  // The uninterrupted run (it also fills the compile cache, so later runs are the loop's time).
+  const auto t0 = std::chrono::steady_clock::now();
+  KagentRun ref = run_kagent(collect_args(suite, replay, dir.str() + "/ref", samples, turns), {}, dir.str());
+  const double ref_seconds = seconds_since(t0);
+  INFO(ref.err);
+  REQUIRE(ref.status == 0);
+  const CollectionDigest want = digest_collection(dir.path() / "ref");
+  REQUIRE(want.trajectories.size() == names.size() * samples);
+  // A second uninterrupted run times the loop with a warm cache: the window the kills fall in.
+  const auto t1 = std::chrono::steady_clock::now();
+  KagentRun warm = run_kagent(collect_args(suite, replay, dir.str() + "/warm", samples, turns), {}, dir.str());
+  REQUIRE(warm.status == 0);
+  const double window = seconds_since(t1);
+  check_same(digest_collection(dir.path() / "warm"), want);
+  MESSAGE("uninterrupted: " << ref_seconds << " s cold, " << window << " s warm");
+
+  const unsigned seed = std::random_device{}();
+  INFO("seed " << seed);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> when(0.2, std::max(0.5, window * 0.95));
+  const std::string run = dir.str() + "/run";
+  int kills = 0;
+  for (int round = 0; round < 3; ++round) {
+    // Resume what exists; a kill before the manifest was written leaves nothing to resume.
+    std::vector<std::string> args = fs::exists(run + "/manifest.json")
+                                        ? std::vector<std::string>{"collect", "--resume", run, "--llm", "replay:" + replay}
+                                        : collect_args(suite, replay, run, samples, turns);
+    const KagentProcess p = spawn_kagent(args, {}, dir.str());
+    const double after = when(rng);
+    std::this_thread::sleep_for(std::chrono::duration<double>(after));
+    ::kill(-p.pid, SIGKILL);
+    KagentRun r = p.wait();
+    MESSAGE("round " << round << ": killed after " << after << " s (status " << r.status << ")");
+    kills += r.status == 128 + SIGKILL;
+  }
+  CHECK(kills >= 1);  // at least one kill landed before the run ended
+  KagentRun last = run_kagent(fs::exists(run + "/manifest.json")
+                                  ? std::vector<std::string>{"collect", "--resume", run, "--llm", "replay:" + replay}
+                                  : collect_args(suite, replay, run, samples, turns),
+                              {}, dir.str());
+  INFO(last.err);
+  REQUIRE(last.status == 0);
+  check_same(digest_collection(run), want);
+
+  // Resuming a finished collection asks nothing and changes nothing.
+  const std::string index_before = kagent::read_file(run + "/index.jsonl");
+  KagentRun again = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
+  CHECK(again.status == 0);
+  CHECK(kagent::read_file(run + "/index.jsonl") == index_before);
+}
+
+TEST_CASE("bad input: one clear line and a distinct exit status") {
+  TempDir dir("kagent-collect-bad");
+  std::string eight;
+  for (int i = 0; i < 8; ++i) eight += "{\"text\": \"no code here\"}\n";
+  const std::string nocode = dir.write("nocode.jsonl", eight);
+  auto one_error_line = [](const KagentRun& r, const std::string& command) {
+    INFO(r.err);
+    CHECK(r.err_lines() == 1);
+    CHECK(has(r.err, "kagent " + command + ": error: "));
+  };
+  SUBCASE("an empty suite folder") {
+    fs::create_directories(dir.path() / "empty");
+    KagentRun r = run_kagent({"collect", dir.str() + "/empty", "--llm", "replay:" + nocode, "--compile-only"}, {}, dir.str());
+    CHECK(r.status == 4);
+    one_error_line(r, "collect");
+    CHECK(has(r.err, "holds no problem files"));
+    KagentRun b = run_kagent({"baselines", dir.str() + "/empty"}, {}, dir.str());
+    CHECK(b.status == 4);
+    one_error_line(b, "baselines");
+  }
+  SUBCASE("filters that leave nothing") {
+    write_tiny_suite(dir, "suite");
+    KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--level", "3", "--llm", "replay:" + nocode}, {}, dir.str());
+    CHECK(r.status == 4);
+    one_error_line(r, "collect");
+  }
+  SUBCASE("a missing suite") {
+    KagentRun r = run_kagent({"collect", dir.str() + "/nope", "--llm", "replay:" + nocode}, {}, dir.str());
+    CHECK(r.status == 3);
+    one_error_line(r, "collect");
+  }
+  SUBCASE("one broken problem among good ones: listed as failed, the others run") {
+    const auto names = write_tiny_suite(dir, "suite", /*broken=*/true);
+    KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--llm", "replay:" + nocode,
+                              "--compile-only", "--out", dir.str() + "/c", "-t", "1"},
+                             {}, dir.str());
+    CHECK(r.status == 8);
+    one_error_line(r, "collect");
+    CHECK(has(r.err, "1 of 4 problem(s) cannot run: 2_broken (problem_load_error"));
+    const CollectionDigest d = digest_collection(dir.path() / "c");
+    CHECK(d.trajectories.size() == 3);  // the three good problems ran
+    CHECK(d.index_count.at("2_broken/error") == 1);
+    const json metrics = json::parse(kagent::read_file(dir.path() / "c" / "metrics.json"));
+    CHECK(metrics["groups"].back()["problems"] == 4);  // the broken one counts, as failed samples
+    CHECK(metrics["groups"].back()["samples"] == 4);
+
+    KagentRun b = run_kagent({"baselines", dir.str() + "/suite", "--out", dir.str() + "/bl"}, {}, dir.str());
+    CHECK(b.status == 8);
+    one_error_line(b, "baselines");
+    CHECK(has(b.err, "2_broken"));
+    const json table = json::parse(kagent::read_file(dir.path() / "bl" / "no_gpu-torch2.11.0_cu130.json"));
+    CHECK(table["rows"].size() == 3);
+    CHECK(table["failures"].size() == 1);
+    CHECK(kagent::read_file(dir.path() / "bl" / "no_gpu-torch2.11.0_cu130.csv").rfind("problem,level,eager_ms", 0) == 0);
+  }
+  SUBCASE("--shard 3/2") {
+    write_tiny_suite(dir, "suite");
+    KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--shard", "3/2", "--llm", "replay:" + nocode}, {}, dir.str());
+    CHECK(r.status == 2);
+    one_error_line(r, "collect");
+    CHECK(has(r.err, "--shard 3/2: the index must be below the count"));
+  }
+  SUBCASE("--merge of runs with different settings") {
+    write_tiny_suite(dir, "suite");
+    for (const char* turns : {"1", "2"}) {
+      KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--ids", "1", "--level", "1", "-t", turns, "--llm",
+                                "replay:" + nocode, "--compile-only", "--out", dir.str() + "/t" + turns},
+                               {}, dir.str());
+      REQUIRE(r.status == 0);
+    }
+    KagentRun m = run_kagent({"collect", "--merge", dir.str() + "/merged", dir.str() + "/t1", dir.str() + "/t2"}, {}, dir.str());
+    CHECK(m.status == 9);
+    one_error_line(m, "collect");
+    CHECK(has(m.err, "config.turns: 1 vs 2"));
+    CHECK_FALSE(fs::exists(dir.path() / "merged"));
+  }
+  SUBCASE("--resume and --metrics of a folder that holds no collection") {
+    fs::create_directories(dir.path() / "plain");
+    KagentRun r = run_kagent({"collect", "--resume", dir.str() + "/plain"}, {}, dir.str());
+    CHECK(r.status == 7);
+    one_error_line(r, "collect");
+    KagentRun m = run_kagent({"collect", "--metrics", dir.str() + "/plain"}, {}, dir.str());
+    CHECK(m.status == 7);
+    one_error_line(m, "collect");
+  }
+  SUBCASE("no suite and no mode") {
+    KagentRun r = run_kagent({"collect"}, {}, dir.str());
+    CHECK(r.status == 2);
+    one_error_line(r, "collect");
+  }
+}

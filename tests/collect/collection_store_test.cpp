@@ -1,0 +1,49 @@
+// The collection folder: index lines are never doubled, a torn last line is cut on open,
+// problem errors are kept, and a folder without a collection's manifest is refused.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "collection_builder.h"
+#include "common/files.h"
+#include "temp_dir.h"
+
+using namespace kagent;
+using namespace kagent::collect;
+using namespace kagent::collect::testing;
+using kagent::testing::TempDir;
+
+TEST_CASE("index: one line per (problem, sample), torn tail cut, problem errors") {
+  TempDir dir;
+  {
+    auto store = CollectionStore::create(dir.path(), test_manifest({{"a", 1, {}, ""}}, 2, 1));
+    const auto t = trajectory("a", 1, 0, {{Status::Correct, 1.5, 1.2}});
+    CHECK(store->record_sample("a", t));
+    CHECK_FALSE(store->record_sample("a", t));  // never twice
+    CHECK(store->record_problem_error("b", "problem_load_error: x"));
+    CHECK_FALSE(store->record_problem_error("b", "again"));
+    CHECK_THROWS_AS(CollectionStore::create(dir.path(), store->manifest()), std::runtime_error);
+  }
+  std::ofstream(dir.path() / kIndexFile, std::ios::app) << "{\"problem\": \"a\", \"sam";  // a kill mid-line
+  auto store = CollectionStore::open(dir.path());
+  CHECK(store->has_sample("a", 0));
+  CHECK_FALSE(store->has_sample("a", 1));
+  CHECK(store->problem_error("b") == "problem_load_error: x");
+  const std::string index = read_file(dir.path() / kIndexFile);
+  CHECK(index.back() == '\n');
+  CHECK(std::count(index.begin(), index.end(), '\n') == 2);
+  const IndexState st = read_index(dir.path() / kIndexFile);
+  REQUIRE(st.samples.count({"a", 0}));
+  const auto& line = st.samples.at({"a", 0});
+  CHECK(line["correct"] == true);
+  CHECK(line["speedup_eager"] == 1.5);
+  CHECK(line["turns"] == 1);
+  CHECK(line["tokens"] == 150);
+}
+
+TEST_CASE("a folder without a collection is refused") {
+  TempDir dir;
+  CHECK_THROWS_AS(CollectionStore::open(dir.path()), NotACollection);
+  dir.write("manifest.json", "{\"kind\": \"something-else\"}");
+  CHECK_THROWS_AS(CollectionStore::open(dir.path()), NotACollection);
+}

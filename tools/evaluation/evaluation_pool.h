@@ -1,0 +1,113 @@
+// EvaluationPool: what evaluating needs that outlives one problem, shared by every
+// EvaluationSession of a process: one long-lived worker per GPU (started once, in the
+// background), the compile pool (nvcc over the CPU cores, a bounded queue) and the device
+// the workers report. `kagent eval` and `kagent solve` give each session a pool of its own;
+// `kagent collect` shares one pool among all the problems it runs at once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/compile_pool.h"
+#include "result/device_info.h"
+#include "worker/client/worker_client.h"
+#include "worker/protocol/eval_options.h"
+
+namespace kagent {
+
+struct EvaluationSettings {
+  std::string cache_dir;                  // empty: cache_root()
+  std::string arch;                       // nvcc target; empty: the worker GPU's own
+  std::vector<int> gpus;                  // one worker each; empty: one worker, default GPU
+  double timeout_s = 180;                 // per evaluation (the worker's watchdog)
+  bool use_compile_cache = true;
+  unsigned compile_jobs = 0;              // nvcc at once; 0: one per CPU core
+  bool hide_gpus = false;                 // workers see no GPU: candidates are compiled and checked, never run
+  EvalOptions options;                    // the worker's (trials, seed, tolerances, timing, guards, ...)
+};
+
+// What the pool has done so far (for progress and throughput).
+struct PoolCounters {
+  int64_t evaluations = 0;                // requests answered by a worker (evaluate)
+  int64_t compiles = 0;                   // nvcc runs and cache hits
+  double worker_busy_seconds = 0;         // summed over the workers
+};
+
+class EvaluationPool {
+ public:
+  explicit EvaluationPool(EvaluationSettings settings);
+  ~EvaluationPool();
+  EvaluationPool(const EvaluationPool&) = delete;
+  EvaluationPool& operator=(const EvaluationPool&) = delete;
+
+  const EvaluationSettings& settings() const { return settings_; }
+  const std::string& cache_dir() const { return cache_; }
+  size_t size() const { return workers_.size(); }
+
+  // Starts every worker (imports torch, initialises CUDA) in the background, then has each load
+  // `warm_problem` and run its reference once (when given), so that nvcc's seconds are not
+  // lost. Only the first call starts anything.
+  void start(const std::string& warm_problem = {});
+  bool starting() const;
+  // The GPU's description once every worker answered, or why one could not start. Waits.
+  std::variant<DeviceInfo, WorkerError> started();
+  DeviceInfo device();  // the same, an unavailable device when a worker could not start
+
+  // The nvcc target: the workers' GPU's, or the one the last run saw while they start.
+  std::string current_arch() const;
+  std::string arch_for(const DeviceInfo& device) const;
+
+  // Compiles on the compile pool (blocks while its queue is full, then until done). Throws what
+  // compile_native throws (std::invalid_argument: a problem a native candidate cannot express).
+  CompileInfo compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
+                      const std::string& arch);
+
+  // A free worker, held for one request (waits until one is free).
+  class Lease {
+   public:
+    explicit Lease(EvaluationPool& pool);
+    ~Lease();
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    WorkerClient& client();
+    // Counts one evaluation of `seconds` on this worker.
+    void count_evaluation(double seconds);
+
+   private:
+    EvaluationPool& pool_;
+    size_t index_ = 0;
+  };
+
+  // The first worker, before start(): it loads a problem's spec while the others are not yet
+  // asked for anything (a lone session's first request starts it).
+  WorkerClient& first_worker_before_start();
+
+  PoolCounters counters() const;
+
+ private:
+  struct Worker;
+  EvaluationSettings settings_;
+  std::string cache_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::unique_ptr<CompilePool> compiler_;
+  std::filesystem::path device_file_;
+  DeviceInfo guessed_device_;             // from the last run, before the workers answer
+  std::once_flag start_once_;
+  std::shared_future<std::optional<WorkerError>> started_;  // hello (+ prepare) of every worker
+  mutable std::mutex mu_;
+  std::condition_variable free_;
+  DeviceInfo device_;
+  bool device_known_ = false;
+  bool device_saved_ = false;
+  PoolCounters counters_;
+};
+
+}  // namespace kagent
