@@ -11,6 +11,14 @@ using namespace kagent::prompt;
 
 namespace {
 
+// A visible device known only by its name (the other facts left empty).
+DeviceInfo named_gpu(const std::string& name) {
+  DeviceInfo d;
+  d.available = true;
+  d.name = name;
+  return d;
+}
+
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
 ProblemSpec gemm_spec() {
@@ -92,7 +100,7 @@ TEST_CASE("system prompt: kernelbench format; unknown device leaves the GPU out"
   CHECK(has(s, "ModelNew"));
   CHECK(has(s, "load_inline"));
   CHECK_FALSE(has(s, "# GPU"));
-  std::string partial = b.system_prompt(AnswerFormat::KernelBench, DeviceInfo{.available = true, .name = "Some GPU"});
+  std::string partial = b.system_prompt(AnswerFormat::KernelBench, named_gpu("Some GPU"));
   CHECK(has(partial, "Some GPU"));
   CHECK_FALSE(has(partial, "SMs"));
 }

@@ -1,6 +1,7 @@
 // The real `kagent` binary as a user runs it, for the CLI tests: exactly the environment the
-// test gives (plus HOME, PATH and a cache folder inside the test's own folder, so a
-// developer's keys, config and caches never leak in), stdout and stderr captured to files.
+// test gives (plus HOME, PATH, a cache folder and TMPDIR inside the test's own folder, so a
+// developer's keys, config and caches never leak in and a killed run's worker logs and
+// scratch folders go with the test's folder), stdout and stderr captured to files.
 #pragma once
 
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -44,15 +46,22 @@ struct KagentProcess {
   }
 };
 
-// Starts KAGENT_BINARY_DIR/kagent `args` in `cwd` (which also holds HOME, the cache and the
-// captured output) with `env`.
+// Starts KAGENT_BINARY_DIR/kagent `args` in `cwd` (which also holds HOME, the cache, TMPDIR
+// and the captured output) with `env`.
 inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vector<std::string> env,
                                   const std::string& cwd) {
   KagentProcess p{-1, cwd + "/kagent.out", cwd + "/kagent.err"};
   env.push_back("HOME=" + cwd);
-  bool has_cache = false;
-  for (const auto& v : env) has_cache = has_cache || v.rfind("KAGENT_CACHE_DIR=", 0) == 0;
-  if (!has_cache) env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
+  const auto given = [&env](const std::string& name) {
+    for (const auto& v : env)
+      if (v.rfind(name + "=", 0) == 0) return true;
+    return false;
+  };
+  if (!given("KAGENT_CACHE_DIR")) env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
+  if (!given("TMPDIR")) {
+    std::filesystem::create_directories(cwd + "/tmp");
+    env.push_back("TMPDIR=" + cwd + "/tmp");
+  }
   if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
   std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
   argv.insert(argv.end(), args.begin(), args.end());

@@ -1,7 +1,9 @@
-// A fresh folder under the system's temp folder for one test, removed with everything in it
-// when the test ends: tests leave nothing behind.
+// A fresh folder under the system's temp folder ($TMPDIR) for one test, removed with
+// everything in it when the test ends: tests leave nothing behind.
 #pragma once
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -18,9 +20,12 @@ class TempDir {
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }
+  // Removed with nftw, not std::filesystem::remove_all: the torch 2.11 wheel's libtorch.so
+  // exports its own std::filesystem functions, and in a test linked with it remove_all crashes.
   ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    (void)::nftw(
+        path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "problem/forward_signature.h"
+#include "temp_dir.h"
 #include "worker/client/worker_client.h"
 
 using namespace kagent;
@@ -43,9 +44,8 @@ ProblemSpec load(const std::string& path) {
 }
 
 WorkerError load_error(const std::string& source) {
-  fs::path p = fs::temp_directory_path() / "kagent_bad_problem.py";
-  std::ofstream(p) << source;
-  auto r = shared_worker().load_problem(p.string());
+  const kagent::testing::TempDir dir("kagent-bad-problem");
+  auto r = shared_worker().load_problem(dir.write("bad_problem.py", source));
   REQUIRE(std::holds_alternative<WorkerError>(r));
   return std::get<WorkerError>(r);
 }
