@@ -9,8 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "cli/eval_flags.h"
+#include "cli/flag_checks.h"
 #include "cli/live_view.h"
+#include "cli/progress.h"
 #include "cli/solve_summary.h"
 #include "common/json_optional.h"
 #include "evaluation/evaluation_session.h"
@@ -37,7 +40,7 @@ struct SolveArgs {
 };
 
 int fail(int code, const std::string& line) {
-  std::cerr << "kagent solve: error: " << line << "\n";
+  print_error("solve", line);
   return code;
 }
 
@@ -109,10 +112,12 @@ int run_solve(SolveArgs a) {
   std::unique_ptr<traj::RunStore> store;
   if (!a.resume.empty()) {
     if (!fs::is_directory(a.resume)) return fail(solve_exit::kFileNotFound, "no such run folder: " + a.resume);
+    if (!fs::exists(fs::path(a.resume) / "config.json"))
+      return fail(solve_exit::kNotARun, a.resume + " holds no kagent run (no config.json)");
     try {
       store = traj::RunStore::open(a.resume);
     } catch (const std::exception& e) {
-      return fail(solve_exit::kNotARun, fmt::format("{} is not a kagent run folder: {}", a.resume, e.what()));
+      return fail(solve_exit::kNotARun, fmt::format("cannot resume {}: {}", a.resume, e.what()));
     }
     apply_run_config(a, store->config());
   }
@@ -133,14 +138,24 @@ int run_solve(SolveArgs a) {
     return fail(llm_exit(e.kind()), e.what());
   }
 
-  // 3. The problem and the workers.
+  // 3. The problem and the workers; on a first run these take minutes, so they say so.
+  const Progress progress("solve", !a.quiet && !a.json && Progress::stderr_is_terminal());
   EvaluationSession session(evaluation_settings(a.eval));
-  if (auto err = session.open(a.problem)) {
-    int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
-    return fail(code, err->line);
+  {
+    Progress::Step step(progress, "loading the problem (a worker starts Python and torch, then runs it)");
+    if (auto err = session.open(a.problem)) {
+      int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
+      return fail(code, err->line);
+    }
+    step.done("problem loaded");
   }
   const ProblemSpec& spec = session.spec();
-  const auto workers = session.started();
+  std::variant<DeviceInfo, WorkerError> workers;
+  {
+    Progress::Step step(progress, "starting the worker (Python, torch, CUDA) and warming the problem up");
+    workers = session.started();
+    step.done("worker ready");
+  }
   if (const auto* err = std::get_if<WorkerError>(&workers))
     return fail(solve_exit::kInternal, "cannot start the worker: " + err->message);
   const DeviceInfo device = std::get<DeviceInfo>(workers);
@@ -152,10 +167,12 @@ int run_solve(SolveArgs a) {
   prompt::PromptBuilder prompts(a.prompts.empty() ? fs::path() : fs::path(a.prompts));
   prompt::Baselines baselines;
   if (gpu) {
+    Progress::Step step(progress, "measuring the eager and torch.compile baselines (once per problem, torch and GPU)");
     if (auto t = session.baselines()) {
       if (t->eager) baselines.eager_ms = t->eager->median_ms;
       if (t->compiled) baselines.compile_ms = t->compiled->median_ms;
     }
+    step.done("baselines measured");
   }
   std::string system_prompt, task_prompt;
   try {
@@ -240,7 +257,7 @@ int run_solve(SolveArgs a) {
   } else if (!a.quiet && !a.json) {
     std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
   }
-  if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
+  if (out.aborted) print_error("solve", out.aborted->what());
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
                                                           << " stopped: " << s.interrupted << "\n";
@@ -254,15 +271,19 @@ Command add_solve_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("solve", "Ask a model for a faster kernel, refine it over several turns, keep the best");
   sub->add_option("problem", a->problem, "KernelBench problem file (not needed with --resume)");
   sub->add_option("--format", a->format, "answer format: cuda (default) | kernelbench")
-      ->check(CLI::IsMember({"cuda", "kernelbench"}));
-  sub->add_option("-n,--samples", a->samples, "parallel samples (default 1)")->check(CLI::Range(1, 1024));
-  sub->add_option("-t,--turns", a->turns, "refinement turns per sample (default 4)")->check(CLI::Range(1, 1000));
+      ->check(one_of({"cuda", "kernelbench"}));
+  sub->add_option("-n,--samples", a->samples, "parallel samples (default 1)")->check(whole_number(1, 1024));
+  sub->add_option("-t,--turns", a->turns, "refinement turns per sample (default 4)")->check(whole_number(1, 1000));
   sub->add_option("--history", a->history, "what later turns see of earlier ones: full | kernels (default) | last")
-      ->check(CLI::IsMember({"full", "kernels", "last"}));
-  sub->add_option("--history-tokens", a->history_tokens, "token budget of a request: the oldest turns go first");
-  sub->add_option("--target-speedup", a->target_speedup, "stop a sample once a correct turn reaches this speedup over eager");
-  sub->add_option("--max-tokens-per-sample", a->max_tokens, "stop a sample after this many tokens (prompt + completion)");
-  sub->add_option("--max-seconds-per-sample", a->max_seconds, "stop a sample after this much model + evaluation time");
+      ->check(one_of({"full", "kernels", "last"}));
+  sub->add_option("--history-tokens", a->history_tokens, "token budget of a request: the oldest turns go first")
+      ->check(whole_number(1));
+  sub->add_option("--target-speedup", a->target_speedup, "stop a sample once a correct turn reaches this speedup over eager")
+      ->check(number_from(0, /*above=*/true));
+  sub->add_option("--max-tokens-per-sample", a->max_tokens, "stop a sample after this many tokens (prompt + completion)")
+      ->check(whole_number(1));
+  sub->add_option("--max-seconds-per-sample", a->max_seconds, "stop a sample after this much model + evaluation time")
+      ->check(number_from(0, /*above=*/true));
   sub->add_option("--runs-dir", a->runs_dir, "where run folders go (default ./runs)");
   sub->add_option("--resume", a->resume, "continue the run in this folder where it stopped");
   sub->add_option("--prompts", a->prompts, "folder of prompt templates replacing prompts/ (same file names)");
@@ -272,15 +293,14 @@ Command add_solve_command(CLI::App& app) {
   sub->add_flag("--report", a->report, "write the run's HTML page (RUN/report.html) at the end");
   add_llm_flags(*sub, a->llm);
   return Command{sub, [a] {
-                   if (a->problem.empty() && a->resume.empty()) {
-                     std::cerr << "kagent solve: error: give a problem file, or --resume RUN_FOLDER\n";
-                     return solve_exit::kUsage;
-                   }
+                   if (a->problem.empty() && a->resume.empty())
+                     return fail(solve_exit::kUsage, "missing PROBLEM: give a problem file, or --resume RUN_FOLDER");
+                   if (!a->problem.empty() && !a->resume.empty())
+                     return fail(solve_exit::kUsage, "give a problem file or --resume RUN_FOLDER, not both");
                    try {
                      return run_solve(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent solve: error: internal: " << e.what() << "\n";
-                     return solve_exit::kInternal;
+                     return fail(solve_exit::kInternal, std::string("internal: ") + e.what());
                    }
                  }};
 }

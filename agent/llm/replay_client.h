@@ -9,7 +9,8 @@
 //   {"error": {"kind": "rate_limited", "message": "...", "http_status": 429}}
 // Only "text" or "error" is required. "sample" and "turn" (0-based) tie an entry to requests tagged
 // the same (ChatRequest::tag, set by `kagent solve`); entries without them are played in order to any
-// request. When no entry is left for a request, chat() throws TerminalError(Exhausted).
+// request, and a request without a tag (`kagent llm`) takes every entry in file order. When no
+// entry is left for a request, chat() throws TerminalError(Exhausted).
 #pragma once
 
 #include <mutex>
