@@ -9,9 +9,14 @@
 
 namespace kagent::cli {
 
-void print_error(std::string_view command, std::string_view message) {
-  std::cerr << "kagent" << (command.empty() ? "" : " ") << command << ": error: " << message << "\n";
+namespace {
+void print_line(std::string_view command, std::string_view kind, std::string_view message) {
+  std::cerr << "kagent" << (command.empty() ? "" : " ") << command << ": " << kind << ": " << message << "\n";
 }
+}  // namespace
+
+void print_error(std::string_view command, std::string_view message) { print_line(command, "error", message); }
+void print_warning(std::string_view command, std::string_view message) { print_line(command, "warning", message); }
 
 namespace {
 

@@ -14,6 +14,8 @@ inline constexpr int kUsageError = 2;
 
 // Prints "kagent <command>: error: <message>" (no command: "kagent: error: <message>").
 void print_error(std::string_view command, std::string_view message);
+// Prints "kagent <command>: warning: <message>": something the user should know, not a failure.
+void print_warning(std::string_view command, std::string_view message);
 
 // Parses the command line into `app`, whose subcommands are the commands. Returns nullopt when
 // a command is to run; otherwise the exit status: 0 after --help or --version, kUsageError
