@@ -95,6 +95,7 @@ int run_eval(const EvalArgs& a) {
   if (got.reason == reason::kNoGpu)
     print_error("eval", std::string("no CUDA device visible") + (got.compile ? " (the candidate compiled)" : "") +
                             "; cannot evaluate");
+  if (const std::string w = shared_gpu_warning(got); !w.empty()) print_warning("eval", w);
   return finish(a, got, title, started_s);
 }
 

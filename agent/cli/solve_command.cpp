@@ -21,6 +21,7 @@
 #include "llm/llm_config.h"
 #include "loop/session_evaluator.h"
 #include "loop/solve_runner.h"
+#include "result/eval_report.h"
 #include "report/report_writer.h"
 
 namespace kagent::cli {
@@ -161,7 +162,7 @@ int run_solve(SolveArgs a) {
   const DeviceInfo device = std::get<DeviceInfo>(workers);
   const bool gpu = device.available;
   if (!gpu && !a.quiet)
-    std::cerr << "kagent solve: warning: no CUDA device visible: answers are compiled and checked, not run\n";
+    print_warning("solve", "no CUDA device visible: answers are compiled and checked, not run");
 
   // 4. Prompts, rendered once; feedback per turn. The task names the times to beat.
   prompt::PromptBuilder prompts(a.prompts.empty() ? fs::path() : fs::path(a.prompts));
@@ -252,11 +253,20 @@ int run_solve(SolveArgs a) {
       report::write_report(store->dir(), page);
       if (!a.quiet && !a.json) std::cout << "report    " << page.string() << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "kagent solve: warning: no report: " << e.what() << "\n";
+      print_warning("solve", std::string("no report: ") + e.what());
     }
   } else if (!a.quiet && !a.json) {
     std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
   }
+  // Once per run: timings taken while another process used the GPU.
+  bool warned = false;
+  for (const auto& s : out.samples)
+    for (const auto& turn : s.trajectory.turns)
+      if (!warned && turn.eval)
+        if (const std::string w = shared_gpu_warning(*turn.eval); !w.empty()) {
+          print_warning("solve", w);
+          warned = true;
+        }
   if (out.aborted) print_error("solve", out.aborted->what());
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
