@@ -1,16 +1,15 @@
-// kagent: the command line. Each subcommand lives in cli/<name>_command.cpp.
-#include <iostream>
-
+// kagent: the command line. Each subcommand lives in cli/<name>_command.cpp; cli/errors.cpp
+// is the one place command-line errors are reported.
 #include <CLI/CLI.hpp>
 
 #include "build_info.h"
 #include "cli/baselines_command.h"
 #include "cli/collect_command.h"
+#include "cli/errors.h"
 #include "cli/eval_command.h"
 #include "cli/llm_command.h"
 #include "cli/report_command.h"
 #include "cli/solve_command.h"
-#include "result/exit_status.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"kagent: an LLM writes CUDA kernels for PyTorch problems; kagent compiles, verifies, times and "
@@ -25,18 +24,8 @@ int main(int argc, char** argv) {
       kagent::cli::add_collect_command(app),
       kagent::cli::add_baselines_command(app),
   };
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // One line, then the usage status every command shares.
-    std::cerr << "kagent: " << e.what() << " (see kagent --help)\n";
-    return kagent::exit_status::kUsage;
-  }
+  if (auto status = kagent::cli::parse_command_line(app, argc, argv)) return *status;
   for (auto& c : commands)
     if (c.app->parsed()) return c.run();
-  return kagent::exit_status::kUsage;
+  return kagent::cli::kUsageError;
 }

@@ -2,6 +2,7 @@
 # Takes a fresh Debian/Ubuntu machine to a built kagent: system packages, PyTorch 2.11.0
 # (the version on the H200 machines) and a Release build in ./build.
 # Needs the CUDA 13 toolkit (nvcc) already installed, as it is on kagent's machines.
+# KAGENT_WERROR=ON (as CI sets it) makes every compiler warning in kagent's code an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
@@ -45,6 +46,7 @@ fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v "$PY")" >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v "$PY")" \
+  -DKAGENT_WERROR="${KAGENT_WERROR:-OFF}" >/dev/null
 cmake --build build -j "$(nproc)"
 echo "setup: built ./build/kagent"

@@ -7,7 +7,10 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "cli/eval_flags.h"
+#include "cli/progress.h"
+#include "cli/flag_checks.h"
 #include "common/files.h"
 #include "evaluation/evaluation_session.h"
 #include "result/eval_report.h"
@@ -43,7 +46,7 @@ int finish(const EvalArgs& a, EvalResult r, const std::string& title, const Prob
 }
 
 int fail_line(const EvalArgs& a, int code, const std::string& line, EvalResult r) {
-  std::cerr << "kagent eval: " << line << "\n";
+  print_error("eval", line);
   if (a.json) {
     nlohmann::json j = r;
     j["exit_status"] = code;
@@ -69,20 +72,33 @@ int run_eval(const EvalArgs& a) {
   const std::string format = a.format.empty() ? (fs::path(a.candidate).extension() == ".py" ? "kernelbench" : "cuda") : a.format;
   r.format = format;
 
+  // A first run takes minutes (the worker imports torch, nvcc compiles, baselines are timed): it says so.
+  const Progress progress("eval", !a.json && Progress::stderr_is_terminal());
   EvaluationSession session(evaluation_settings(a.eval));
-  if (auto err = session.open(problem)) return fail_line(a, exit_status::for_result(err->result), err->line, err->result);
+  {
+    Progress::Step step(progress, "loading the problem (a worker starts Python and torch, then runs it)");
+    if (auto err = session.open(problem))
+      return fail_line(a, exit_status::for_result(err->result), err->line, err->result);
+    step.done("problem loaded");
+  }
 
   const std::string title =
       fmt::format("{} <- {} ({})", session.spec().name, fs::path(a.candidate).filename().string(), format);
-  EvalResult got = session.evaluate_file(candidate_path, format, fs::path(a.candidate).filename().string());
+  EvalResult got;
+  {
+    Progress::Step step(progress, format == "cuda" ? "compiling the candidate (nvcc) and evaluating it on the worker"
+                                                   : "evaluating the candidate on the worker");
+    got = session.evaluate_file(candidate_path, format, fs::path(a.candidate).filename().string());
+    step.done("evaluated");
+  }
   if (got.reason == "worker_start")
     return fail_line(a, exit_status::kInternal, "cannot start the worker: " + got.message, got);
   if (got.status == Status::Invalid && !got.compile) return fail_line(a, exit_status::kInvalidCandidate, got.message, got);
-  if (got.compile && !got.compile->ok && !a.json) std::cerr << "kagent eval: " << got.message << "\n";
+  if (got.compile && !got.compile->ok && !a.json) print_error("eval", got.message);
   if (got.reason == reason::kNoGpu)
-    std::cerr << "kagent eval: no CUDA device visible" << (got.compile ? " (the candidate compiled)" : "")
-              << "; cannot evaluate\n";
-  if (const std::string w = shared_gpu_warning(got); !w.empty()) std::cerr << "kagent eval: warning: " << w << "\n";
+    print_error("eval", std::string("no CUDA device visible") + (got.compile ? " (the candidate compiled)" : "") +
+                            "; cannot evaluate");
+  if (const std::string w = shared_gpu_warning(got); !w.empty()) print_warning("eval", w);
   return finish(a, got, title, session.spec(), started_s);
 }
 
@@ -95,7 +111,7 @@ Command add_eval_command(CLI::App& app) {
   sub->add_option("candidate", args->candidate, "candidate: a .cu file (cuda) or a ModelNew .py file (kernelbench)")
       ->required();
   sub->add_option("--format", args->format, "cuda | kernelbench (default: from the file extension)")
-      ->check(CLI::IsMember({"cuda", "kernelbench"}));
+      ->check(one_of({"cuda", "kernelbench"}));
   sub->add_flag("--json", args->json, "print the full result as JSON");
   sub->add_flag("-v,--verbose", args->verbose, "also print the evaluation's phases: seconds and peak GPU memory");
   add_eval_flags(*sub, args->eval, /*several_gpus=*/false);

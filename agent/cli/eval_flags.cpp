@@ -1,5 +1,6 @@
 #include "cli/eval_flags.h"
 
+#include "cli/flag_checks.h"
 #include "common/json_optional.h"
 #include "common/paths.h"
 
@@ -7,26 +8,26 @@ namespace kagent::cli {
 
 void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
   app.add_option("--arch", f.arch, "nvcc target, e.g. sm_90a (default: the worker GPU's own)");
-  app.add_option("--trials", f.trials, "correctness trials with fresh inputs (default 5)")->check(CLI::Range(1, 1000));
-  app.add_option("--seed", f.seed, "seed for weights and inputs (default 42)");
+  app.add_option("--trials", f.trials, "correctness trials with fresh inputs (default 5)")->check(whole_number(1, 1000));
+  app.add_option("--seed", f.seed, "seed for weights and inputs (default 42)")->check(whole_number(0));
   app.add_option("--atol", f.atol, "absolute tolerance for every floating dtype (default per dtype)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_from(0));
   app.add_option("--rtol", f.rtol, "relative tolerance for every floating dtype (default per dtype)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_from(0));
   app.add_flag("--no-timing", f.no_timing, "check correctness only");
   app.add_flag("--no-profile", f.no_profile, "skip the CUPTI profile of a correct candidate");
   app.add_flag("--no-baselines", f.no_baselines, "do not time eager or torch.compile");
   app.add_flag("--no-compile-baseline", f.no_compile_baseline, "do not time torch.compile");
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
-      ->check(CLI::PositiveNumber);
+      ->check(number_from(0, /*above=*/true));
   if (several_gpus)
-    app.add_option("--gpus", f.gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
+    app.add_option("--gpus,--gpu", f.gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
         ->delimiter(',')
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0));
   else
     app.add_option_function<int>(
            "--gpu", [&f](int g) { f.gpus = {g}; }, "GPU index for the worker (CUDA_VISIBLE_DEVICES)")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_number(0));
   app.add_option("--cache-dir", f.cache_dir, "cache folder for compiled candidates, specs and baselines");
   app.add_flag("--no-compile-cache", f.no_compile_cache, "compile even when a cached build exists");
 }

@@ -25,7 +25,8 @@ struct EvalFlags {
   std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU
 };
 
-// Registers the flags on `app`. `several_gpus`: --gpus LIST (solve, collect) instead of --gpu INDEX (eval).
+// Registers the flags on `app`. `several_gpus`: --gpus LIST (solve, collect; --gpu is the same
+// flag there) instead of --gpu INDEX (eval).
 void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
 
 // The settings the evaluation engine runs with (cache folder defaulted, options filled).

@@ -4,6 +4,12 @@
 
 namespace kagent::cli {
 
+namespace {
+// The cells of a turn in flight; none may outlive the run (close()).
+constexpr const char* kAsking = "model..";
+constexpr const char* kEvaluating = "eval..";
+}  // namespace
+
 std::string turn_cell(const traj::Turn& t) {
   if (t.error) return t.error->kind == traj::turn_error::kFormat ? "format" : t.error->kind;
   if (!t.eval) return "?";
@@ -67,10 +73,10 @@ void LiveView::on_event(const loop::LoopEvent& e) {
   const bool in_range = e.turn >= 0 && e.turn < turns_;
   switch (e.phase) {
     case loop::LoopEvent::Phase::Asking:
-      if (in_range) row[static_cast<size_t>(e.turn)] = "model..";
+      if (in_range) row[static_cast<size_t>(e.turn)] = kAsking;
       break;
     case loop::LoopEvent::Phase::Evaluating:
-      if (in_range) row[static_cast<size_t>(e.turn)] = "eval..";
+      if (in_range) row[static_cast<size_t>(e.turn)] = kEvaluating;
       break;
     case loop::LoopEvent::Phase::Done:
       if (e.record) {
@@ -96,7 +102,7 @@ void LiveView::on_event(const loop::LoopEvent& e) {
             best_[static_cast<size_t>(e.sample)] = std::max(best_[static_cast<size_t>(e.sample)], t.speedup_eager().value_or(0));
         }
       for (auto& c : row)
-        if (c == "model.." || c == "eval..") c = "";
+        if (c == kAsking || c == kEvaluating) c = "";
       notes_[static_cast<size_t>(e.sample)] = e.note;
       if (mode_ == ViewMode::Lines) out_ << fmt::format("sample {} ended: {}\n", e.sample, e.note);
       break;
@@ -107,7 +113,17 @@ void LiveView::on_event(const loop::LoopEvent& e) {
 
 void LiveView::close() {
   std::lock_guard lock(mu_);
+  // A turn still in flight when the run ends (the model failed for every sample, Ctrl-C) never
+  // finished: the last table says so instead of showing it as running.
+  bool changed = false;
+  for (auto& row : cells_)
+    for (auto& c : row)
+      if (c == kAsking || c == kEvaluating) {
+        c = "stopped";
+        changed = true;
+      }
   if (mode_ == ViewMode::Lines) table_locked();  // the whole table once at the end, for logs
+  else if (mode_ == ViewMode::Table && changed) draw_locked();
   drawn_lines_ = 0;
   out_.flush();
 }

@@ -20,7 +20,7 @@ class LiveView {
  public:
   LiveView(ViewMode mode, std::ostream& out, int samples, int turns, std::string header);
   void on_event(const loop::LoopEvent& e);  // thread-safe
-  void close();                             // the table's last state stays on screen
+  void close();  // the table's last state stays on screen; turns still in flight show as "stopped"
 
  private:
   void table_locked();  // header and one row per sample

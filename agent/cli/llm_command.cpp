@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "llm/cancel.h"
 #include "llm/llm_client.h"
 #include "llm/llm_config.h"
@@ -107,10 +108,14 @@ std::string summary(const ChatResponse& r) {
 
 int run_llm(LlmOptions& o) {
   auto fail = [](const std::string& msg, int status) {
-    std::fprintf(stderr, "kagent llm: error: %s\n", msg.c_str());
+    print_error("llm", msg);
     return status;
   };
-  if (o.prompt == "-") o.prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (o.prompt == "-") {
+    o.prompt.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    // `echo "..." | kagent llm -` sends what was typed, not the newline echo adds.
+    while (!o.prompt.empty() && (o.prompt.back() == '\n' || o.prompt.back() == '\r')) o.prompt.pop_back();
+  }
   if (o.prompt.empty()) return fail("empty prompt", kLlmConfig);
 
   CancelToken cancel;

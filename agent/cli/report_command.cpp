@@ -4,6 +4,7 @@
 #include <iostream>
 #include <memory>
 
+#include "cli/errors.h"
 #include "report/report_error.h"
 #include "report/report_writer.h"
 
@@ -35,10 +36,10 @@ Command add_report_command(CLI::App& app) {
                    try {
                      return run_report(*a);
                    } catch (const report::ReportError& e) {
-                     std::cerr << "kagent report: error: " << e.what() << "\n";
+                     print_error("report", e.what());
                      return e.exit_status();
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent report: error: internal: " << e.what() << "\n";
+                     print_error("report", std::string("internal: ") + e.what());
                      return report::report_exit::kInternal;
                    }
                  }};

@@ -9,8 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "cli/eval_flags.h"
+#include "cli/flag_checks.h"
 #include "cli/live_view.h"
+#include "cli/progress.h"
 #include "cli/solve_settings.h"
 #include "cli/solve_summary.h"
 #include "common/json_optional.h"
@@ -34,7 +37,7 @@ struct SolveArgs {
 };
 
 int fail(int code, const std::string& line) {
-  std::cerr << "kagent solve: error: " << line << "\n";
+  print_error("solve", line);
   return code;
 }
 
@@ -53,10 +56,12 @@ int run_solve(SolveArgs a) {
   std::unique_ptr<traj::RunStore> store;
   if (!a.resume.empty()) {
     if (!fs::is_directory(a.resume)) return fail(solve_exit::kFileNotFound, "no such run folder: " + a.resume);
+    if (!fs::exists(fs::path(a.resume) / "config.json"))
+      return fail(solve_exit::kNotARun, a.resume + " holds no kagent run (no config.json)");
     try {
       store = traj::RunStore::open(a.resume);
     } catch (const std::exception& e) {
-      return fail(solve_exit::kNotARun, fmt::format("{} is not a kagent run folder: {}", a.resume, e.what()));
+      return fail(solve_exit::kNotARun, fmt::format("cannot resume {}: {}", a.resume, e.what()));
     }
     a.problem = apply_run_config(a.run, store->config(), a.problem);
   }
@@ -75,27 +80,40 @@ int run_solve(SolveArgs a) {
     return fail(llm_exit(e.kind()), e.what());
   }
 
-  // 3. The problem and the workers.
+  // 3. The problem and the workers; on a first run these take minutes, so they say so.
+  const Progress progress("solve", !a.quiet && !a.json && Progress::stderr_is_terminal());
   EvaluationSession session(evaluation_settings(a.run.eval));
-  if (auto err = session.open(a.problem)) {
-    int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
-    return fail(code, err->line);
+  {
+    Progress::Step step(progress, "loading the problem (a worker starts Python and torch, then runs it)");
+    if (auto err = session.open(a.problem)) {
+      int code = err->result.status == Status::InternalError ? solve_exit::kInternal : solve_exit::kProblemLoad;
+      return fail(code, err->line);
+    }
+    step.done("problem loaded");
   }
   const ProblemSpec& spec = session.spec();
-  const auto workers = session.started();
+  std::variant<DeviceInfo, WorkerError> workers;
+  {
+    Progress::Step step(progress, "starting the worker (Python, torch, CUDA) and warming the problem up");
+    workers = session.started();
+    step.done("worker ready");
+  }
   if (const auto* err = std::get_if<WorkerError>(&workers))
     return fail(solve_exit::kInternal, "cannot start the worker: " + err->message);
   const DeviceInfo device = std::get<DeviceInfo>(workers);
   const bool gpu = device.available;
   if (!gpu && !a.quiet)
-    std::cerr << "kagent solve: warning: no CUDA device visible: answers are compiled and checked, not run\n";
+    print_warning("solve", "no CUDA device visible: answers are compiled and checked, not run");
 
   // 4. Prompts, rendered once (the task names the times to beat); feedback per turn.
   prompt::PromptBuilder prompts(a.run.prompts.empty() ? fs::path() : fs::path(a.run.prompts));
   const loop::ProblemRunOptions options = problem_run_options(a.run);
   loop::ProblemPrompts rendered;
   try {
+    // Measures the eager and torch.compile baselines first (once per problem, torch and GPU).
+    Progress::Step step(progress, "measuring the baselines and writing the prompts");
     rendered = loop::render_problem_prompts(session, device, prompts, options.format);
+    step.done("prompts ready");
   } catch (const loop::ProblemRunError& e) {
     return fail(solve_exit::kProblemLoad, e.what());
   }
@@ -149,7 +167,7 @@ int run_solve(SolveArgs a) {
       report::write_report(store->dir(), page);
       if (!a.quiet && !a.json) std::cout << "report    " << page.string() << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "kagent solve: warning: no report: " << e.what() << "\n";
+      print_warning("solve", std::string("no report: ") + e.what());
     }
   } else if (!a.quiet && !a.json) {
     std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
@@ -160,10 +178,10 @@ int run_solve(SolveArgs a) {
     for (const auto& turn : s.trajectory.turns)
       if (!warned && turn.eval)
         if (const std::string w = shared_gpu_warning(*turn.eval); !w.empty()) {
-          std::cerr << "kagent solve: warning: " << w << "\n";
+          print_warning("solve", w);
           warned = true;
         }
-  if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
+  if (out.aborted) print_error("solve", out.aborted->what());
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample
                                                           << " stopped: " << s.interrupted << "\n";
@@ -183,15 +201,14 @@ Command add_solve_command(CLI::App& app) {
   sub->add_flag("--json", a->json, "print the run's summary as JSON");
   sub->add_flag("--report", a->report, "write the run's HTML page (RUN/report.html) at the end");
   return Command{sub, [a] {
-                   if (a->problem.empty() && a->resume.empty()) {
-                     std::cerr << "kagent solve: error: give a problem file, or --resume RUN_FOLDER\n";
-                     return solve_exit::kUsage;
-                   }
+                   if (a->problem.empty() && a->resume.empty())
+                     return fail(solve_exit::kUsage, "missing PROBLEM: give a problem file, or --resume RUN_FOLDER");
+                   if (!a->problem.empty() && !a->resume.empty())
+                     return fail(solve_exit::kUsage, "give a problem file or --resume RUN_FOLDER, not both");
                    try {
                      return run_solve(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent solve: error: internal: " << e.what() << "\n";
-                     return solve_exit::kInternal;
+                     return fail(solve_exit::kInternal, std::string("internal: ") + e.what());
                    }
                  }};
 }

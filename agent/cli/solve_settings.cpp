@@ -1,20 +1,26 @@
 #include "cli/solve_settings.h"
 
+#include "cli/flag_checks.h"
+
 #include "common/json_optional.h"
 
 namespace kagent::cli {
 
 void add_solve_flags(CLI::App& app, SolveSettings& s) {
   app.add_option("--format", s.format, "answer format: cuda (default) | kernelbench")
-      ->check(CLI::IsMember({"cuda", "kernelbench"}));
-  app.add_option("-n,--samples", s.samples, "parallel samples (default 1)")->check(CLI::Range(1, 1024));
-  app.add_option("-t,--turns", s.turns, "refinement turns per sample (default 4)")->check(CLI::Range(1, 1000));
+      ->check(one_of({"cuda", "kernelbench"}));
+  app.add_option("-n,--samples", s.samples, "parallel samples (default 1)")->check(whole_number(1, 1024));
+  app.add_option("-t,--turns", s.turns, "refinement turns per sample (default 4)")->check(whole_number(1, 1000));
   app.add_option("--history", s.history, "what later turns see of earlier ones: full | kernels (default) | last")
-      ->check(CLI::IsMember({"full", "kernels", "last"}));
-  app.add_option("--history-tokens", s.history_tokens, "token budget of a request: the oldest turns go first");
-  app.add_option("--target-speedup", s.target_speedup, "stop a sample once a correct turn reaches this speedup over eager");
-  app.add_option("--max-tokens-per-sample", s.max_tokens, "stop a sample after this many tokens (prompt + completion)");
-  app.add_option("--max-seconds-per-sample", s.max_seconds, "stop a sample after this much model + evaluation time");
+      ->check(one_of({"full", "kernels", "last"}));
+  app.add_option("--history-tokens", s.history_tokens, "token budget of a request: the oldest turns go first")
+      ->check(whole_number(1));
+  app.add_option("--target-speedup", s.target_speedup, "stop a sample once a correct turn reaches this speedup over eager")
+      ->check(number_from(0, /*above=*/true));
+  app.add_option("--max-tokens-per-sample", s.max_tokens, "stop a sample after this many tokens (prompt + completion)")
+      ->check(whole_number(1));
+  app.add_option("--max-seconds-per-sample", s.max_seconds, "stop a sample after this much model + evaluation time")
+      ->check(number_from(0, /*above=*/true));
   app.add_option("--prompts", s.prompts, "folder of prompt templates replacing prompts/ (same file names)");
   add_eval_flags(app, s.eval, /*several_gpus=*/true);
   add_llm_flags(app, s.llm);

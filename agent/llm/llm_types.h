@@ -34,7 +34,7 @@ struct ChatRequest {
   std::optional<Sampling> sampling;   // unset: the client's configured sampling
   // Where the request belongs, e.g. {"sample": 2, "turn": 0}: never sent to a server; the
   // replay provider picks the recorded answer that carries the same keys.
-  nlohmann::json tag;
+  nlohmann::json tag = nullptr;
 };
 
 struct Usage {

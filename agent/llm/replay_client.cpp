@@ -43,8 +43,10 @@ ChatResponse ReplayClient::chat(const ChatRequest& req, const StreamCallback& on
 namespace {
 // An entry with "problem"/"sample"/"turn" keys answers only requests tagged the same (so
 // problems of a collection, parallel samples and resumed runs get their own answers); an entry
-// without them answers any request.
+// without them answers any request. A request without a tag (`kagent llm`) takes the entries
+// in file order, whatever their keys.
 bool entry_matches(const json& entry, const json& tag) {
+  if (!tag.is_object()) return true;
   for (const char* key : {"problem", "sample", "turn"})
     if (entry.contains(key) && (!tag.is_object() || !tag.contains(key) || tag[key] != entry[key])) return false;
   return true;

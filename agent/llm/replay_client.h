@@ -9,7 +9,9 @@
 //   {"error": {"kind": "rate_limited", "message": "...", "http_status": 429}}
 // Only "text" or "error" is required. "problem" (the problem's name), "sample" and "turn"
 // (0-based) tie an entry to requests tagged the same (ChatRequest::tag, set by `kagent solve`
-// and `kagent collect`); entries without them are played in order to any request. When no entry is left for a request, chat() throws TerminalError(Exhausted).
+// and `kagent collect`); entries without them are played in order to any request, and a
+// request without a tag (`kagent llm`) takes every entry in file order. When no entry is left
+// for a request, chat() throws TerminalError(Exhausted).
 #pragma once
 
 #include <mutex>

@@ -19,9 +19,9 @@ namespace {
 // Each test's files, the cache included, live in a folder of its own, removed afterwards.
 struct EvalCli {
   TempDir dir{"kagent-eval-cli"};
-  KagentRun eval(std::vector<std::string> args) const {
+  KagentRun eval(std::vector<std::string> args, const std::vector<std::string>& env = {}) const {
     args.insert(args.begin(), "eval");
-    return run_kagent(args, {}, dir.str());
+    return run_kagent(args, env, dir.str());
   }
   std::string write(const std::string& name, const std::string& text) const { return dir.write(name, text); }
 };
@@ -78,4 +78,27 @@ TEST_CASE("a candidate without forward, and one with the wrong signature (real n
   CHECK(wrong.status == exit_status::kSignatureMismatch);
   check_one_line(wrong, "signature");
   CHECK(wrong.out.find("forward(torch::Tensor x)") != std::string::npos);  // the report spells what is expected
+}
+
+TEST_CASE("the worker cannot start: 14, internal error") {
+  EvalCli cli;
+  KagentRun r = cli.eval({cli.write("relu.py", kProblem), cli.write("k.cu", "")},
+                         {"KAGENT_WORKER=/nonexistent/kagent-worker"});
+  CHECK(r.status == exit_status::kInternal);
+  check_one_line(r, "/nonexistent/kagent-worker");
+}
+
+TEST_CASE("no CUDA device visible: 15, and the verdict says the candidate did not run") {
+  EvalCli cli;
+  // A kernelbench candidate needs no nvcc; CUDA_VISIBLE_DEVICES hides a GPU where there is one.
+  const std::string candidate = cli.write("relu_new.py", "import torch\n"
+                                                         "class ModelNew(torch.nn.Module):\n"
+                                                         "    def forward(self, x):\n"
+                                                         "        return torch.relu(x)\n");
+  KagentRun r = cli.eval({cli.write("relu.py", kProblem), candidate}, {"CUDA_VISIBLE_DEVICES="});
+  INFO(r.out);
+  CHECK(r.status == exit_status::kNoGpu);
+  check_one_line(r, "no CUDA device visible");
+  CHECK(has(r.out, "verdict   NOT RUN (no_gpu)"));
+  CHECK_FALSE(has(r.out, "INTERNAL_ERROR"));
 }

@@ -163,3 +163,34 @@ TEST_CASE("kagent llm: bad replay file is 2, an exhausted one is 8") {
   CHECK(empty.err_lines() == 1);
   CHECK(has(empty.err, "has no more answers"));
 }
+
+TEST_CASE("kagent llm: the shipped replay file, whose answers are tied to turns, answers in file order") {
+  const std::string shipped = std::string(KAGENT_SOURCE_DIR) + "/examples/elementwise_gelu.replay.jsonl";
+  auto r = run_kagent({"llm", "--provider", "replay:" + shipped, "hi"}, {});
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(has(r.out, "Here is a first version"));
+}
+
+TEST_CASE("kagent llm: a prompt from stdin is sent without the newline that ends it") {
+  FakeLlmServer server;
+  server.set_default({.text = "ok"});
+  TempDir dir;
+  auto r = kagent::testing::run_kagent({"llm", "--base-url", server.base_url(), "--model", "m", "-"}, {}, dir.str(), 0,
+                                       {.input = "line one\nline two\n"});
+  INFO(r.err);
+  CHECK(r.status == 0);
+  REQUIRE(server.requests().size() == 1);
+  CHECK(server.requests()[0].body["messages"].back()["content"] == "line one\nline two");
+}
+
+TEST_CASE("kagent llm: a reasoning effort kagent does not know is refused, from a flag or a config file") {
+  TempDir dir;
+  auto flag = run_kagent({"llm", "--model", "m", "--reasoning-effort", "extreme", "hi"}, {});
+  CHECK(flag.status == 2);
+  CHECK(flag.err == "kagent llm: error: --reasoning-effort: 'extreme' is not one of low, medium, high\n");
+  auto file = run_kagent({"llm", "--config", dir.write("c.json", "{\"reasoning_effort\": \"extreme\"}"), "hi"}, {});
+  CHECK(file.status == 2);
+  CHECK(file.err_lines() == 1);
+  CHECK(has(file.err, "\"reasoning_effort\" is \"extreme\", not low, medium or high"));
+}

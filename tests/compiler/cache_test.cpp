@@ -1,5 +1,4 @@
 // The compile cache without nvcc: publish/lookup, races between publishers, locks.
-#include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
@@ -8,19 +7,16 @@
 #include <vector>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "compiler/compile_cache.h"
 #include "compiler/compile_pool.h"
+#include "temp_dir.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
-fs::path fresh_dir(const char* tag) {
-  fs::path p = fs::temp_directory_path() / ("kagent-cache-test-" + std::to_string(::getpid()) + "-" + tag);
-  fs::remove_all(p);
-  return p;
-}
 
 CompileInfo fake_build(const CompileCache& cache, TempDir& staging, const std::string& marker) {
   std::ofstream(staging.path() / "kagent_x.so") << marker;
@@ -43,7 +39,8 @@ TEST_CASE("cache dir resolution") {
 }
 
 TEST_CASE("publish then lookup; paths point into the entry") {
-  const fs::path dir = fresh_dir("publish");
+  const testing::TempDir root("kagent-cache-test-publish");
+  const fs::path& dir = root.path();
   CompileCache cache(dir);
   const std::string key(64, 'a');
   CHECK_FALSE(cache.lookup(key).has_value());
@@ -60,11 +57,11 @@ TEST_CASE("publish then lookup; paths point into the entry") {
   CHECK(hit->ok);
   CHECK(hit->op_name == "kagent_x::forward");
   CHECK(fs::exists(hit->artifact));
-  fs::remove_all(dir);
 }
 
 TEST_CASE("concurrent publishers of one key: one entry wins, all see it") {
-  const fs::path dir = fresh_dir("race");
+  const testing::TempDir root("kagent-cache-test-race");
+  const fs::path& dir = root.path();
   CompileCache cache(dir);
   const std::string key(64, 'b');
   std::vector<std::thread> threads;
@@ -72,16 +69,16 @@ TEST_CASE("concurrent publishers of one key: one entry wins, all see it") {
   for (int i = 0; i < 8; ++i)
     threads.emplace_back([&, i] {
       TempDir staging = cache.make_staging(key);
-      artifacts[i] = cache.publish(key, staging, fake_build(cache, staging, "t" + std::to_string(i))).artifact;
+      artifacts[i] = cache.publish(key, staging, fake_build(cache, staging, fmt::format("t{}", i))).artifact;
     });
   for (auto& t : threads) t.join();
   for (const auto& a : artifacts) CHECK(a == (cache.entry_dir(key) / "kagent_x.so").string());
   CHECK(fs::is_empty(dir / "tmp"));  // losers cleaned up
-  fs::remove_all(dir);
 }
 
 TEST_CASE("file lock excludes other holders, threads included") {
-  const fs::path dir = fresh_dir("lock");
+  const testing::TempDir root("kagent-cache-test-lock");
+  const fs::path& dir = root.path();
   CompileCache cache(dir);
   std::atomic<int> inside{0}, max_inside{0};
   std::vector<std::thread> threads;
@@ -95,7 +92,6 @@ TEST_CASE("file lock excludes other holders, threads included") {
     });
   for (auto& t : threads) t.join();
   CHECK(max_inside == 1);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("pool: destroyed with queued work, futures break instead of hanging") {

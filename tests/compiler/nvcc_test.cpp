@@ -15,6 +15,7 @@
 #include "compiler/compile_pool.h"
 #include "compiler/native_compiler.h"
 #include "result/eval_result.h"
+#include "temp_dir.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -89,13 +90,11 @@ __global__ void k(float* y) { y[threadIdx.x] = 0.f; }
 at::Tensor forward(at::Tensor x, int64_t block_size) { return x; }
 )cu";
 
+// One compile cache for the whole executable (later cases hit what earlier ones built),
+// removed at exit.
 fs::path test_cache_dir() {
-  static const fs::path dir = [] {
-    fs::path p = fs::temp_directory_path() / ("kagent-nvcc-test-" + std::to_string(::getpid()));
-    fs::remove_all(p);
-    return p;
-  }();
-  return dir;
+  static const kagent::testing::TempDir dir("kagent-nvcc-test");
+  return dir.path();
 }
 
 CompileOptions options() {
@@ -201,7 +200,6 @@ TEST_CASE("pool compiles at once: broken kernel, missing forward, wrong signatur
 
   // Failures are deterministic, so they are cached too.
   CHECK(compile_native(relu_spec(), kWrongSignature, options()).cache_hit);
-  fs::remove_all(test_cache_dir());
 }
 
 namespace {

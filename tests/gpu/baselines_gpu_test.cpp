@@ -1,7 +1,8 @@
 // Baselines that can be trusted, on the GPU, through the kagent binary as users run it:
 // two evaluations at once both say their timings were taken on a shared GPU and leave the
 // baseline cache empty; a cached eager time doctored to 2x its real value is caught by the
-// re-check of the next evaluation, measured again and replaced. Skips, saying why, without a GPU.
+// re-check of the next evaluation, measured again and replaced. Skipped (exit 77, with the
+// reason) where no GPU is visible.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -13,7 +14,7 @@
 #include "kagent_process.h"
 #include "temp_dir.h"
 #include "worker/client/worker_client.h"
-#include "worker_skip.h"
+#include "worker_device.h"
 
 using namespace kagent;
 using namespace kagent::testing;
@@ -21,11 +22,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool gpu_or_skip() {
+// main() has skipped the suite where the driver sees no device; the worker must see it too.
+void require_gpu() {
   WorkerOptions wo;
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   WorkerClient probe(wo);
-  return worker_gpu_or_skip(probe, "baselines GPU test").has_value();
+  (void)require_worker_gpu(probe, "baselines GPU test");
 }
 
 std::vector<std::string> eval_args() {
@@ -50,7 +52,7 @@ std::vector<fs::path> cached_baselines(const fs::path& cache) {
 }  // namespace
 
 TEST_CASE("two evaluations at once: both warn of the shared GPU, neither caches its baselines") {
-  if (!gpu_or_skip()) return;
+  require_gpu();
   TempDir dir("kagent-baselines-gpu");
   fs::create_directories(dir.path() / "a"), fs::create_directories(dir.path() / "b");
   const KagentProcess a = spawn_kagent(eval_args(), {}, (dir.path() / "a").string());
@@ -69,7 +71,7 @@ TEST_CASE("two evaluations at once: both warn of the shared GPU, neither caches 
 }
 
 TEST_CASE("a doctored cached baseline (eager 2x too slow) is caught, measured again and replaced") {
-  if (!gpu_or_skip()) return;
+  require_gpu();
   TempDir dir("kagent-baselines-gpu");
   const std::string cwd = dir.str();
   const KagentRun first = run_kagent(eval_args(), {}, cwd);

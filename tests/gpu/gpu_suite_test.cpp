@@ -13,7 +13,7 @@
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
-#include "worker_skip.h"
+#include "worker_device.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -26,12 +26,10 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   wo.request_timeout = std::chrono::seconds(20);  // correct kernels answer in about a second
   WorkerClient worker(wo);
-  const auto gpu = testing::worker_gpu_or_skip(worker, "GPU verdict suite");
-  if (!gpu) return;
-  const DeviceInfo& device = *gpu;
+  const DeviceInfo device = testing::require_worker_gpu(worker, "GPU verdict suite");
   const fs::path root = KAGENT_SOURCE_DIR;
   auto manifest = nlohmann::json::parse(read_file(root / "tests/gpu/kernels/manifest.json"));
-  fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
+  fs::path cache = fs::path(KAGENT_BINARY_DIR) / "test-cache" / "gpu-suite";
   CompileOptions co;
   co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
   co.cache_dir = (cache / "compile").string();

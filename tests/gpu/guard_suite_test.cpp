@@ -22,7 +22,7 @@
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
 #include "kernelbench_dir.h"
-#include "worker_skip.h"
+#include "worker_device.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -154,9 +154,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   wo.request_timeout = std::chrono::seconds(180);  // KernelBench problems at their official sizes
   WorkerClient worker(wo);
-  const auto gpu = testing::worker_gpu_or_skip(worker, "guard suite");
-  if (!gpu) return;
-  const DeviceInfo& device = *gpu;
+  const DeviceInfo device = testing::require_worker_gpu(worker, "guard suite");
   const fs::path root = KAGENT_SOURCE_DIR;
   std::vector<Case> cases;
   for (const auto& e : nlohmann::json::parse(read_file(root / "tests/gpu/hacks/manifest.json"))) cases.push_back({e, true});
@@ -170,7 +168,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   }
 
   // The verdict suite's caches: its correct kernels and baselines are usually there already.
-  const fs::path cache = fs::temp_directory_path() / "kagent-gpu-suite-cache";
+  const fs::path cache = fs::path(KAGENT_BINARY_DIR) / "test-cache" / "gpu-suite";
   CompileOptions co;
   co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
   co.cache_dir = (cache / "compile").string();

@@ -5,13 +5,14 @@ add_library(kagent_profiler_test_kernels STATIC ${CMAKE_CURRENT_LIST_DIR}/profil
 # CMake 3.25 knows no C++20 flag for nvcc 13; the kernels need C++17 only.
 set_target_properties(kagent_profiler_test_kernels PROPERTIES CUDA_ARCHITECTURES "80-real;90" CUDA_STANDARD 17)
 target_include_directories(kagent_profiler_test_kernels PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_compile_options(kagent_profiler_test_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+target_compile_options(kagent_profiler_test_kernels PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>
+                       $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<BOOL:${KAGENT_WERROR}>>:-Xcompiler=-Werror>)
 target_link_libraries(kagent_profiler_test_kernels PUBLIC CUDA::cudart)
 
 kagent_add_test(kagent_profiler_gpu_tests
   SOURCES ${CMAKE_CURRENT_LIST_DIR}/profiler_gpu_test.cpp
   DEPS kagent_profiler kagent_profiler_test_kernels kagent_timer
-  LABELS gpu)
+  GPU)
 set_target_properties(kagent_profiler_gpu_tests PROPERTIES BUILD_RPATH "${TORCH_INSTALL_PREFIX}/lib")
 
 add_executable(profiler_probe ${CMAKE_CURRENT_LIST_DIR}/profiler_probe.cpp)

@@ -26,7 +26,8 @@
 #include "result/eval_result.h"
 #include "sandbox/process_table.h"
 #include "worker/client/worker_client.h"
-#include "worker_skip.h"
+#include "temp_dir.h"
+#include "worker_device.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -75,10 +76,9 @@ struct Case {
 TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next evaluation runs") {
   const fs::path root = KAGENT_SOURCE_DIR;
   Listener listener;
-  std::string forbidden_dir = (fs::temp_directory_path() / "kagent-sandbox-forbidden-XXXXXX").string();
-  REQUIRE(::mkdtemp(forbidden_dir.data()));
-  ::chmod(forbidden_dir.c_str(), 0755);
-  const fs::path forbidden = fs::path(forbidden_dir) / "forged-baseline.json";
+  const testing::TempDir forbidden_dir("kagent-sandbox-forbidden");
+  ::chmod(forbidden_dir.str().c_str(), 0755);
+  const fs::path forbidden = forbidden_dir.path() / "forged-baseline.json";
 
   WorkerOptions wo;
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
@@ -89,12 +89,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   policy.memory_bytes = uint64_t{16} << 30;
   wo.sandbox = policy;
   WorkerClient worker(wo);
-  const auto gpu = testing::worker_gpu_or_skip(worker, "sandbox suite");
-  if (!gpu) {
-    fs::remove_all(forbidden_dir);
-    return;
-  }
-  const DeviceInfo& device = *gpu;
+  const DeviceInfo device = testing::require_worker_gpu(worker, "sandbox suite");
   const nlohmann::json first_report = worker.sandbox();
   const auto mechanisms = [](const nlohmann::json& s) {
     return fmt::format("network={} filesystem={} processes={} memory={}+watchdog file_size={} cpu={} reported={}",
@@ -110,7 +105,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   REQUIRE(std::holds_alternative<ProblemSpec>(spec));
   CompileOptions co;
   co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
-  co.cache_dir = (fs::temp_directory_path() / "kagent-sandbox-suite-cache" / "compile").string();
+  co.cache_dir = KAGENT_BINARY_DIR "/test-cache/sandbox-suite/compile";
   auto compile = [&](const std::string& rel) {
     co.display_name = fs::path(rel).filename().string();
     CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), read_file(root / rel), co);
@@ -173,7 +168,6 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
     CHECK_MESSAGE(next.status == Status::Correct, c.name << ": the next evaluation: " << to_string(next.status) << " "
                                                          << next.message << "\n" << next.runtime_error);
   }
-  fs::remove_all(forbidden_dir);
   std::cout << fmt::format("Sandbox suite: {} blocked, next evaluation ok {}/{}, {} failed on {} ({})\n", blocked,
                            next_ok, cases.size(), failed, device.name, mechanisms(first_report));
 }

@@ -10,10 +10,10 @@
 #include <iostream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "common/files.h"
-#include "worker/client/worker_client.h"
-#include "worker_skip.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 
@@ -27,20 +27,13 @@ std::string messages_of(const nlohmann::json& turn) {
 }  // namespace
 
 TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
-  {
-    kagent::WorkerOptions wo;
-    wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
-    kagent::WorkerClient probe(wo);
-    if (!kagent::testing::worker_gpu_or_skip(probe, "kagent solve GPU test")) return;
-  }
   const fs::path root = KAGENT_SOURCE_DIR;
-  const fs::path runs = fs::temp_directory_path() / fmt::format("kagent-solve-gpu-{}", ::getpid());
-  fs::remove_all(runs);
+  const kagent::testing::TempDir dir("kagent-solve-gpu");
+  const fs::path& runs = dir.path();
   std::string cmd = fmt::format("{}/kagent solve {} --llm replay:{} --runs-dir {} --json > {}/out.json 2> {}/err.txt",
                                 KAGENT_BINARY_DIR, (root / "examples/elementwise_gelu.py").string(),
                                 (root / "examples/elementwise_gelu.replay.jsonl").string(), runs.string(),
                                 runs.string(), runs.string());
-  fs::create_directories(runs);
   int ws = std::system(cmd.c_str());
   int status = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
   std::string err = kagent::read_file(runs / "err.txt");
@@ -70,5 +63,4 @@ TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
   std::cout << fmt::format("Solve replay: {} -> {} -> correct {:.2f}x -> correct {:.2f}x over eager on {}; best turn {}\n",
                            turns[0]["eval"]["status"].get<std::string>(), turns[1]["eval"]["status"].get<std::string>(),
                            slow, fast, t["versions"]["gpu"].get<std::string>(), t["best_turn"].get<int>() + 1);
-  fs::remove_all(runs);
 }

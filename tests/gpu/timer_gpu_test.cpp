@@ -1,5 +1,5 @@
-// The timer (and the checker on device tensors) on a real GPU. Without one, every case
-// prints "SKIPPED: no CUDA device (<reason>)" and passes.
+// The timer (and the checker on device tensors) on a real GPU. Without one the suite is
+// skipped, saying why (gpu_test_main.cpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,7 +14,6 @@
 #include <cuda_runtime_api.h>
 #include <doctest/doctest.h>
 
-#include "cuda_skip.h"
 #include "checker/compare.h"
 #include "timer/cold_measurement.h"
 #include "cuda/cuda_error.h"
@@ -22,7 +21,6 @@
 #include "timer/l2_flush.h"
 #include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
-using kagent::testing::skip_without_gpu;
 
 namespace {
 
@@ -51,7 +49,6 @@ constexpr int64_t k64M = int64_t{64} << 20;
 }  // namespace
 
 TEST_CASE("relu on 64M floats: plausible, stable, host time >= event time, fast to measure") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto run = [&] { (void)at::relu(x); };
   const auto t0 = std::chrono::steady_clock::now();
@@ -73,7 +70,6 @@ TEST_CASE("relu on 64M floats: plausible, stable, host time >= event time, fast 
 }
 
 TEST_CASE("five repeated measurements agree within 2%") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto run = [&] { (void)at::relu(x); };
   kagent::L2Flush flush;  // reused across measurements
@@ -89,7 +85,6 @@ TEST_CASE("five repeated measurements agree within 2%") {
 }
 
 TEST_CASE("a level-1 sized matmul: median stable, measurement well under a second") {
-  if (skip_without_gpu()) return;
   const auto a = at::randn({2048, 2048}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto b = at::randn({2048, 2048}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto run = [&] { (void)at::matmul(a, b); };
@@ -106,7 +101,6 @@ TEST_CASE("a level-1 sized matmul: median stable, measurement well under a secon
 }
 
 TEST_CASE("work on another blocking stream is inside the event time") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const kagent::TimingStats base = kagent::measure_cold([&] { (void)at::relu(x); });
   BlockingStream side;
@@ -121,7 +115,6 @@ TEST_CASE("work on another blocking stream is inside the event time") {
 }
 
 TEST_CASE("work hidden on a non-blocking stream shows in host time only") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto hidden = c10::cuda::getStreamFromPool();  // pool streams are non-blocking
   const kagent::TimingStats t = kagent::measure_cold([&] {
@@ -135,7 +128,6 @@ TEST_CASE("work hidden on a non-blocking stream shows in host time only") {
 }
 
 TEST_CASE("a non-blocking current stream is timed in full (joined to the legacy stream)") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const kagent::TimingStats base = kagent::measure_cold([&] { (void)at::relu(x); });
   const c10::cuda::CUDAStreamGuard g(c10::cuda::getStreamFromPool());  // the measurement runs on it
@@ -148,7 +140,6 @@ TEST_CASE("a non-blocking current stream is timed in full (joined to the legacy 
 }
 
 TEST_CASE("the L2 flush makes a cache-resident op slower, not faster") {
-  if (skip_without_gpu()) return;
   const auto x = at::randn({int64_t{2} << 20}, at::device(at::kCUDA).dtype(at::kFloat));  // 8 MiB in, 8 out
   const auto run = [&] { (void)at::relu(x); };
   kagent::MeasureConfig hot;
@@ -161,7 +152,6 @@ TEST_CASE("the L2 flush makes a cache-resident op slower, not faster") {
 }
 
 TEST_CASE("L2Flush sizes itself from the device") {
-  if (skip_without_gpu()) return;
   int dev = 0, l2 = 0;
   KAGENT_CUDA_CHECK(cudaGetDevice(&dev));
   KAGENT_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
@@ -177,7 +167,6 @@ TEST_CASE("L2Flush sizes itself from the device") {
 }
 
 TEST_CASE("CUDA errors throw with file:line; exceptions from the runner propagate") {
-  if (skip_without_gpu()) return;
   try {
     KAGENT_CUDA_CHECK(cudaSetDevice(9999));
     FAIL("no throw");
@@ -202,7 +191,6 @@ TEST_CASE("CUDA errors throw with file:line; exceptions from the runner propagat
 }
 
 TEST_CASE("checker on device tensors") {
-  if (skip_without_gpu()) return;
   const auto e = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   auto g = e.clone();
   CHECK(kagent::compare_output(g, e, 0, {}).ok);

@@ -6,15 +6,11 @@
 #include <fstream>
 
 #include "llm/llm_client.h"
+#include "temp_dir.h"
 
 using namespace kagent::llm;
 
 namespace {
-std::string write_replay(const std::string& body) {
-  auto p = std::filesystem::temp_directory_path() / ("kagent-replay-tags-" + std::to_string(::getpid()) + ".jsonl");
-  std::ofstream(p) << body;
-  return p.string();
-}
 ChatRequest tagged(int sample, int turn) {
   ChatRequest r;
   r.messages.push_back({"user", "q"});
@@ -24,7 +20,8 @@ ChatRequest tagged(int sample, int turn) {
 }  // namespace
 
 TEST_CASE("tagged entries answer only their sample and turn; untagged ones anything, in order") {
-  std::string f = write_replay(
+  const kagent::testing::TempDir dir("kagent-replay-tags");
+  std::string f = dir.write("replay.jsonl",
       "{\"sample\": 1, \"turn\": 0, \"text\": \"s1t0\"}\n"
       "{\"sample\": 0, \"turn\": 1, \"text\": \"s0t1\"}\n"
       "{\"sample\": 0, \"turn\": 0, \"text\": \"s0t0\"}\n"

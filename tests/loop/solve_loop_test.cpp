@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 
-#include "named_device.h"
 #include "fake_llm_server.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
@@ -19,6 +18,14 @@ using namespace kagent;
 using namespace kagent::testing;
 
 namespace {
+
+// A visible device known only by its name (the other facts left empty).
+DeviceInfo named_gpu(const std::string& name) {
+  DeviceInfo d;
+  d.available = true;
+  d.name = name;
+  return d;
+}
 
 ProblemSpec gelu_spec() {
   ProblemSpec s;
@@ -158,7 +165,7 @@ TEST_CASE("four turns: compile error, wrong, slow, fast; each prompt carries the
                           .store = *store,
                           .spec = spec,
                           .format = prompt::AnswerFormat::Cuda,
-                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, named_device("NVIDIA H200")),
+                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, named_gpu("NVIDIA H200")),
                           .task_prompt = prompts.task_prompt(spec, prompt::AnswerFormat::Cuda),
                           .history = {},
                           .limits = {4, std::nullopt, std::nullopt, std::nullopt},

@@ -3,15 +3,21 @@
 
 #include <string>
 
-#include "named_device.h"
 #include "problem/forward_signature.h"
 #include "prompt/prompt_builder.h"
 
 using namespace kagent;
 using namespace kagent::prompt;
-using kagent::testing::named_device;
 
 namespace {
+
+// A visible device known only by its name (the other facts left empty).
+DeviceInfo named_gpu(const std::string& name) {
+  DeviceInfo d;
+  d.available = true;
+  d.name = name;
+  return d;
+}
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
@@ -94,7 +100,7 @@ TEST_CASE("system prompt: kernelbench format; unknown device leaves the GPU out"
   CHECK(has(s, "ModelNew"));
   CHECK(has(s, "load_inline"));
   CHECK_FALSE(has(s, "# GPU"));
-  std::string partial = b.system_prompt(AnswerFormat::KernelBench, named_device("Some GPU"));
+  std::string partial = b.system_prompt(AnswerFormat::KernelBench, named_gpu("Some GPU"));
   CHECK(has(partial, "Some GPU"));
   CHECK_FALSE(has(partial, "SMs"));
 }

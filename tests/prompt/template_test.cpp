@@ -6,9 +6,9 @@
 #include <stdexcept>
 #include <string>
 
-#include <unistd.h>
 
 #include "prompt/template.h"
+#include "temp_dir.h"
 
 using kagent::prompt::render_template;
 using kagent::prompt::TemplateSet;
@@ -81,10 +81,9 @@ TEST_CASE("template: a folder of templates, default and overridden") {
   CHECK(repo.dir() == kagent::prompt::default_prompts_dir());
   CHECK(std::filesystem::exists(repo.dir() / "feedback.txt"));
 
-  auto dir = std::filesystem::temp_directory_path() / ("kagent_prompt_test_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir / "hello.txt") << "Hello {{who}}!\n";
-  TemplateSet mine(dir);
+  const kagent::testing::TempDir dir("kagent-prompt-test");
+  dir.write("hello.txt", "Hello {{who}}!\n");
+  TemplateSet mine(dir.path());
   CHECK(mine.render("hello", {{"who", "GPU"}}) == "Hello GPU!\n");
   CHECK_THROWS_AS((void)mine.text("nope"), std::runtime_error);
   try {
@@ -93,5 +92,4 @@ TEST_CASE("template: a folder of templates, default and overridden") {
   } catch (const std::runtime_error& e) {
     CHECK(std::string(e.what()).find("who") != std::string::npos);
   }
-  std::filesystem::remove_all(dir);
 }

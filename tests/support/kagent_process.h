@@ -1,15 +1,20 @@
 // The real `kagent` binary as a user runs it, for the CLI tests: exactly the environment the
-// test gives (plus HOME, PATH and a cache folder inside the test's own folder, so a
-// developer's keys, config and caches never leak in), stdout and stderr captured to files.
+// test gives (plus HOME, PATH, a cache folder and TMPDIR inside the test's own folder, so a
+// developer's keys, config and caches never leak in and a killed run's worker logs and
+// scratch folders go with the test's folder), stdout and stderr captured to files.
 #pragma once
 
 #include <fcntl.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,10 +33,18 @@ struct KagentRun {
   }
 };
 
+// How a test talks to kagent beyond arguments and environment: text for its stdin (else
+// /dev/null), and stderr on a pseudo-terminal (as a user at a terminal sees it) instead of a file.
+struct KagentIo {
+  std::string input;
+  bool stderr_terminal = false;
+};
+
 // A started kagent in its own process group (a kill takes its workers along).
 struct KagentProcess {
   pid_t pid = -1;
   std::string out, err;  // where its output goes
+  int pty = -1;          // the terminal's master side when stderr is a terminal
 
   KagentRun wait() const {
     int ws = 0;
@@ -39,29 +52,57 @@ struct KagentProcess {
     KagentRun r;
     r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     r.out = kagent::read_file(out);
-    r.err = kagent::read_file(err);
+    r.err = pty < 0 ? kagent::read_file(err) : drain_terminal();
     return r;
+  }
+
+ private:
+  // What kagent wrote to the terminal, without the terminal's carriage returns.
+  std::string drain_terminal() const {
+    std::string text;
+    char buf[4096];
+    pollfd pfd{pty, POLLIN, 0};
+    while (::poll(&pfd, 1, 200) > 0) {
+      const ssize_t n = ::read(pty, buf, sizeof buf);
+      if (n <= 0) break;  // EIO once every writer is gone
+      for (ssize_t i = 0; i < n; ++i)
+        if (buf[i] != '\r') text += buf[i];
+    }
+    ::close(pty);
+    return text;
   }
 };
 
-// Starts KAGENT_BINARY_DIR/kagent `args` in `cwd` (which also holds HOME, the cache and the
-// captured output) with `env`.
+// Starts KAGENT_BINARY_DIR/kagent `args` in `cwd` (which also holds HOME, the cache, TMPDIR
+// and the captured output) with `env`.
 inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vector<std::string> env,
-                                  const std::string& cwd) {
+                                  const std::string& cwd, const KagentIo& io = {}) {
   KagentProcess p{-1, cwd + "/kagent.out", cwd + "/kagent.err"};
+  const std::string input = cwd + "/kagent.in";
+  if (!io.input.empty()) std::ofstream(input) << io.input;
+  int terminal = -1;
+  if (io.stderr_terminal && ::openpty(&p.pty, &terminal, nullptr, nullptr, nullptr) != 0) p.pty = -1;
   env.push_back("HOME=" + cwd);
-  bool has_cache = false;
-  for (const auto& v : env) has_cache = has_cache || v.rfind("KAGENT_CACHE_DIR=", 0) == 0;
-  if (!has_cache) env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
+  const auto given = [&env](const std::string& name) {
+    for (const auto& v : env)
+      if (v.rfind(name + "=", 0) == 0) return true;
+    return false;
+  };
+  if (!given("KAGENT_CACHE_DIR")) env.push_back("KAGENT_CACHE_DIR=" + cwd + "/cache");
+  if (!given("TMPDIR")) {
+    std::filesystem::create_directories(cwd + "/tmp");
+    env.push_back("TMPDIR=" + cwd + "/tmp");
+  }
   if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
   std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
   argv.insert(argv.end(), args.begin(), args.end());
   p.pid = ::fork();
   if (p.pid == 0) {
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
+    if (p.pty >= 0) ::close(p.pty);
     const int o = ::open(p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int e = ::open(p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    const int in = ::open("/dev/null", O_RDONLY);
+    const int e = terminal >= 0 ? terminal : ::open(p.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const int in = ::open(io.input.empty() ? "/dev/null" : input.c_str(), O_RDONLY);
     ::dup2(o, 1), ::dup2(e, 2), ::dup2(in, 0);
     std::vector<char*> av, ev;
     for (auto& a : argv) av.push_back(a.data());
@@ -71,13 +112,14 @@ inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vec
     ::execve(av[0], av.data(), ev.data());
     ::_exit(127);
   }
+  if (terminal >= 0) ::close(terminal);
   return p;
 }
 
 // Runs it to the end; sigint_after_ms > 0 sends SIGINT after that long.
 inline KagentRun run_kagent(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                            const std::string& cwd, int sigint_after_ms = 0) {
-  const KagentProcess p = spawn_kagent(args, env, cwd);
+                            const std::string& cwd, int sigint_after_ms = 0, const KagentIo& io = {}) {
+  const KagentProcess p = spawn_kagent(args, env, cwd, io);
   if (sigint_after_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(sigint_after_ms));
     ::kill(p.pid, SIGINT);

@@ -1,5 +1,5 @@
-// A fresh folder under the system's temp folder for one test, removed with everything in it
-// when the test ends: tests leave nothing behind.
+// A fresh folder under the system's temp folder ($TMPDIR) for one test, removed with
+// everything in it when the test ends: tests leave nothing behind.
 #pragma once
 
 #include <ftw.h>
@@ -20,11 +20,12 @@ class TempDir {
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }
-  // Removed with POSIX calls: in tests linked with libtorch, std::filesystem::remove_all can
-  // bind to a copy libtorch exports, which crashes.
+  // Removed with nftw, not std::filesystem::remove_all: the torch 2.11 wheel's libtorch.so
+  // exports its own std::filesystem functions, and in a test linked with it remove_all crashes.
   ~TempDir() {
-    ::nftw(path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
-           FTW_DEPTH | FTW_PHYS);
+    (void)::nftw(
+        path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

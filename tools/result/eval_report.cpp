@@ -92,8 +92,10 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
   std::string s;
   const std::string device = r.device.available ? r.device.name : "";
   s += fmt::format("kagent eval  {}{}\n", title, device.empty() ? "" : "  on " + device);
-  s += fmt::format("verdict   {}{}  {}\n", upper(to_string(r.status)), r.reason.empty() ? "" : " (" + r.reason + ")",
-                   r.message);
+  // Without a GPU nothing went wrong inside kagent: the verdict says the candidate did not run
+  // (exit status 15), not that kagent failed (INTERNAL_ERROR, 14).
+  const std::string verdict = r.reason == reason::kNoGpu ? "NOT RUN" : upper(to_string(r.status));
+  s += fmt::format("verdict   {}{}  {}\n", verdict, r.reason.empty() ? "" : " (" + r.reason + ")", r.message);
   for (const auto& line : notes) s += line + "\n";
 
   if (r.compile) {

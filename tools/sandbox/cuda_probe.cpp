@@ -106,7 +106,8 @@ CudaLayerChoice choose_cuda_layers(const SandboxPolicy& policy, const std::strin
     }
     trial.disabled.insert(kSteps[next]);
     left_out.emplace_back(kSteps[next]);
-    left_out_text += (left_out_text.empty() ? "" : ",") + std::string(kSteps[next]);
+    if (!left_out_text.empty()) left_out_text += ',';
+    left_out_text += kSteps[next];
     ++next;
   }
   choice.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

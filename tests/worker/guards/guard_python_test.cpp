@@ -8,6 +8,7 @@
 #include <map>
 
 #include "build_info.h"
+#include "temp_dir.h"
 #include "worker/guards/guard_precision.h"
 #include "worker/guards/guard_python.h"
 #include "temp_dir.h"
@@ -33,9 +34,8 @@ std::vector<GuardFinding> scan_file(const std::string& relative) {
 }
 
 std::vector<GuardFinding> scan_text(const std::string& source) {
-  const fs::path p = fs::temp_directory_path() / "kagent_guard_scan_test.py";
-  std::ofstream(p) << source;
-  return scan_kernelbench_source(py(), p.string());
+  const kagent::testing::TempDir dir("kagent-guard-scan");
+  return scan_kernelbench_source(py(), dir.write("candidate.py", source));
 }
 
 const GuardFinding* find(const std::vector<GuardFinding>& fs, const std::string& name) {
@@ -169,12 +169,12 @@ TEST_CASE("the fp64 reference: double outputs, or the reason there are none") {
   CHECK(((*truth)[0].scalar_type() == at::kDouble));
   CHECK((*truth)[0].sizes() == inputs[0].toTensor().sizes());
 
-  const fs::path casting = fs::temp_directory_path() / "kagent_guard_casting_problem.py";
-  std::ofstream(casting) << "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
+  const kagent::testing::TempDir dir("kagent-guard-casting");
+  const std::string casting = dir.write("casting_problem.py", "import torch\nimport torch.nn as nn\n\nclass Model(nn.Module):\n"
                             "    def forward(self, x):\n        return x.float() * 2\n\n"
                             "def get_inputs():\n    return [torch.randn(4, 4)]\n\n"
-                            "def get_init_inputs():\n    return []\n";
-  ProblemSession casts(py(), casting.string());
+                            "def get_init_inputs():\n    return []\n");
+  ProblemSession casts(py(), casting);
   PyRef casting_model = casts.make_model("cpu", 42);
   CHECK_FALSE(reference_fp64(py(), casting_model.get(), casts.make_inputs("cpu", 1), why));
   CHECK(why.find("float32") != std::string::npos);

@@ -10,6 +10,7 @@
 #include "common/files.h"
 #include "problem/forward_signature.h"
 #include "problem/param_listing.h"
+#include "temp_dir.h"
 #include "worker/client/worker_client.h"
 #include "kernelbench_dir.h"
 
@@ -51,9 +52,8 @@ ProblemSpec load_source(const std::string& name, const std::string& source) {
 }
 
 WorkerError load_error(const std::string& source) {
-  fs::path p = fs::temp_directory_path() / "kagent_bad_problem.py";
-  std::ofstream(p) << source;
-  auto r = shared_worker().load_problem(p.string());
+  const kagent::testing::TempDir dir("kagent-bad-problem");
+  auto r = shared_worker().load_problem(dir.write("bad_problem.py", source));
   REQUIRE(std::holds_alternative<WorkerError>(r));
   return std::get<WorkerError>(r);
 }

@@ -1,0 +1,158 @@
+#include "cli/errors.h"
+
+#include <cctype>
+#include <cstdlib>
+#include <iostream>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace kagent::cli {
+
+namespace {
+void print_line(std::string_view command, std::string_view kind, std::string_view message) {
+  std::cerr << "kagent" << (command.empty() ? "" : " ") << command << ": " << kind << ": " << message << "\n";
+}
+}  // namespace
+
+void print_error(std::string_view command, std::string_view message) { print_line(command, "error", message); }
+void print_warning(std::string_view command, std::string_view message) { print_line(command, "warning", message); }
+
+namespace {
+
+std::string command_names(CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (!names.empty()) names += ", ";
+    names += sub->get_name();
+  }
+  return names;
+}
+
+bool is_number(const std::string& s) {
+  char* end = nullptr;
+  (void)std::strtod(s.c_str(), &end);
+  return !s.empty() && end == s.c_str() + s.size();
+}
+
+// "unknown flag --x" or "unexpected argument 'x'".
+std::string unexpected(const std::string& arg) {
+  if (arg.size() > 1 && arg[0] == '-' && !is_number(arg)) return "unknown flag " + arg.substr(0, arg.find('='));
+  return "unexpected argument '" + arg + "'";
+}
+
+// The name the user typed for the option CLI11 calls `name` (-n rather than --samples).
+std::string typed_name(const CLI::App* sub, const std::string& name, const std::vector<std::string>& args) {
+  const CLI::Option* opt = sub ? sub->get_option_no_throw(name) : nullptr;
+  if (!opt) return name;
+  for (const auto& a : args) {
+    const std::string flag = a.substr(0, a.find('='));
+    if (flag.size() > 1 && flag[0] == '-' && opt->check_name(flag)) return flag;
+  }
+  return name;
+}
+
+bool numeric_option(const CLI::App* sub, const std::string& name) {
+  const CLI::Option* opt = sub ? sub->get_option_no_throw(name) : nullptr;
+  if (!opt) return false;
+  const std::string type = opt->get_type_name();
+  for (const char* t : {"INT", "UINT", "FLOAT", "NUMBER"})
+    if (type.find(t) != std::string::npos) return true;
+  return false;
+}
+
+// CLI11's message for `e`, in plain words and naming the flag as typed.
+std::string plain_words(const CLI::ParseError& e, const CLI::App* sub, const std::vector<std::string>& args) {
+  const std::string what = e.what();
+  std::smatch m;
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && std::regex_match(what, m, std::regex(R"((\S+) is required)"))) {
+    const std::string name = m[1];
+    const CLI::Option* opt = sub ? sub->get_option_no_throw(name) : nullptr;
+    if (!opt || !opt->get_positional()) return name + " is required";
+    std::string upper = name;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return "missing " + upper + (opt->get_description().empty() ? "" : ": " + opt->get_description());
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) &&
+      std::regex_match(what, m, std::regex(R"((\S+): \d+ required .* missing)")))
+    return typed_name(sub, m[1], args) + " needs a value";
+  if (dynamic_cast<const CLI::ConversionError*>(&e) &&
+      std::regex_match(what, m, std::regex(R"(Could not convert: (\S+) = (.*))"))) {
+    const bool numeric = numeric_option(sub, m[1]);
+    return typed_name(sub, m[1], args) + ": '" + m[2].str() + "' is " + (numeric ? "not a number" : "not a valid value");
+  }
+  if (dynamic_cast<const CLI::ValidationError*>(&e)) {
+    // CLI11's own range check says "Value abc not in range 1 to 10" for a word.
+    if (std::regex_match(what, m, std::regex(R"((\S+): Value (.*) not in range .*)")) && !is_number(m[2]))
+      return typed_name(sub, m[1], args) + ": '" + m[2].str() + "' is not a number";
+    if (std::regex_match(what, m, std::regex(R"((\S+): (.*))"))) return typed_name(sub, m[1], args) + ": " + m[2].str();
+  }
+  if (std::regex_search(what, m, std::regex(R"(not expected: (.*)$)"))) {
+    // CLI11 lists the arguments last first.
+    const std::string list = m[1];
+    return unexpected(list.substr(list.find_last_of(' ') + 1));
+  }
+  return what;
+}
+
+// The first of `extras` to report: a flag if there is one.
+std::string first_extra(const std::vector<std::string>& extras) {
+  for (const auto& a : extras)
+    if (a.size() > 1 && a[0] == '-' && !is_number(a)) return a;
+  return extras.front();
+}
+
+}  // namespace
+
+std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command;
+  bool help = false;
+  for (const auto& a : args) {
+    if (a == "-h" || a == "--help" || a == "--version") help = true;
+    if (!a.empty() && a[0] != '-') {
+      command = a;
+      break;
+    }
+  }
+  if (command.empty() && !help) {
+    const std::string what = args.empty() ? "no command given" : unexpected(first_extra(args)) + " before a command";
+    print_error("", what + "; the commands are " + command_names(app) + " (kagent --help)");
+    return kUsageError;
+  }
+  CLI::App* sub = nullptr;
+  if (!command.empty()) {
+    for (CLI::App* s : app.get_subcommands([](CLI::App*) { return true; }))
+      if (s->check_name(command)) sub = s;
+    if (!sub) {
+      print_error("", "unknown command '" + command + "'; the commands are " + command_names(app) + " (kagent --help)");
+      return kUsageError;
+    }
+    // Unknown arguments are collected rather than thrown, so the message can name them.
+    sub->allow_extras();
+  }
+  app.allow_extras();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // An unknown flag explains what follows from it (its value taken for a positional argument).
+    if (sub && !sub->remaining().empty()) print_error(command, unexpected(first_extra(sub->remaining())));
+    else print_error(command, plain_words(e, sub, args));
+    return kUsageError;
+  }
+  for (const CLI::App* a : {static_cast<const CLI::App*>(sub), static_cast<const CLI::App*>(&app)}) {
+    if (a && !a->remaining().empty()) {
+      print_error(command, unexpected(first_extra(a->remaining())));
+      return kUsageError;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace kagent::cli

@@ -1,0 +1,110 @@
+// Every command's usage errors, for every command `kagent --help` lists (so a new command is
+// covered the day it is added): an unknown flag, a word for each number the command takes, a
+// missing argument, an unknown command. Each gives exactly one line, "kagent <command>: error:
+// ...", naming the flag and the value in plain words, and exit status 2.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "help_text.h"
+
+using namespace kagent::testing;
+
+namespace {
+
+KagentRun run(const std::vector<std::string>& args) {
+  const TempDir dir("kagent-usage");
+  return run_kagent(args, {}, dir.str());
+}
+
+void check_usage_error(const KagentRun& r, const std::string& prefix, const std::vector<std::string>& needles) {
+  INFO(r.err);
+  CHECK(r.status == 2);
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err.rfind(prefix, 0) == 0);
+  for (const auto& n : needles) CHECK_MESSAGE(has(r.err, n), "expected \"" << n << "\"");
+  CHECK(r.out.empty());
+}
+
+}  // namespace
+
+TEST_CASE("the commands kagent lists") {
+  const auto commands = kagent_commands();
+  for (const char* c : {"eval", "solve", "llm", "report"})
+    CHECK_MESSAGE(std::find(commands.begin(), commands.end(), c) != commands.end(), c);
+}
+
+TEST_CASE("an unknown flag: one line naming it, status 2") {
+  for (const auto& command : kagent_commands()) {
+    CAPTURE(command);
+    check_usage_error(run({command, "--no-such-flag", "x"}), "kagent " + command + ": error: ",
+                      {"unknown flag --no-such-flag"});
+  }
+}
+
+TEST_CASE("a word where a number goes: one line naming the flag and the word, status 2") {
+  int numbers = 0;
+  for (const auto& command : kagent_commands()) {
+    for (const auto& opt : command_help(command).options) {
+      if (!opt.numeric()) continue;
+      for (const auto& name : opt.names) {
+        CAPTURE(command);
+        CAPTURE(name);
+        check_usage_error(run({command, name, "abc"}), "kagent " + command + ": error: ",
+                          {name + ": 'abc' is not a number"});
+        ++numbers;
+      }
+    }
+  }
+  CHECK(numbers > 20);  // the help was read: eval, solve and llm take many numbers
+}
+
+TEST_CASE("a number out of range, a fraction for a count, a value not in the list") {
+  check_usage_error(run({"solve", "-n", "0", "p.py"}), "kagent solve: error: ", {"-n: '0' is too small (at least 1)"});
+  check_usage_error(run({"solve", "--turns", "2.5", "p.py"}), "kagent solve: error: ",
+                    {"--turns: '2.5' is not a whole number"});
+  check_usage_error(run({"eval", "--timeout", "0", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--timeout: '0' must be more than 0"});
+  check_usage_error(run({"llm", "--reasoning-effort", "extreme", "hi"}), "kagent llm: error: ",
+                    {"--reasoning-effort: 'extreme' is not one of low, medium, high"});
+  check_usage_error(run({"solve", "--history", "most", "p.py"}), "kagent solve: error: ",
+                    {"--history: 'most' is not one of full, kernels, last"});
+  check_usage_error(run({"eval", "--format", "fortran", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--format: 'fortran' is not one of cuda, kernelbench"});
+  check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",
+                    {"--provider: 'gemini' is not one of openai, anthropic, replay:FILE"});
+  check_usage_error(run({"llm", "--max-attempts"}), "kagent llm: error: ", {"--max-attempts needs a value"});
+}
+
+TEST_CASE("a missing argument, an extra one") {
+  for (const auto& command : kagent_commands()) {
+    if (!command_help(command).required_positional) continue;
+    CAPTURE(command);
+    check_usage_error(run({command}), "kagent " + command + ": error: ", {"missing "});
+  }
+  check_usage_error(run({"solve"}), "kagent solve: error: ", {"missing PROBLEM"});
+  check_usage_error(run({"eval", "p.py", "k.cu", "extra"}), "kagent eval: error: ", {"unexpected argument 'extra'"});
+}
+
+TEST_CASE("an unknown command, or none: one line listing the commands, status 2") {
+  const auto commands = kagent_commands();
+  std::vector<std::string> listed(commands.begin(), commands.end());
+  auto unknown = listed;
+  unknown.push_back("unknown command 'frobnicate'");
+  check_usage_error(run({"frobnicate"}), "kagent: error: ", unknown);
+  auto none = listed;
+  none.push_back("no command given");
+  check_usage_error(run({}), "kagent: error: ", none);
+  check_usage_error(run({"--frobnicate"}), "kagent: error: ", {"unknown flag --frobnicate"});
+}
+
+TEST_CASE("--help and --version are no errors") {
+  for (const auto& command : kagent_commands()) {
+    const KagentRun r = run({command, "--help"});
+    CHECK(r.status == 0);
+    CHECK(has(r.out, "Usage:"));
+  }
+  const KagentRun v = run({"--version"});
+  CHECK(v.status == 0);
+  CHECK(has(v.out, "kagent "));
+}
