@@ -27,6 +27,14 @@ if ! "$PY" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2
   echo "setup: installing torch==2.11.0 for $PY (large download)"
   "$PY" -m pip install -q torch==2.11.0 numpy
 fi
+# The training-data and trainer packages the tests load the datasets and adapters with
+# (datasets, TRL, skyrl-gym; pytest). verl and verifiers do not install on a CPU image: their
+# adapter tests skip and say so.
+for mod_pkg in pytest:pytest datasets:datasets trl:trl skyrl_gym:skyrl-gym; do
+  "$PY" -c "import ${mod_pkg%%:*}" 2>/dev/null && continue
+  echo "setup: installing ${mod_pkg#*:} for $PY"
+  "$PY" -m pip install -q "${mod_pkg#*:}" || echo "setup: ${mod_pkg#*:} could not be installed: its tests will be skipped" >&2
+done
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
 
