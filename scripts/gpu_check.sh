@@ -30,7 +30,8 @@ if [ ! -f /usr/include/openssl/sha.h ] && [ -d .carry/include/openssl ]; then
   crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* 2>/dev/null | head -1)
   extra+=(-DOPENSSL_INCLUDE_DIR=$PWD/.carry/include -DOPENSSL_CRYPTO_LIBRARY=$crypto -DOPENSSL_SSL_LIBRARY=$crypto)
 fi
-# (Debian's cpp-httplib is not header-only, so the LLM server tests are skipped there: CI runs them.)
+# cpp-httplib (kagent serve, the LLM server tests) comes from .carry/httplib where the machine lacks it.
+[ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PY" "${extra[@]}" > "$OUT/build.log" 2>&1 &&
   cmake --build build-gpu -j "$(nproc)" -- -k 0 >> "$OUT/build.log" 2>&1
 rc=$?
