@@ -1,8 +1,11 @@
-"""verifiers: the adapter is a real MultiTurnEnv (checked where verifiers installs)."""
+"""verifiers: the adapter is a real MultiTurnEnv (checked where a verifiers with MultiTurnEnv installs)."""
 
 import pytest
 
-vf = pytest.importorskip("verifiers", reason="verifiers is not installed: it needs the prime-* sandboxes and MCP stack")
+vf = pytest.importorskip("verifiers", reason="verifiers is not installed (pip install 'verifiers[all]<0.4')")
+if not hasattr(vf, "MultiTurnEnv"):
+    pytest.skip("this verifiers has no MultiTurnEnv (0.4 moved to verifiers.v1; 0.3 needs verifiers[all])",
+                allow_module_level=True)
 
 from kagent_env.verifiers import KagentMultiTurnEnv  # noqa: E402
 

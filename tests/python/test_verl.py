@@ -5,7 +5,8 @@ import asyncio
 import pytest
 
 pytest.importorskip("verl.interactions.base",
-                    reason="verl is not installed: it pulls ray and vLLM-era pins that do not install on this CPU image")
+                    reason="verl with verl.interactions is not installed: verl 0.7.1, the last on PyPI with "
+                           "it, pins numpy<2 (this torch needs numpy 2), so it goes in its own venv")
 
 from conftest import BROKEN, GOOD, NO_CODE, TOKEN  # noqa: E402
 
