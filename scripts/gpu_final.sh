@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU checks of issue 4 for short device sessions, in two calls of under 10 minutes each:
+# The GPU checks for short device sessions, in calls of under 10 minutes each:
 #   bash scripts/gpu_final.sh part1   guard suite, Nsight Compute cross-check, profiler cost, sandbox probes
 #   bash scripts/gpu_final.sh diag    a quick look at the side-stream guard, ncu and the profiler's cost
 #   bash scripts/gpu_final.sh part2   sandbox suite, GPU verdict suite, timer and profiler GPU tests, solve replay

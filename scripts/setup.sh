@@ -23,6 +23,16 @@ if ! command -v chromium >/dev/null 2>&1; then
     echo "setup: chromium could not be installed: the report's browser test will be skipped" >&2
 fi
 
+# Slurm and munge for the sbatch script's test (tests/slurm), which starts its own cluster on
+# loopback. Not needed to build or run kagent: without them that test is skipped and says why.
+slurm_pkgs="munge slurmctld slurmd slurm-client"
+slurm_missing=$(for p in $slurm_pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+if [ -n "$slurm_missing" ]; then
+  echo "setup: installing $(echo $slurm_missing) (the Slurm test)"
+  { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $slurm_missing >/dev/null; } ||
+    echo "setup: Slurm could not be installed: the sbatch script's test will be skipped" >&2
+fi
+
 if ! "$PY" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2.11.0")' 2>/dev/null; then
   echo "setup: installing torch==2.11.0 for $PY (large download)"
   "$PY" -m pip install -q torch==2.11.0 numpy

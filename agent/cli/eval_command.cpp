@@ -79,6 +79,7 @@ int run_eval(const EvalArgs& a) {
   if (got.reason == reason::kNoGpu)
     std::cerr << "kagent eval: no CUDA device visible" << (got.compile ? " (the candidate compiled)" : "")
               << "; cannot evaluate\n";
+  if (const std::string w = shared_gpu_warning(got); !w.empty()) std::cerr << "kagent eval: warning: " << w << "\n";
   return finish(a, got, title, started_s);
 }
 

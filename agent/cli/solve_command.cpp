@@ -18,6 +18,7 @@
 #include "llm/cancel.h"
 #include "llm/llm_config.h"
 #include "loop/problem_run.h"
+#include "result/eval_report.h"
 #include "report/report_writer.h"
 
 namespace kagent::cli {
@@ -153,6 +154,15 @@ int run_solve(SolveArgs a) {
   } else if (!a.quiet && !a.json) {
     std::cout << "report    kagent report " << store->dir().string() << "  (or --report: " << page.string() << ")\n";
   }
+  // Once per run: timings taken while another process used the GPU.
+  bool warned = false;
+  for (const auto& s : out.samples)
+    for (const auto& turn : s.trajectory.turns)
+      if (!warned && turn.eval)
+        if (const std::string w = shared_gpu_warning(*turn.eval); !w.empty()) {
+          std::cerr << "kagent solve: warning: " << w << "\n";
+          warned = true;
+        }
   if (out.aborted) std::cerr << "kagent solve: error: " << out.aborted->what() << "\n";
   for (const auto& s : out.samples)
     if (!s.interrupted.empty() && !out.aborted) std::cerr << "kagent solve: sample " << s.trajectory.sample

@@ -197,12 +197,17 @@ nlohmann::json to_json(const SuiteFilter& f) {
 }
 
 int shard_of(const std::string& name, int count) {
-  // FNV-1a, 64 bit: stable across platforms and runs (std::hash is neither).
+  // FNV-1a, 64 bit: stable across platforms and runs (std::hash is neither). Its low bits
+  // depend only on the characters' low bits, so splitmix64's finaliser mixes it before the
+  // modulo: without it, names spread unevenly over a power-of-two count.
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : name) {
     h ^= c;
     h *= 1099511628211ull;
   }
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+  h ^= h >> 31;
   return static_cast<int>(h % static_cast<uint64_t>(count));
 }
 

@@ -1,4 +1,4 @@
-// What the model sees of earlier turns (issue 5's history policies). The message list is the
+// What the model sees of earlier turns (the history policies). The message list is the
 // loop's state; this decides how much of it goes into the next request:
 //   full     every earlier answer whole, reasoning included (as <think>...</think>)
 //   kernels  every earlier turn's code and feedback, no reasoning or prose (Kevin's way; default)

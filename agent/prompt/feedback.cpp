@@ -177,7 +177,7 @@ json feedback_variables(const EvalResult& r, const ProblemSpec* spec, const Feed
     v["timing"] = tj;
   }
 
-  // profile (issue 4 fills EvalResult::profile; a string, or an object with "text")
+  // profile (the profiler fills EvalResult::profile; a string, or an object with "text")
   std::string profile;
   if (r.profile.is_string()) profile = r.profile.get<std::string>();
   else if (r.profile.is_object() && r.profile.contains("text") && r.profile["text"].is_string())

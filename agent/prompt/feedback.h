@@ -1,4 +1,4 @@
-// EvalResult -> the variables of prompts/feedback.txt (DESIGN "Feedback to the model").
+// EvalResult -> the variables of prompts/feedback.txt (docs/evaluation.md, "Feedback to the model").
 // Numbers arrive pre-formatted as strings; long texts are cut with a stated marker.
 #pragma once
 

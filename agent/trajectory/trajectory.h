@@ -1,7 +1,7 @@
 // Trajectory: the record of one sample of one problem — every turn the model took, what
 // it was sent and answered, the verdict on its code, tokens, latency and reward. One
-// finished trajectory is one JSON line of runs/<run>/trajectories.jsonl (DESIGN.md,
-// "Trajectories and training data"); curate and rollout read these lines back.
+// finished trajectory is one JSON line of runs/<run>/trajectories.jsonl (docs/solve.md,
+// "The run folder"); curate and rollout read these lines back.
 // Plain data with JSON in and out; no torch, no CUDA, no LLM client types.
 #pragma once
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kagent evaluation benchmark (issue 2), run on the GPU machine by scripts/gpu_check.sh bench.
+"""kagent evaluation benchmark, run on the GPU machine by scripts/gpu_check.sh bench.
 
 Measures, in one run, side by side:
   1. compile time of typical native candidates (examples/*.cu), cache cold, median;

@@ -1,4 +1,4 @@
-// profiler_cost: what the profile phase adds to an evaluation (issue 4; target: under +30%).
+// profiler_cost: what the profile phase adds to an evaluation (target: under +30%).
 //
 // Per example (examples/<name>.py with its .cu), side by side in one run so that machine drift
 // hits both alike:

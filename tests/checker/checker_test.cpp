@@ -8,6 +8,7 @@
 
 #include "checker/compare.h"
 #include "checker/tolerance.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using kagent::compare_output;
 using kagent::OutputCheck;
@@ -111,9 +112,38 @@ TEST_CASE("values off: errors, worst index, count and samples") {
   CHECK(r.samples[1].index == Index{2, 0, 1});
   CHECK(r.samples[1].got == 41.5);
   CHECK(r.samples[1].expected == 41.0);
-  CHECK(r.message.find("2 of 60 elements outside tolerance") != std::string::npos);
+  CHECK(r.message.find("2 of 60 elements (3.33%) outside tolerance") != std::string::npos);
   CHECK(r.message.find("[1, 2, 3]") != std::string::npos);
   MESSAGE(r.message);
+}
+
+TEST_CASE("relative error is reported only where the reference is larger than atol") {
+  // A correct conv: a tiny absolute error next to a reference of ~1e-11 must not read as 1e4.
+  const auto e = at::tensor({1e-11f, 1.0f, -2.0f});
+  const auto g = at::tensor({1e-7f, 1.0001f, -2.0f});
+  const OutputCheck r = compare_output(g, e, 0, {});
+  CHECK(r.ok);
+  CHECK(r.max_abs_error == doctest::Approx(1e-4).epsilon(1e-3));
+  CHECK(r.max_rel_error == doctest::Approx(1e-4).epsilon(1e-2));
+}
+
+TEST_CASE("a large output is compared in chunks: counts, worst element and samples across chunk borders") {
+  const int64_t n = (int64_t{1} << 25) + 7;  // two full chunks and a bit
+  const auto e = at::zeros({n}, at::kFloat);
+  auto g = e.clone();
+  const int64_t marks[] = {3, (int64_t{1} << 24) - 1, int64_t{1} << 24, n - 1};
+  const float values[] = {0.5f, 4.0f, 2.0f, 1.0f};
+  for (int i = 0; i < 4; ++i) g[marks[i]] = values[i];
+  const OutputCheck r = compare_output(g, e, 0, {}, 3);
+  CHECK_FALSE(r.ok);
+  CHECK(r.mismatched == 4);
+  CHECK(r.max_abs_error == 4.0);
+  CHECK(r.worst_index == Index{(int64_t{1} << 24) - 1});
+  REQUIRE(r.samples.size() == 3);
+  CHECK(r.samples[0].got == 4.0);
+  CHECK(r.samples[1].index == Index{int64_t{1} << 24});
+  CHECK(r.samples[2].got == 1.0);
+  CHECK(r.numel == n);
 }
 
 TEST_CASE("worst index points at the worst failure, not at a larger error that is within tolerance") {

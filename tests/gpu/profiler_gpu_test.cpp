@@ -24,6 +24,7 @@
 #include "profiler_kernels.h"
 #include "cuda/cuda_error.h"
 #include "timer/l2_flush.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using namespace kagent::profiler;
 using kagent_probe::LaunchInfo;

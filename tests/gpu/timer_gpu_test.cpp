@@ -20,6 +20,7 @@
 #include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
 #include "timer/l2_flush.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using kagent::testing::skip_without_gpu;
 

@@ -99,8 +99,8 @@ TEST_CASE("the table and the CSV carry every metric, k in numeric order") {
   std::vector<SampleOutcomeRow> rows;
   for (int s = 0; s < 16; ++s) {
     SampleOutcomeRow r;
-    r.problem = "p";
-    r.level = "1";
+    r.problem.assign(1, 'p');  // not `= "p"`: GCC 12 reports a false -Wrestrict on that
+    r.level.assign(1, '1');
     r.correct = s < 4;
     if (r.correct) r.speedup_eager = 1.5, r.speedup_compiled = 0.9, r.fast1_turn_eager = 1;
     rows.push_back(r);

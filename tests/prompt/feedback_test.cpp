@@ -1,4 +1,4 @@
-// EvalResult -> feedback text: what each verdict shows, the limits, DESIGN's section order.
+// EvalResult -> feedback text: what each verdict shows, the limits, the documented section order.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -165,7 +165,7 @@ TEST_CASE("feedback: a correct but slow kernel gives timings and speedups") {
   CHECK(has(text, "compute bound"));
 }
 
-TEST_CASE("feedback: sections come in DESIGN's order") {
+TEST_CASE("feedback: sections come in the documented order") {
   EvalResult r = correct_slow_result();
   // a result carrying every section at once (not a real verdict, but it pins the order)
   r.runtime_error = "CUDA error: an illegal memory access was encountered";

@@ -2,6 +2,8 @@
 // when the test ends: tests leave nothing behind.
 #pragma once
 
+#include <ftw.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <filesystem>
@@ -18,9 +20,11 @@ class TempDir {
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }
+  // Removed with POSIX calls: in tests linked with libtorch, std::filesystem::remove_all can
+  // bind to a copy libtorch exports, which crashes.
   ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
+    ::nftw(path_.c_str(), [](const char* p, const struct stat*, int, struct FTW*) { return ::remove(p); }, 16,
+           FTW_DEPTH | FTW_PHYS);
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "timer/statistics.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 namespace stats = kagent::stats;
 using V = std::vector<double>;

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include "timer/stopping_criterion.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using kagent::AnyOf;
 using kagent::CapCriterion;

@@ -21,15 +21,17 @@ namespace kagent {
 //      A non-finite candidate value where the reference is finite -> reason::kNonFinite;
 //      any other failing element                                   -> reason::kValues.
 // Reported: max abs error and max rel error over the elements where both values are finite
-// (rel error only where the reference is non-zero: near zero only the absolute error means
-// anything), `mismatched` = failing elements (non-finite ones included), `samples` = up to
+// (rel error only where |reference| > atol: near zero only the absolute error means anything),
+// `mismatched` = failing elements (non-finite ones included; the message gives their share),
+// `samples` = up to
 // max_samples failing elements, worst first (non-finite first, then by abs error), and
 // `worst_index` = the first sample, or where the abs error is largest when all pass.
 // Complex values are compared by magnitude of the difference; samples show magnitudes.
 //
 // Runs on the tensors' device (the candidate's output is moved to the reference's device
-// when they differ) in float64 with a handful of kernels; only a few scalars and the
-// samples are copied to the host. Works on CPU tensors.
+// when they differ) in float64, a chunk of 16M elements at a time, so its temporaries stay
+// near 1 GB whatever the output's size; only a few scalars per chunk and the samples are
+// copied to the host. Works on CPU tensors.
 OutputCheck compare_output(const at::Tensor& got, const at::Tensor& expected, int output_index,
                            const ToleranceConfig& tolerances = {}, int max_samples = 5);
 

@@ -11,6 +11,7 @@ void to_json(nlohmann::json& j, const DeviceInfo& d) {
   }
   j = {{"available", true},
        {"name", d.name},
+       {"uuid", d.uuid},
        {"compute_capability", {d.cc_major, d.cc_minor}},
        {"sms", d.sms},
        {"memory_bytes", d.memory_bytes},
@@ -29,6 +30,7 @@ void from_json(const nlohmann::json& j, DeviceInfo& d) {
   if (!j.is_object() || !get_or(j, "available", false)) return;
   d.available = true;
   d.name = get_or<std::string>(j, "name", "");
+  d.uuid = get_or<std::string>(j, "uuid", "");
   if (j.contains("compute_capability") && j["compute_capability"].is_array() && j["compute_capability"].size() == 2) {
     d.cc_major = j["compute_capability"][0].get<int>();
     d.cc_minor = j["compute_capability"][1].get<int>();

@@ -14,6 +14,7 @@ namespace kagent {
 struct DeviceInfo {
   bool available = false;  // false: no CUDA device visible (the other fields are empty)
   std::string name;        // "NVIDIA H200"
+  std::string uuid;        // NVML's "GPU-5c0f...": the orchestrator watches the GPU through it
   int cc_major = 0, cc_minor = 0;
   int sms = 0;
   int64_t memory_bytes = 0;

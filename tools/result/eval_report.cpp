@@ -76,6 +76,17 @@ std::string render_phases(const EvalResult& r) {
 
 }  // namespace
 
+std::string shared_gpu_warning(const EvalResult& r) {
+  if (!r.timing || !r.timing->contention || !r.timing->contention->shared) return "";
+  const auto& c = *r.timing->contention;
+  std::string others;
+  for (size_t i = 0; i < c.others.size() && i < 3; ++i) others += (i ? ", " : "") + c.others[i];
+  if (c.others.size() > 3) others += fmt::format(" and {} more", c.others.size() - 3);
+  return fmt::format("timings were taken on a shared GPU ({} used it too): they may be slow, and the baselines "
+                     "measured were not cached",
+                     others);
+}
+
 std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose) {
   std::string s;
   const std::string device = r.device.available ? r.device.name : "";
@@ -124,6 +135,15 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, bo
     if (t.speedup_eager) sp += fmt::format("{:.2f}x over eager", *t.speedup_eager);
     if (t.speedup_compiled) sp += fmt::format("{}{:.2f}x over torch.compile", sp.empty() ? "" : ", ", *t.speedup_compiled);
     if (!sp.empty()) s += "speedup   " + sp + (t.baseline_cache_hit ? "  (baselines cached)" : "") + "\n";
+    if (t.contention && t.contention->known) {
+      const auto& c = *t.contention;
+      const std::string clocks =
+          c.sm_clock_mhz_before && c.sm_clock_mhz_after
+              ? fmt::format(", SM clock {} -> {} MHz", *c.sm_clock_mhz_before, *c.sm_clock_mhz_after)
+              : "";
+      s += c.shared ? "gpu       SHARED: " + shared_gpu_warning(r) + clocks + "\n"
+                    : "gpu       no other process used it" + clocks + "\n";
+    }
   }
   s += render_guard_lines(r);
   if (r.profile.is_object() && r.profile.contains("text") && r.profile["text"].is_string())

@@ -13,6 +13,10 @@ namespace kagent {
 std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose = false);
 
 
+// The one line a command prints when timings were taken while another process used the GPU
+// ("timings were taken on a shared GPU: pid 4242 (python3) used it too; ..."); empty otherwise.
+std::string shared_gpu_warning(const EvalResult& r);
+
 // Fixed-width summaries reused by other reports.
 std::string format_ms(double ms);
 std::string format_index(const std::vector<int64_t>& index);

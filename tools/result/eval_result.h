@@ -152,10 +152,11 @@ struct PhaseRecord {
   std::string name;
   double seconds = 0;
   int64_t peak_gpu_bytes = 0;  // 0 where no GPU memory was measured
-  std::string failure;         // "" | kFailureCandidate | kFailureEvaluator
+  std::string failure;         // "" | kFailureCandidate | kFailureEvaluator | kFailureProblem
 };
-inline constexpr const char* kFailureCandidate = "candidate";
-inline constexpr const char* kFailureEvaluator = "evaluator";
+inline constexpr const char* kFailureCandidate = "candidate";  // its verdict (wrong, rejected, runtime_error, ...)
+inline constexpr const char* kFailureEvaluator = "evaluator";  // kagent's own step: internal_error
+inline constexpr const char* kFailureProblem = "problem";      // the problem file: problem_error
 
 struct EvalResult {
   Status status = Status::InternalError;
@@ -167,7 +168,7 @@ struct EvalResult {
   std::optional<Correctness> correctness;
   std::optional<Timing> timing;
   DeviceInfo device;           // the worker's GPU
-  nlohmann::json profile;      // filled by the profiler (issue 4); null when absent
+  nlohmann::json profile;      // filled by the profile phase; null when absent
   std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
   std::vector<PhaseRecord> phases;  // in the order they ran
   int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against

@@ -1,4 +1,4 @@
-// measure_cold: time a runner on the GPU the way the verdict needs it (DESIGN.md,
+// measure_cold: time a runner on the GPU the way the verdict needs it (docs/evaluation.md,
 // "Evaluation method"): warm-up, L2 flushed before every iteration, CUDA events, samples
 // until the stopping criterion is satisfied, device-wide completion.
 #pragma once

@@ -8,6 +8,7 @@
 #include "worker/guards/guard_kernels.h"
 #include "worker/protocol/guard_options.h"
 #include "worker/guards/guard_side_stream.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using namespace kagent;
 using namespace kagent::worker;

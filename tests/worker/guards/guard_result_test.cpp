@@ -5,6 +5,7 @@
 #include "result/eval_report.h"
 #include "result/eval_result.h"
 #include "result/exit_status.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using namespace kagent;
 

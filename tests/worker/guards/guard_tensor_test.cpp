@@ -13,6 +13,7 @@
 #include "worker/guards/guard_inputs.h"
 #include "worker/guards/guard_poison.h"
 #include "worker/guards/guard_precision.h"
+#include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
 using namespace kagent;
 using namespace kagent::worker;
@@ -81,47 +82,36 @@ TEST_CASE("the poison pattern is all-ones bits, which arithmetic NaNs are not") 
   CHECK(poisoned_elements(at::full({4}, -1, at::kInt)) == 0);  // integers: -1 is just a value
 }
 
-TEST_CASE("relative L2 error over the finite elements") {
-  const at::Tensor truth = at::tensor({3.0, 4.0}, at::kDouble);
-  CHECK(*relative_l2_error(at::tensor({3.0f, 4.5f}), truth) == doctest::Approx(0.1));
-  CHECK(*relative_l2_error(truth, truth) == 0.0);
-  const at::Tensor with_inf = at::tensor({3.0, 4.0, INFINITY}, at::kDouble);
-  CHECK(*relative_l2_error(at::tensor({3.0f, 4.5f, INFINITY}), with_inf) == doctest::Approx(0.1));
-  CHECK_FALSE(relative_l2_error(at::zeros({3}), at::zeros({3}, at::kDouble)));
-  CHECK_FALSE(relative_l2_error(at::zeros({2}), at::zeros({3}, at::kDouble)));
+TEST_CASE("mean relative error over the elements that are not near zero") {
+  const at::Tensor truth = at::tensor({10.0, -20.0, 1e-9, INFINITY}, at::kDouble);
+  // rms over the finite elements is ~12.9: 1e-9 is under a tenth of it and left out, inf too.
+  const auto e = mean_relative_error(at::tensor({11.0f, -20.0f, 5.0f, 0.0f}), truth);
+  REQUIRE(e);
+  CHECK(*e == doctest::Approx(0.05));
+  CHECK(*mean_relative_error(truth, truth) == 0.0);
+  CHECK_FALSE(mean_relative_error(at::zeros({3}), at::zeros({3}, at::kDouble)));
+  CHECK_FALSE(mean_relative_error(at::zeros({2}), at::zeros({3}, at::kDouble)));
 }
 
-TEST_CASE("the precision rule: far above eager's error and above the floor") {
-  CHECK(precision_lowered(2e-3, 2.5e-7, 64, 1e-5));   // bf16 inputs
-  CHECK(precision_lowered(2.8e-4, 2.5e-7, 64, 1e-5)); // TF32 / fp16 inputs
-  CHECK(precision_lowered(2e-4, 0.0, 64, 1e-5));      // eager exact, candidate not
-  CHECK_FALSE(precision_lowered(1.1e-6, 2.6e-7, 64, 1e-5));  // another fp32 summation order
-  CHECK_FALSE(precision_lowered(8.5e-7, 8.6e-8, 64, 1e-5));  // the worst fp32 order, all-positive products (9.9x)
-  CHECK_FALSE(precision_lowered(5.4e-6, 8.6e-8, 64, 1e-5));  // TF32 on all-positive products: under the floor
-  CHECK_FALSE(precision_lowered(3e-5, 1e-6, 64, 1e-5));      // 30x: within the ratio
-}
-
-TEST_CASE("precision_lowered on emulated GEMMs: fp32 in another order passes, bf16 inputs are caught") {
-  at::manual_seed(7);
-  const int64_t M = 64, K = 517, N = 48;
-  const at::Tensor x = at::rand({M, K});
-  const double bound = 1.0 / std::sqrt(static_cast<double>(K));  // nn.Linear's init: zero-mean weights
-  const at::Tensor w = at::rand({N, K}) * (2 * bound) - bound;
-  const at::Tensor truth = at::matmul(x.to(at::kDouble), w.to(at::kDouble).t());
-  const at::Tensor eager = at::matmul(x, w.t());
-  at::Tensor tiled = at::zeros({M, N});
-  for (int64_t k0 = 0; k0 < K; k0 += 16)  // one partial product per K tile, summed in order
-    tiled += at::matmul(x.slice(1, k0, std::min(K, k0 + 16)), w.slice(1, k0, std::min(K, k0 + 16)).t());
-  const at::Tensor bf16 = at::matmul(x.to(at::kBFloat16).to(at::kFloat), w.to(at::kBFloat16).to(at::kFloat).t());
-
-  CHECK_FALSE(check_precision({tiled}, {eager}, {truth}, 64, 1e-5));
-  CHECK_FALSE(check_precision({eager}, {eager}, {truth}, 64, 1e-5));
-  const auto f = check_precision({bf16}, {eager}, {truth}, 64, 1e-5);
-  REQUIRE(f);
-  CHECK(f->name == "precision_lowered");
-  CHECK(f->message.find("output 0") != std::string::npos);
-  // Outputs the reference gives in float64 (or integers) are not judged.
-  CHECK_FALSE(check_precision({bf16.to(at::kDouble)}, {eager.to(at::kDouble)}, {truth}, 64, 1e-5));
+TEST_CASE("the precision rules: explained by rounded inputs, or far above eager and the floor") {
+  const GuardOptions o;
+  // Honest fp32 (another summation order): near eager, nothing to explain.
+  CHECK_FALSE(precision_lowered({4.1e-7, 4.0e-7, {}}, o));
+  CHECK_FALSE(worth_explaining({4.1e-7, 4.0e-7, {}}, o));
+  // fp16 inputs of a GEMM: 1100x eager, and a truth on rounded inputs explains it.
+  CHECK(precision_lowered({4.8e-4, 4.1e-7, {{"inputs rounded to fp16/TF32", 4e-7}}}, o));
+  // bf16 conv against eager's TF32 conv: only 8x, yet explained.
+  const PrecisionErrors conv{3.8e-3, 4.8e-4, {{"inputs and parameters rounded to bf16", 4.5e-4}}};
+  REQUIRE(worth_explaining(conv, o));
+  const auto why = precision_lowered(conv, o);
+  REQUIRE(why);
+  CHECK(why->find("bf16") != std::string::npos);
+  // The same errors without a matching hypothesis: 8x is within the ratio.
+  CHECK_FALSE(precision_lowered({3.8e-3, 4.8e-4, {{"inputs rounded to bf16", 3.9e-3}}}, o));
+  // Half-precision outputs or sums (no input hypothesis fits): far above eager and the floor.
+  CHECK(precision_lowered({2.4e-4, 4e-7, {{"inputs rounded to fp16/TF32", 2.5e-4}}}, o));
+  // Tiny errors are not judged on the ratio of two tiny numbers.
+  CHECK_FALSE(precision_lowered({5e-5, 1e-7, {}}, o));
 }
 
 TEST_CASE("first_mismatch: output count first, then values with the evaluation's tolerance") {

@@ -12,8 +12,8 @@ using namespace kagent;
 namespace fs = std::filesystem;
 
 namespace {
-// KernelBench's problems live beside the checkout (../shared/kernelbench); a device run
-// carries a copy and names it in KAGENT_KERNELBENCH_DIR.
+// KernelBench's problems: the folder the build names (KAGENT_KERNELBENCH_DIR, see
+// tests/CMakeLists.txt), or a carried copy named by the environment variable of that name.
 std::string kernelbench_dir() {
   const char* env = std::getenv("KAGENT_KERNELBENCH_DIR");
   return env && *env ? env : KAGENT_KERNELBENCH_DIR;

@@ -151,11 +151,24 @@ std::optional<WorkerError> WorkerClient::start_once() {
     cuda_checked_ = true;
   }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
+  if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
+    gpu_watch_tried_ = true;
+    gpu_watch_ = GpuWatch::open(device_.uuid);
+  }
   return std::nullopt;
 }
 
+std::set<pid_t> WorkerClient::own_processes() const {
+  std::set<pid_t> own;
+  if (!proc_) return own;
+  own.insert(proc_->pid());
+  for (pid_t p : sandbox::descendants_of(proc_->pid())) own.insert(p);
+  return own;
+}
+
 template <class Request>
-WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milliseconds timeout) {
+WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milliseconds timeout,
+                                          ContentionRecorder* contention) {
   const int id = next_id_++;
   try {
     write_json_line(proc_->request_fd(), protocol::request_line(req, id));
@@ -165,17 +178,26 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
   }
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const bool watch_memory = policy_ && policy_->allows(sandbox::mechanism::kWatchdog);
+  const bool watch_gpu = contention != nullptr && gpu_watch_;
+  const auto poll = watch_gpu && !watch_memory ? opts_.contention_poll
+                    : watch_gpu                ? std::min(opts_.memory_poll, opts_.contention_poll)
+                                               : opts_.memory_poll;
+  auto next_look = std::chrono::steady_clock::now();
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return {Reply::Kind::Timeout, {}, {}};
     JsonLineReader::Result msg;
     try {
       // Short reads while the memory watchdog runs: it looks at the worker between them.
-      msg = reader_->read(watch_memory ? std::min(left, opts_.memory_poll) : left);
+      msg = reader_->read(watch_memory || watch_gpu ? std::min(left, poll) : left);
     } catch (const std::exception& e) {  // garbage on the protocol pipe
       return {Reply::Kind::Died, {}, e.what()};
     }
     if (msg.state == JsonLineReader::State::Timeout) {
+      if (watch_gpu && std::chrono::steady_clock::now() >= next_look) {
+        contention->look(own_processes());
+        next_look = std::chrono::steady_clock::now() + opts_.contention_poll;
+      }
       if (watch_memory) {
         // The worker, its monitor and everything a candidate forked, orphans included.
         if (auto held = sandbox::tree_memory_over(proc_->pid(), policy_->memory_bytes))
@@ -232,6 +254,9 @@ namespace {
 void store_baselines(const std::string& problem_path, const DeviceInfo& device, const EvalOptions& options,
                      const Timing& t) {
   if (options.cache_dir.empty() || t.baseline_cache_hit || (!t.eager && !t.compiled)) return;
+  // Measured while another process used the GPU: a slowdown with little noise, which no
+  // stopping rule sees. Never cached; the next measurement on an idle GPU is.
+  if (t.contention && t.contention->shared) return;
   BaselineEntry entry{t.eager, t.compiled, {}};
   // Asked for and absent means torch.compile failed; the entry says so, so that it is not
   // retried on every evaluation (the reply does not carry the error text).
@@ -247,7 +272,10 @@ void store_baselines(const std::string& problem_path, const DeviceInfo& device, 
 
 std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, const EvalOptions& options) {
   if (ensure_started()) return std::nullopt;
-  Reply r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout);
+  ContentionRecorder contention(gpu_watch_.get());
+  contention.start(own_processes());
+  Reply r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout, &contention);
+  const GpuContention seen = contention.finish(own_processes());
   if (r.kind != Reply::Kind::Ok) {
     if (r.kind != Reply::Kind::Error) stop();  // hung or died: the next request starts afresh
     return std::nullopt;
@@ -257,6 +285,7 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
   t.eager = b.eager;
   t.compiled = b.compiled;
   t.baseline_cache_hit = b.cache_hit;
+  if (gpu_watch_) t.contention = seen;
   store_baselines(problem_path, device_, options, t);
   return t;
 }
@@ -275,7 +304,10 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
   auto timeout = opts_.request_timeout +
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
-  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout);
+  ContentionRecorder contention(gpu_watch_.get());
+  contention.start(own_processes());
+  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout, &contention);
+  const GpuContention seen = contention.finish(own_processes());
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
     auto size = fs::file_size(opts_.log_path);
@@ -285,6 +317,7 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   switch (r.kind) {
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
+      if (result.timing && gpu_watch_) result.timing->contention = seen;
       if (result.status == Status::Correct && result.timing) store_baselines(problem_path, device_, options, *result.timing);
       if (r.body.value("fatal", false)) {
         result.worker_log_tail = candidate_log();

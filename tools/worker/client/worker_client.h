@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "result/device_info.h"
 #include "result/eval_result.h"
 #include "worker/protocol/eval_options.h"
+#include "worker/client/gpu_watch.h"
 #include "worker/protocol/protocol.h"
 #include "sandbox/sandbox_policy.h"
 
@@ -35,6 +37,8 @@ struct WorkerOptions {
   // worker gets a fresh scratch folder (under policy.scratch when set), removed when it stops.
   std::optional<sandbox::SandboxPolicy> sandbox;
   std::chrono::milliseconds memory_poll{100};  // how often the memory watchdog reads the worker's memory
+  // How often NVML is asked who else uses the GPU during a timed request (0: never).
+  std::chrono::milliseconds contention_poll{250};
 };
 
 // A request the worker answered with an error (problem failed to load, bad request).
@@ -78,8 +82,10 @@ class WorkerClient {
   };
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();
+  // `contention`, when given, looks at the GPU while the worker works.
   template <class Request>
-  Reply request(const Request& req, std::chrono::milliseconds timeout);
+  Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
+  std::set<pid_t> own_processes() const;  // the worker's tree, which NVML must not count as others'
   void stop();
   std::string log_tail(size_t bytes = 2000) const;
 
@@ -87,6 +93,8 @@ class WorkerClient {
   std::unique_ptr<Subprocess> proc_;
   std::unique_ptr<JsonLineReader> reader_;
   DeviceInfo device_;
+  std::unique_ptr<GpuWatch> gpu_watch_;  // opened once the first worker named its GPU
+  bool gpu_watch_tried_ = false;
   int next_id_ = 1;
   int restarts_ = -1;  // the first start is not a restart
   std::optional<sandbox::SandboxPolicy> policy_;  // resolved at the first start

@@ -22,7 +22,7 @@ std::optional<GuardFinding> check_fresh_values(ProblemSession& problem, Runner& 
     ++rewritten;
   }
   if (rewritten == 0) return std::nullopt;
-  const std::vector<at::Tensor> expected = call_reference(reference, timing_inputs);
+  const std::vector<at::Tensor> expected = call_reference(reference, clone_values(timing_inputs));
   const std::vector<at::Tensor> got = call_candidate(candidate, timing_inputs);
   if (const auto bad = first_mismatch(got, expected, tolerance))
     return GuardFinding{guard::kCachedResults, kGuardReject,

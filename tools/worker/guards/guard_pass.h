@@ -1,4 +1,4 @@
-// The reward-hack guards of one evaluation, in the order DESIGN.md gives them a place:
+// The reward-hack guards of one evaluation, in the order the evaluation gives them a place (docs/evaluation.md):
 //   construction (before the candidate loads): snapshot of what a candidate could tamper with;
 //   before_timing (after correctness passed): the static checks of the candidate's source and
 //     of tampering, then ONE guard run on fresh inputs that feeds most guards at once (a traced

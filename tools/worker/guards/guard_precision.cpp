@@ -3,35 +3,62 @@
 #include <cmath>
 
 #include <ATen/ops/where.h>
-#include <ATen/ops/zeros_like.h>
 #include <fmt/format.h>
 
-#include "worker/protocol/guard_options.h"
+#include "worker/service/calls.h"
 
 namespace kagent::worker {
 
-std::optional<double> relative_l2_error(const at::Tensor& got_in, const at::Tensor& truth_in) {
+namespace {
+
+PyRef list_of(const Values& values) {
+  PyRef list = check(PyList_New(static_cast<Py_ssize_t>(values.size())));
+  for (size_t i = 0; i < values.size(); ++i) {
+    PyRef item = to_python(values[i]);
+    Py_INCREF(item.get());  // SET_ITEM steals the reference `item` still owns
+    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), item.get());
+  }
+  return list;
+}
+
+PyRef str(const std::string& s) { return check(PyUnicode_FromString(s.c_str())); }
+
+// The rounding hypotheses that lose precision against `dtype`.
+std::vector<std::string> roundings_for(at::ScalarType dtype) {
+  if (dtype == at::kFloat || dtype == at::kDouble) return {"tf32", "bfloat16"};
+  if (dtype == at::kHalf) return {"bfloat16"};
+  return {};
+}
+
+bool has_floating(const Values& values) {
+  for (const auto& v : values)
+    if (v.isTensor() && v.toTensor().is_floating_point()) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<double> mean_relative_error(const at::Tensor& got_in, const at::Tensor& truth_in) {
   if (!got_in.defined() || !truth_in.defined() || got_in.sizes() != truth_in.sizes() || truth_in.numel() == 0)
     return std::nullopt;
-  const at::Tensor truth = truth_in.detach().to(at::kDouble);
-  const at::Tensor got = got_in.detach().to(truth.device(), at::kDouble);
+  const at::Tensor truth = truth_in.detach().to(at::kDouble).reshape(-1);
+  const at::Tensor got = got_in.detach().to(truth.device(), at::kDouble).reshape(-1);
   const at::Tensor finite = got.isfinite().logical_and(truth.isfinite());
-  const at::Tensor zero = at::zeros_like(truth);
-  const double truth_norm = at::where(finite, truth, zero).norm().item<double>();
-  if (!(truth_norm > 0) || !std::isfinite(truth_norm)) return std::nullopt;
-  const double diff_norm = at::where(finite, got.sub(truth), zero).norm().item<double>();
-  return diff_norm / truth_norm;
+  const at::Tensor t = at::where(finite, truth, 0.0);
+  const double rms = t.pow(2).mean().sqrt().item<double>();
+  if (!(rms > 0) || !std::isfinite(rms)) return std::nullopt;
+  const at::Tensor counted = finite.logical_and(truth.abs().gt(0.1 * rms));
+  const double n = counted.sum().item<double>();
+  if (n == 0) return std::nullopt;
+  const at::Tensor rel = at::where(counted, got.sub(truth).abs().div(truth.abs()), 0.0);
+  return rel.sum().item<double>() / n;
 }
 
 std::optional<std::vector<at::Tensor>> reference_fp64(PythonRuntime& py, PyObject* model, const Values& inputs,
-                                                      std::string& why) {
-  PyRef list = check(PyList_New(static_cast<Py_ssize_t>(inputs.size())));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    PyRef item = to_python(inputs[i]);
-    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), item.get());
-    Py_INCREF(item.get());  // SET_ITEM steals the reference `item` still owns
-  }
-  PyRef out = py.call(PyFn::ReferenceFp64, {PyRef::borrow(model), list});
+                                                      std::string& why, const std::string& rounding,
+                                                      const std::string& scope) {
+  PyRef out = py.call(PyFn::ReferenceFp64, {PyRef::borrow(model), list_of(inputs),
+                                            rounding.empty() ? PyRef::borrow(Py_None) : str(rounding), str(scope)});
   if (PyUnicode_Check(out.get())) {
     why = to_std_string(out.get());
     return std::nullopt;
@@ -39,25 +66,94 @@ std::optional<std::vector<at::Tensor>> reference_fp64(PythonRuntime& py, PyObjec
   return outputs_from_python(out.get());
 }
 
-bool precision_lowered(double candidate_error, double eager_error, double ratio, double floor) {
-  return candidate_error > floor && candidate_error > ratio * eager_error;
+bool worth_explaining(const PrecisionErrors& e, const GuardOptions& opts) {
+  return e.candidate > 1e-6 && e.candidate > opts.precision_excess * e.eager;
 }
 
-std::optional<GuardFinding> check_precision(const std::vector<at::Tensor>& candidate,
-                                            const std::vector<at::Tensor>& eager,
-                                            const std::vector<at::Tensor>& truth, double ratio, double floor) {
-  for (size_t i = 0; i < candidate.size() && i < eager.size() && i < truth.size(); ++i) {
+namespace {
+bool explained(const PrecisionErrors& e, const GuardOptions& opts) {
+  if (!worth_explaining(e, opts)) return false;
+  for (const auto& h : e.hypotheses)
+    if (h.second * opts.precision_explained <= e.candidate) return true;
+  return false;
+}
+}  // namespace
+
+std::optional<std::string> precision_lowered(const PrecisionErrors& e, const GuardOptions& opts) {
+  if (worth_explaining(e, opts))
+    for (const auto& [name, err] : e.hypotheses)
+      if (err * opts.precision_explained <= e.candidate)
+        return fmt::format("mean relative error {:.3g} against the exact fp64 truth (eager PyTorch {:.3g}, {:.0f}x), "
+                           "but {:.3g} against a truth computed from {}: the candidate computes on rounded values",
+                           e.candidate, e.eager, e.eager > 0 ? e.candidate / e.eager : INFINITY, err, name);
+  if (e.candidate > opts.precision_floor && e.candidate > opts.precision_ratio * e.eager)
+    return fmt::format("mean relative error {:.3g} against an fp64 truth, eager PyTorch's {:.3g} ({:.0f}x; allowed: "
+                       "{:g}x or under {:g}): computed at lower precision",
+                       e.candidate, e.eager, e.eager > 0 ? e.candidate / e.eager : INFINITY, opts.precision_ratio,
+                       opts.precision_floor);
+  return std::nullopt;
+}
+
+std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& problem, PyObject* reference_model,
+                                            Runner& candidate, Runner& reference, int64_t seed,
+                                            const GuardOptions& opts, std::string& note, const std::string& device) {
+  PyRef made = py.call(PyFn::PrecisionInputs, {problem.problem(), PyRef::borrow(reference_model), str(device),
+                                               check(PyLong_FromLongLong(seed)),
+                                               check(PyLong_FromLongLong(opts.precision_max_input_bytes))});
+  const Values inputs = [&] {
+    Values v;
+    PyObject* list = PyTuple_GetItem(made.get(), 0);
+    for (Py_ssize_t k = 0; k < PyList_Size(list); ++k) v.push_back(from_python(PyList_GetItem(list, k)));
+    return v;
+  }();
+  note = to_std_string(PyTuple_GetItem(made.get(), 1));
+
+  std::vector<at::Tensor> got;
+  try {
+    got = call_candidate(candidate, clone_values(inputs));
+  } catch (const CandidateError& e) {  // other sizes are the shape guard's concern
+    note += "; not checked: the candidate fails on these inputs";
+    return std::nullopt;
+  }
+  const std::vector<at::Tensor> eager = call_reference(reference, clone_values(inputs));
+  std::string why;
+  const auto truth = reference_fp64(py, reference_model, inputs, why);
+  if (!truth) {
+    note += "; not checked: " + why;
+    return std::nullopt;
+  }
+  const bool params_floating = has_floating(problem.state_values(reference_model));
+  const bool inputs_floating = has_floating(inputs);
+  for (size_t i = 0; i < got.size() && i < eager.size() && i < truth->size(); ++i) {
     const auto dtype = eager[i].defined() ? eager[i].scalar_type() : at::kLong;
     if (dtype != at::kFloat && dtype != at::kHalf && dtype != at::kBFloat16) continue;
-    const auto cand_err = relative_l2_error(candidate[i], truth[i]);
-    const auto eager_err = relative_l2_error(eager[i], truth[i]);
+    const auto cand_err = mean_relative_error(got[i], (*truth)[i]);
+    const auto eager_err = mean_relative_error(eager[i], (*truth)[i]);
     if (!cand_err || !eager_err) continue;
-    if (precision_lowered(*cand_err, *eager_err, ratio, floor))
-      return GuardFinding{guard::kPrecisionLowered, kGuardReject,
-                          fmt::format("output {}: relative L2 error against an fp64 reference {:.3g}, eager PyTorch's "
-                                      "{:.3g} ({:.0f}x; allowed: {:g}x or under {:g}): computed at lower precision",
-                                      i, *cand_err, *eager_err, *eager_err > 0 ? *cand_err / *eager_err : INFINITY,
-                                      ratio, floor)};
+    PrecisionErrors e{*cand_err, *eager_err, {}};
+    if (worth_explaining(e, opts)) {
+      std::vector<std::string> scopes = {"all"};
+      if (params_floating && inputs_floating) scopes.insert(scopes.end(), {"inputs", "params"});
+      for (const auto& rounding : roundings_for(dtype)) {
+        for (const auto& scope : scopes) {
+          std::string unused;
+          const auto rounded = reference_fp64(py, reference_model, inputs, unused, rounding, scope);
+          if (!rounded || i >= rounded->size()) continue;
+          if (const auto err = mean_relative_error(got[i], (*rounded)[i]))
+            e.hypotheses.emplace_back(fmt::format("{} rounded to {} ({} mantissa bits)",
+                                                  scope != "all"     ? scope
+                                                  : params_floating ? "inputs and parameters"
+                                                                    : "inputs",
+                                                  rounding == "tf32" ? "fp16/TF32" : "bf16",
+                                                  rounding == "tf32" ? 10 : 7),
+                                      *err);
+          if (explained(e, opts)) break;
+        }
+        if (explained(e, opts)) break;
+      }
+    }
+    if (const auto reason = precision_lowered(e, opts))
+      return GuardFinding{guard::kPrecisionLowered, kGuardReject, fmt::format("output {}: {} ({})", i, *reason, note)};
   }
   return std::nullopt;
 }

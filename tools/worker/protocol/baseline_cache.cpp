@@ -26,9 +26,14 @@ void from_json(const nlohmann::json& j, BaselineEntry& b) {
 
 std::string baseline_cache_key(const std::string& problem_sha256, const DeviceInfo& device, const EvalOptions& o) {
   const MeasureConfig& t = o.timing;
-  return sha256_hex(fmt::format("v1|{}|{}|{}|{}|{}|{}|{}|{}|{}", problem_sha256, device.torch_version, device.name,
-                                o.seed, t.min_samples, t.min_time_s, t.max_noise, t.max_time_s, t.max_iterations))
-      .substr(0, 32);
+  std::string key = fmt::format("v1|{}|{}|{}|{}|{}|{}|{}|{}|{}", problem_sha256, device.torch_version, device.name,
+                                o.seed, t.min_samples, t.min_time_s, t.max_noise, t.max_time_s, t.max_iterations);
+  // Settings added to the key later: only their non-default values enter it, so entries made
+  // before (with the defaults) keep their keys.
+  const MeasureConfig d;
+  if (t.warmup_runs != d.warmup_runs || t.warmup_time_s != d.warmup_time_s || t.flush_l2 != d.flush_l2)
+    key += fmt::format("|warmup={},{}|flush={}", t.warmup_runs, t.warmup_time_s, t.flush_l2);
+  return sha256_hex(key).substr(0, 32);
 }
 
 fs::path baseline_cache_file(const std::string& problem_sha256, const DeviceInfo& device, const EvalOptions& options) {

@@ -39,6 +39,9 @@ GuardOptions guard_options_from_json(const nlohmann::json& j) {
   o.side_stream_marker_margin_us = j.value("side_stream_marker_margin_us", o.side_stream_marker_margin_us);
   o.precision_ratio = j.value("precision_ratio", o.precision_ratio);
   o.precision_floor = j.value("precision_floor", o.precision_floor);
+  o.precision_excess = j.value("precision_excess", o.precision_excess);
+  o.precision_explained = j.value("precision_explained", o.precision_explained);
+  o.precision_max_input_bytes = j.value("precision_max_input_bytes", o.precision_max_input_bytes);
   o.speedup_flag = j.value("speedup_flag", o.speedup_flag);
   o.seed_offset = j.value("seed_offset", o.seed_offset);
   return o;
@@ -53,6 +56,9 @@ void to_json(nlohmann::json& j, const GuardOptions& o) {
        {"side_stream_marker_margin_us", o.side_stream_marker_margin_us},
        {"precision_ratio", o.precision_ratio},
        {"precision_floor", o.precision_floor},
+       {"precision_excess", o.precision_excess},
+       {"precision_explained", o.precision_explained},
+       {"precision_max_input_bytes", o.precision_max_input_bytes},
        {"speedup_flag", o.speedup_flag},
        {"seed_offset", o.seed_offset}};
 }

@@ -46,9 +46,13 @@ struct GuardOptions {
   // When CUPTI recorded no marker: the same against the host's moment the current stream was
   // seen done, with a margin for the skew between CUPTI's GPU timestamps and its host clock.
   double side_stream_margin_us = 10;
-  // precision_lowered: see guard_precision.h for the rule.
+  // precision_lowered: see guard_precision.h for the rules. Errors are mean relative errors
+  // against an fp64 truth; the guard's inputs are cut to precision_max_input_bytes.
   double precision_ratio = 64;
-  double precision_floor = 1e-5;
+  double precision_floor = 1e-4;
+  double precision_excess = 4;     // the candidate's error over eager's before rounding is suspected
+  double precision_explained = 8;  // how much better a rounded-input truth must explain it
+  int64_t precision_max_input_bytes = int64_t{256} << 20;
   // excessive_speedup: a speedup over eager above this is flagged for review (verdict kept).
   double speedup_flag = 10;
   // Guard runs draw inputs from seed + seed_offset (+1, +2, ...): never a trial's inputs.

@@ -16,6 +16,7 @@ enum class PyFn {
   CompiledModel,
   ExtraInputs,
   ReferenceFp64,
+  PrecisionInputs,
   GuardSnapshot,
   GuardTampering,
   PythonThreads,
@@ -23,7 +24,7 @@ enum class PyFn {
   ScanKernelbenchSource,
 };
 
-inline constexpr EnumNames<PyFn, 13> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 14> kPyFunctionNames{{
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
     {PyFn::DeriveSpec, "derive_spec"},
@@ -32,6 +33,7 @@ inline constexpr EnumNames<PyFn, 13> kPyFunctionNames{{
     {PyFn::CompiledModel, "compiled_model"},
     {PyFn::ExtraInputs, "extra_inputs"},
     {PyFn::ReferenceFp64, "reference_fp64"},
+    {PyFn::PrecisionInputs, "precision_inputs"},
     {PyFn::GuardSnapshot, "guard_snapshot"},
     {PyFn::GuardTampering, "guard_tampering"},
     {PyFn::PythonThreads, "python_threads"},

@@ -7,7 +7,8 @@
 
 namespace kagent::worker {
 
-Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device) {
+Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device,
+                        PyObject* reference_model) {
   if (!opts.cache_dir.empty()) {
     if (auto cached = read_baselines(baseline_cache_file(problem.sha256(), device, opts))) {
       // A cached entry lacking what is asked for now is measured again.
@@ -20,7 +21,7 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
   // Measured here, written by the orchestrator from the reply: the candidate's code shares
   // this process and must find the cache read-only.
   Baselines b;
-  PyRef model = problem.make_model("cuda", opts.seed);
+  const PyRef model = reference_model ? PyRef::borrow(reference_model) : problem.make_model("cuda", opts.seed);
   Values inputs = problem.make_inputs("cuda", opts.seed);
   if (opts.eager_baseline) {
     PythonRunner eager(model);

@@ -20,6 +20,9 @@ struct Baselines {
   bool cache_hit = false;
 };
 
-Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device);
+// `model`: the reference model to time (an evaluation's own; its weights come from the same
+// seed), or null to make one: a second copy of a model's weights costs memory on large problems.
+Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device,
+                        PyObject* model = nullptr);
 
 }  // namespace kagent::worker

@@ -33,7 +33,8 @@ std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs);
 // The same without the synchronisation (the side-stream guard looks at the moment forward
 // returns); only errors raised by forward itself are caught here.
 std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs);
-// The reference's forward on its own copy of the inputs, then a device-wide synchronisation.
+// The reference's forward on `inputs` (callers pass a copy where the inputs must stay as
+// they are), then a device-wide synchronisation.
 std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs);
 
 }  // namespace kagent::worker

@@ -57,6 +57,12 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
                      first_line(e.what())),
          e.what(), kFailureEvaluator);
   }
+  // A phase that ended the evaluation by a verdict rather than an exception: the verdict says
+  // whose it was.
+  if (!go_on && rec.failure.empty() && result_.status != Status::Correct)
+    rec.failure = result_.status == Status::ProblemError  ? kFailureProblem
+                  : result_.status == Status::InternalError ? kFailureEvaluator
+                                                            : kFailureCandidate;
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rec.peak_gpu_bytes = gpu_peak_bytes();
   result_.phases.push_back(std::move(rec));

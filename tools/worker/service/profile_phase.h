@@ -1,4 +1,4 @@
-// The profile phase (DESIGN "Profiler"), after timing a correct candidate: one call under kernel
+// The profile phase (docs/evaluation.md, "Profile"), after timing a correct candidate: one call under kernel
 // activity tracing, then one under hardware counters, each after an L2 flush as in every timed
 // iteration. It never changes the verdict: a failure becomes {"error": ...} (a lost CUDA
 // context also retires the worker).

@@ -12,6 +12,7 @@ def device_info():
     info = {
         "available": True,
         "name": p.name,
+        "uuid": f"GPU-{p.uuid}" if getattr(p, "uuid", None) else "",
         "compute_capability": [p.major, p.minor],
         "sms": p.multi_processor_count,
         "memory_bytes": p.total_memory,

@@ -1,35 +1,12 @@
-"""Reward-hack guards: the checks only Python can make (the fp64 truth, tampering with timing
-or torch functions, threads). The C++ guards call these and turn findings into verdicts."""
+"""Reward-hack guards: the checks only Python can make (tampering with timing or torch
+functions, threads). The C++ guards call these and turn findings into verdicts. The fp64
+truth is precision.py's, the extra shapes shapes.py's."""
 
-import copy
 import inspect
 import sys
 import threading
 
 import torch
-
-from kagent_worker.problem import dtype_name, flatten_outputs
-
-def extra_inputs(problem, device, seed):
-    return problem.extra_inputs(device, seed)
-
-
-def reference_fp64(model, inputs):
-    """The reference run in float64 (a copy of the model and the floating inputs cast to
-    double): the truth the precision guard measures eager and the candidate against. Returns
-    the outputs, or a string saying why there is no fp64 truth (an op without a double kernel,
-    a model that casts back to float itself)."""
-    try:
-        model64 = copy.deepcopy(model).double()
-        args = [x.double() if isinstance(x, torch.Tensor) and x.is_floating_point() else x for x in inputs]
-        with torch.no_grad():
-            outputs, _ = flatten_outputs(model64(*args))
-    except Exception as exc:  # whatever the model does in double, it is only a missing check
-        return f"the reference does not run in float64: {type(exc).__name__}: {exc}"
-    for i, o in enumerate(outputs):
-        if isinstance(o, torch.Tensor) and o.is_floating_point() and o.dtype != torch.float64:
-            return f"output {i} of the float64 reference is {dtype_name(o.dtype)} (the model casts)"
-    return outputs
 
 
 def finding(name, action, message):

@@ -94,16 +94,6 @@ class Problem:
             inputs = list(self._call("get_inputs"))
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def extra_inputs(self, device, seed):
-        """get_extra_inputs(): optional further input lists (other shapes) a candidate must also
-        get right; [] when the problem defines none."""
-        if not hasattr(self.module, "get_extra_inputs"):
-            return []
-        torch.manual_seed(seed)
-        with torch.device(device):
-            sets = [list(s) for s in self._call("get_extra_inputs")]
-        return [[x.to(device) if isinstance(x, torch.Tensor) else x for x in s] for s in sets]
-
     def spec(self, device="meta"):
         """The ProblemSpec as a dict; shapes come from running on `device` (meta costs nothing)."""
         model = self.make_model(device)

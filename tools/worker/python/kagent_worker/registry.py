@@ -1,7 +1,7 @@
 """The functions the C++ worker calls, by the names it uses (tools/worker/python/python_functions.h
 lists the same names; a test fails when the two lists differ)."""
 
-from kagent_worker import device, guards, problem, source_scan
+from kagent_worker import device, guards, precision, problem, shapes, source_scan
 
 FUNCTIONS = {
     "device_info": device.device_info,
@@ -10,8 +10,9 @@ FUNCTIONS = {
     "warm_up": problem.warm_up,
     "load_kernelbench_candidate": problem.load_kernelbench_candidate,
     "compiled_model": problem.compiled_model,
-    "extra_inputs": guards.extra_inputs,
-    "reference_fp64": guards.reference_fp64,
+    "extra_inputs": shapes.extra_inputs,
+    "reference_fp64": precision.reference_fp64,
+    "precision_inputs": precision.precision_inputs,
     "guard_snapshot": guards.guard_snapshot,
     "guard_tampering": guards.guard_tampering,
     "python_threads": guards.python_threads,
