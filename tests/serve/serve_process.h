@@ -41,7 +41,8 @@ class ServeProcess {
   ServeProcess& operator=(const ServeProcess&) = delete;
 
   // Waits for the port and a 200 from /health (the workers started); false after `limit`.
-  bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(240)) {
+  // `port_only`: returns as soon as the port is known (the workers may still be starting).
+  bool wait_ready(std::chrono::seconds limit = std::chrono::seconds(240), bool port_only = false) {
     const auto end = std::chrono::steady_clock::now() + limit;
     const auto file = std::filesystem::path(data_) / "server.json";
     while (std::chrono::steady_clock::now() < end) {
@@ -49,6 +50,7 @@ class ServeProcess {
         const auto j = nlohmann::json::parse(kagent::read_file(file), nullptr, false);
         if (!j.is_discarded()) port_ = j.value("port", 0);
       }
+      if (port_ != 0 && port_only) return true;
       if (port_ != 0) {
         httplib::Client c("127.0.0.1", port_);
         auto r = c.Get("/health");

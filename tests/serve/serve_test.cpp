@@ -188,13 +188,13 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
   }
 }
 
-TEST_CASE("kill -9 mid-step, then a restart: every finished step readable, the cut one reported") {
+TEST_CASE("kill -9 mid-step, then a restart: every finished step readable, the cut one reported; 429 and 503") {
   Served s;
   const std::string data = s.dir.str() + "/data";
   json finished[2];
   std::string id;
   {
-    ServeProcess server(s.dir.str(), data, s.suite, "", {}, s.env());
+    ServeProcess server(s.dir.str(), data, s.suite, "", {"--queue", "1"}, s.env());
     REQUIRE_MESSAGE(server.wait_ready(), server.stderr_text());
     auto c = server.client();
     id = body_of(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"max_turns", 4}}))["episode_id"];
@@ -208,10 +208,27 @@ TEST_CASE("kill -9 mid-step, then a restart: every finished step readable, the c
     const auto pending = std::filesystem::path(data) / "episodes" / id / "pending.json";
     for (int i = 0; i < 3000 && !std::filesystem::exists(pending); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     REQUIRE(std::filesystem::exists(pending));
+    // The one place in the queue is taken by that step: the next evaluation is refused, not queued.
+    const std::string other = body_of(post(*c, "/v1/episodes", {{"task_id", "2_double"}}))["episode_id"];
+    auto full = post(*c, "/v1/episodes/" + other + "/step", step_body(kGood, "o1"));
+    check_error(full, 429, "queue_full");
+    CHECK(full->get_header_value("Retry-After") == "2");
+    check_error(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", "x"}}), 429, "queue_full");
     server.kill(SIGKILL);
     inflight.join();
   }
   ServeProcess restarted(s.dir.str(), data, s.suite, "", {}, s.env());
+  // Listening at once, serving episodes only once its workers have started: 503 until then.
+  REQUIRE(restarted.wait_ready(std::chrono::seconds(60), /*port_only=*/true));
+  auto early = restarted.client()->Post("/v1/episodes", json{{"task_id", "1_relu"}}.dump(), "application/json");
+  REQUIRE(early);
+  if (early->status == 503) {
+    CHECK(body_of(early)["error"]["code"] == "starting");
+    CHECK(early->get_header_value("Retry-After") == "5");
+  } else {
+    CHECK(early->status == 200);
+    MESSAGE("the workers started before the first request: 503 not seen");
+  }
   REQUIRE_MESSAGE(restarted.wait_ready(), restarted.stderr_text());
   auto c = restarted.client();
   const json got = body_of(c->Get(("/v1/episodes/" + id).c_str()));
