@@ -5,10 +5,13 @@
 #include "build_info.h"
 #include "cli/baselines_command.h"
 #include "cli/collect_command.h"
+#include "cli/curate_command.h"
 #include "cli/errors.h"
 #include "cli/eval_command.h"
 #include "cli/llm_command.h"
 #include "cli/report_command.h"
+#include "cli/rollout_command.h"
+#include "cli/serve_command.h"
 #include "cli/solve_command.h"
 
 int main(int argc, char** argv) {
@@ -23,6 +26,9 @@ int main(int argc, char** argv) {
       kagent::cli::add_report_command(app),
       kagent::cli::add_collect_command(app),
       kagent::cli::add_baselines_command(app),
+      kagent::cli::add_curate_command(app),
+      kagent::cli::add_rollout_command(app),
+      kagent::cli::add_serve_command(app),
   };
   if (auto status = kagent::cli::parse_command_line(app, argc, argv)) return *status;
   for (auto& c : commands)

@@ -75,7 +75,8 @@ if [ ! -f /usr/include/openssl/sha.h ] && [ -d .carry/include/openssl ]; then
   crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* 2>/dev/null | head -1)
   extra+=(-DOPENSSL_INCLUDE_DIR=$PWD/.carry/include -DOPENSSL_CRYPTO_LIBRARY=$crypto -DOPENSSL_SSL_LIBRARY=$crypto)
 fi
-[ -f .carry/include/httplib.h ] && extra+=(-DHTTPLIB_INCLUDE_DIR=$PWD/.carry/include)
+# cpp-httplib (kagent serve, the LLM server tests) comes from .carry/httplib where the machine lacks it.
+[ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 suites=("$@")
 [ ${#suites[@]} -eq 0 ] && suites=(tests examples)
 bench_args=()

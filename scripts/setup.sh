@@ -43,6 +43,14 @@ if ! "$PY" -c 'import einops' 2>/dev/null; then
   echo "setup: installing einops for $PY"
   "$PY" -m pip install -q einops==0.8.2
 fi
+# The training-data and trainer packages the tests load the datasets and adapters with
+# (datasets, TRL, skyrl-gym; pytest). verl and verifiers do not install on a CPU image: their
+# adapter tests skip and say so.
+for mod_pkg in pytest:pytest datasets:datasets trl:trl skyrl_gym:skyrl-gym; do
+  "$PY" -c "import ${mod_pkg%%:*}" 2>/dev/null && continue
+  echo "setup: installing ${mod_pkg#*:} for $PY"
+  "$PY" -m pip install -q "${mod_pkg#*:}" || echo "setup: ${mod_pkg#*:} could not be installed: its tests will be skipped" >&2
+done
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
 

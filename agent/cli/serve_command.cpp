@@ -1,0 +1,157 @@
+#include "cli/serve_command.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cli/eval_flags.h"
+
+#ifdef KAGENT_WITH_SERVE
+#include <pthread.h>
+
+#include "build_info.h"
+#include "common/files.h"
+#include "serve/api_schema.h"
+#include "serve/http_server.h"
+#endif
+
+namespace kagent::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ServeArgs {
+  std::string host = "127.0.0.1", token, data = "serve-data", problems, prompts_dir, reward = "kevin";
+  int port = 8000, max_turns = 4, queue = 256, threads = 128;
+  double max_body_mb = 8;
+  bool compile_only = false;
+  EvalFlags eval;
+};
+
+#ifdef KAGENT_WITH_SERVE
+int run_serve(ServeArgs a) {
+  using nlohmann::json;
+  if (a.token.empty())
+    if (const char* t = std::getenv("KAGENT_SERVE_TOKEN")) a.token = t;
+  // Signals are waited for on one thread; every other thread (httplib's, the pool's) blocks them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  const fs::path data = fs::absolute(a.data);
+  std::unique_ptr<serve::TaskSource> tasks;
+  std::unique_ptr<serve::EpisodeStore> store;
+  try {
+    fs::create_directories(data);
+    store = std::make_unique<serve::EpisodeStore>(data);
+    tasks = std::make_unique<serve::TaskSource>(a.problems, data);
+  } catch (const std::exception& e) {
+    std::cerr << "kagent serve: error: " << e.what() << "\n";
+    return serve_exit::kBadInput;
+  }
+  EvaluationSettings settings = evaluation_settings(a.eval);
+  settings.hide_gpus = a.compile_only;
+  auto pool = std::make_shared<EvaluationPool>(settings);
+  prompt::PromptBuilder prompts(a.prompts_dir);
+  serve::ProblemSessions sessions(pool, prompts);
+  serve::Admission admission(static_cast<size_t>(a.queue));
+  serve::ServerMetrics metrics;
+  const auto preset = rollout::reward_preset(a.reward);
+  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset});
+  for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
+  serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, std::max<size_t>(2, pool->size() * 2));
+
+  std::atomic<bool> ready{false};
+  std::string start_error;
+  pool->start();
+  std::thread starter([&] {
+    auto started = pool->started();
+    if (auto* err = std::get_if<WorkerError>(&started)) start_error = err->message;
+    ready = start_error.empty();
+    if (!ready) std::cerr << "kagent serve: error: the workers could not start: " << start_error << "\n";
+  });
+  serve::ServerState state;
+  state.ready = [&] { return ready.load(); };
+  state.health = [&] {
+    const auto d = ready ? pool->device() : DeviceInfo{};
+    return json{{"workers", pool->size()}, {"device", d.available ? d.name : "none"}, {"compile_only", a.compile_only},
+                {"episodes_open", episodes.open_count()}, {"tasks", tasks->size()}, {"version", build::kVersion},
+                {"error", start_error.empty() ? json(nullptr) : json(start_error)}};
+  };
+  state.queue = [&] {
+    return serve::QueueState{admission.admitted(), admission.limit(), evaluations.queued(), episodes.open_count(), pool->size(),
+                             ready.load()};
+  };
+  state.pool = [&] { return pool->counters(); };
+  state.schema = serve::api_schema(static_cast<size_t>(a.max_body_mb * (1 << 20)), settings.timeout_s);
+  serve::HttpServer server({a.host, a.port, a.token, static_cast<size_t>(a.max_body_mb * (1 << 20)), static_cast<size_t>(a.threads)},
+                           episodes, evaluations, metrics, std::move(state));
+  int port = 0;
+  try {
+    port = server.bind();
+  } catch (const std::exception& e) {
+    std::cerr << "kagent serve: error: " << e.what() << "\n";
+    starter.join();
+    return serve_exit::kCannotListen;
+  }
+  write_file_atomic(data / "server.json", json{{"host", a.host}, {"port", port}, {"pid", ::getpid()}}.dump() + "\n");
+  std::cout << fmt::format("kagent serve: listening on http://{}:{} ({} worker(s){}; data {})", a.host, port, pool->size(),
+                           a.compile_only ? ", compile only" : "", data.string())
+            << std::endl;
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    server.stop();
+  });
+  const bool ok = server.serve();
+  // Served to the end: wake the signal thread if serving stopped by itself.
+  pthread_kill(waiter.native_handle(), SIGTERM);
+  waiter.join();
+  starter.join();
+  return ok ? serve_exit::kStopped : serve_exit::kInternal;
+}
+#endif
+
+}  // namespace
+
+Command add_serve_command(CLI::App& app) {
+  auto a = std::make_shared<ServeArgs>();
+  CLI::App* sub = app.add_subcommand("serve", "Serve kagent as an HTTP environment for RL trainers");
+  sub->add_option("--data", a->data, "folder for episodes and evaluations (a restart on it keeps them)")->capture_default_str();
+  sub->add_option("--problems", a->problems, "suite root (e.g. KernelBench) whose problems task_id names");
+  sub->add_option("--host", a->host, "address to listen on")->capture_default_str();
+  sub->add_option("--port", a->port, "port (0: any free one; the chosen one is printed and in DATA/server.json)")
+      ->capture_default_str()->check(CLI::Range(0, 65535));
+  sub->add_option("--token", a->token, "bearer token every route but /health requires (default: $KAGENT_SERVE_TOKEN)");
+  sub->add_option("--reward", a->reward, "default reward preset")->capture_default_str()->check(CLI::IsMember({"kevin", "drkernel", "tiered"}));
+  sub->add_option("--max-turns", a->max_turns, "default turns per episode")->capture_default_str()->check(CLI::Range(1, 64));
+  sub->add_option("--queue", a->queue, "evaluations admitted at once; more get 429")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(CLI::Range(4, 4096));
+  sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");
+  sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU; CI, CPU nodes)");
+  add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
+  return Command{sub, [a]() -> int {
+#ifdef KAGENT_WITH_SERVE
+                   try {
+                     return run_serve(*a);
+                   } catch (const std::exception& e) {
+                     std::cerr << "kagent serve: error: internal: " << e.what() << "\n";
+                     return serve_exit::kInternal;
+                   }
+#else
+                   std::cerr << "kagent serve: error: this kagent was built without cpp-httplib (apt-get install libcpp-httplib-dev)\n";
+                   return serve_exit::kUnavailable;
+#endif
+                 }};
+}
+
+}  // namespace kagent::cli

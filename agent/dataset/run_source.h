@@ -1,0 +1,36 @@
+// The finished trajectories of the runs a dataset command is given: `kagent solve` run folders
+// and `kagent collect` collection folders (every problems/<name>/ run in them), read without
+// changing them. Samples still in progress are left out; unreadable lines become warnings.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "trajectory/trajectory.h"
+
+namespace kagent::dataset {
+
+struct SourceTrajectory {
+  std::string run;              // the solve run folder it came from
+  traj::Trajectory trajectory;
+};
+
+struct SourceRuns {
+  std::vector<SourceTrajectory> trajectories;  // in the order given, samples by index
+  std::vector<std::string> sources;            // the paths given, as given
+  nlohmann::json versions;                     // kagent/torch/cuda/gpu of the first source that names them
+  std::vector<std::string> warnings;
+};
+
+// Throws std::invalid_argument for a path that is neither a run nor a collection.
+SourceRuns read_runs(const std::vector<std::filesystem::path>& paths);
+
+// The task a trajectory solves: its problem's name (KernelBench file stem).
+inline const std::string& task_of(const traj::Trajectory& t) { return t.problem.name; }
+// KernelBench level 1 is single-operator; levels 2 and 3 are fused (ConCuR's split).
+bool is_single_op(const traj::ProblemInfo& p);
+
+}  // namespace kagent::dataset

@@ -1,0 +1,90 @@
+#include "rollout/rollout_rows.h"
+
+#include <set>
+#include <string>
+
+#include "common/json_optional.h"
+#include "rollout/returns.h"
+
+namespace kagent::rollout {
+
+using nlohmann::json;
+
+namespace {
+
+// Keys of a turn's pass-through record that a trainer needs for off-policy corrections.
+constexpr const char* kCarried[] = {"prompt_token_ids", "token_ids", "logprobs"};
+
+json messages_json(const std::vector<traj::Message>& messages) {
+  json m = json::array();
+  for (const auto& msg : messages) m.push_back({{"role", msg.role}, {"content", msg.content}});
+  return m;
+}
+
+}  // namespace
+
+std::vector<json> sample_rows(const std::vector<dataset::SourceTrajectory>& runs, const RolloutOptions& opts) {
+  std::vector<json> rows;
+  std::vector<double> returns;
+  std::vector<std::string> tasks;
+  for (const auto& src : runs) {
+    const auto& t = src.trajectory;
+    const auto rewards = turn_rewards(t, opts.preset);
+    const auto ret = discounted_returns(rewards, opts.gamma);
+    for (size_t i = 0; i < t.turns.size(); ++i) {
+      const auto& turn = t.turns[i];
+      json row = {{"task", dataset::task_of(t)},
+                  {"run", src.run},
+                  {"sample", t.sample},
+                  {"turn", turn.index},
+                  {"prompt", messages_json(turn.messages)},
+                  {"response", turn.answer},
+                  {"reasoning", turn.reasoning},
+                  {"status", turn.error ? "error:" + turn.error->kind : turn.eval ? to_string(turn.eval->status) : "none"},
+                  {"speedup_eager", json_or_null(turn.speedup_eager())},
+                  {"speedup_compiled", json_or_null(turn.speedup_compiled())},
+                  {"reward", rewards[i]},
+                  {"return", ret[i]}};
+      if (turn.extra.is_object())
+        for (const char* key : kCarried)
+          if (turn.extra.contains(key)) row[key] = turn.extra[key];
+      rows.push_back(std::move(row));
+      returns.push_back(ret[i]);
+      tasks.push_back(dataset::task_of(t));
+    }
+  }
+  if (opts.group_normalise) {
+    const auto adv = normalise_by_group(returns, tasks);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i]["advantage"] = adv[i];
+  }
+  return rows;
+}
+
+std::vector<json> prompt_rows(const std::vector<dataset::SourceTrajectory>& runs, const RolloutOptions& opts) {
+  std::vector<json> rows;
+  std::set<std::string> seen;
+  for (const auto& src : runs) {
+    const auto& t = src.trajectory;
+    if (t.turns.empty() || !seen.insert(dataset::task_of(t)).second) continue;
+    const std::string task = dataset::task_of(t);
+    // The first turn's messages are the system prompt and the task: the episode's start.
+    rows.push_back({{"data_source", "kagent/kernelbench"},
+                    {"prompt", messages_json(t.turns.front().messages)},
+                    {"ability", "cuda_kernel"},
+                    {"env_class", "kagent"},
+                    {"reward_model", {{"style", "rule"}, {"ground_truth", task}}},
+                    {"reward_spec", {{"method", "rule"}, {"ground_truth", task}}},
+                    {"extra_info", {{"index", rows.size()},
+                                    {"task_id", task},
+                                    {"problem_path", t.problem.path},
+                                    {"problem_sha256", t.problem.sha256},
+                                    {"level", json_or_null(t.problem.level)},
+                                    {"op_type", t.problem.op_type},
+                                    {"max_turns", t.max_turns},
+                                    {"reward", opts.preset},
+                                    {"gamma", opts.gamma}}}});
+  }
+  return rows;
+}
+
+}  // namespace kagent::rollout

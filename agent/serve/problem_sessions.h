@@ -1,0 +1,47 @@
+// The evaluation side of `kagent serve`: one shared EvaluationPool (a worker per GPU, the
+// compile pool) and one open EvaluationSession per problem, opened on first use and kept, with
+// the problem's rendered prompts. Thread-safe; the HTTP threads call it at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "evaluation/evaluation_session.h"
+#include "loop/problem_run.h"
+#include "prompt/prompt_builder.h"
+
+namespace kagent::serve {
+
+struct OpenProblem {
+  std::unique_ptr<EvaluationSession> session;
+  loop::ProblemPrompts prompts[2];  // by AnswerFormat (cuda, kernelbench), rendered on first use
+  bool rendered[2] = {false, false};
+  std::mutex mu;
+};
+
+class ProblemSessions {
+ public:
+  ProblemSessions(std::shared_ptr<EvaluationPool> pool, const prompt::PromptBuilder& prompts)
+      : pool_(std::move(pool)), prompts_(prompts) {}
+
+  // The system and task prompts of a problem file (absolute path). Throws ApiError 422 when
+  // the problem cannot be loaded or its prompts cannot be written.
+  loop::ProblemPrompts prompts_for(const std::string& problem, prompt::AnswerFormat format);
+  // Compiles and evaluates `code_file` against `problem`. Always a verdict.
+  EvalResult evaluate(const std::string& problem, const std::string& code_file, prompt::AnswerFormat format);
+  const ProblemSpec& spec(const std::string& problem);
+
+  EvaluationPool& pool() { return *pool_; }
+  const prompt::PromptBuilder& prompts() const { return prompts_; }
+
+ private:
+  OpenProblem& open(const std::string& problem);
+  std::shared_ptr<EvaluationPool> pool_;
+  const prompt::PromptBuilder& prompts_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<OpenProblem>> open_;
+};
+
+}  // namespace kagent::serve

@@ -1,0 +1,55 @@
+#include "serve/server_metrics.h"
+
+#include <fmt/format.h>
+
+namespace kagent::serve {
+
+void ServerMetrics::count_request(const std::string& route, int status) {
+  std::lock_guard lock(mu_);
+  ++requests_[{route, status}];
+}
+
+void ServerMetrics::observe(const std::string& kind, double seconds) {
+  std::lock_guard lock(mu_);
+  auto& h = latency_[kind];
+  for (size_t i = 0; i < kBuckets.size(); ++i)
+    if (seconds <= kBuckets[i]) ++h.counts[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+std::string ServerMetrics::prometheus(const PoolCounters& pool, const QueueState& q) const {
+  std::lock_guard lock(mu_);
+  const double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  std::string s;
+  s += "# HELP kagent_serve_ready 1 once every worker started\n# TYPE kagent_serve_ready gauge\n";
+  s += fmt::format("kagent_serve_ready {}\n", q.ready ? 1 : 0);
+  s += "# HELP kagent_serve_requests_total HTTP requests by route and status\n# TYPE kagent_serve_requests_total counter\n";
+  for (const auto& [key, n] : requests_)
+    s += fmt::format("kagent_serve_requests_total{{route=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, n);
+  s += "# HELP kagent_serve_admitted evaluations admitted now (running, compiling or waiting for a worker)\n"
+       "# TYPE kagent_serve_admitted gauge\n";
+  s += fmt::format("kagent_serve_admitted {}\nkagent_serve_queue_limit {}\n", q.admitted, q.limit);
+  s += "# TYPE kagent_serve_async_queued gauge\n";
+  s += fmt::format("kagent_serve_async_queued {}\n", q.async_queued);
+  s += "# TYPE kagent_serve_episodes_open gauge\n";
+  s += fmt::format("kagent_serve_episodes_open {}\n", q.episodes_open);
+  s += "# HELP kagent_serve_evaluations_total evaluations answered by the workers\n# TYPE kagent_serve_evaluations_total counter\n";
+  s += fmt::format("kagent_serve_evaluations_total {}\nkagent_serve_compiles_total {}\n", pool.evaluations, pool.compiles);
+  s += "# HELP kagent_serve_evaluations_per_second since the server started\n# TYPE kagent_serve_evaluations_per_second gauge\n";
+  s += fmt::format("kagent_serve_evaluations_per_second {:.4f}\n", up > 0 ? static_cast<double>(pool.evaluations) / up : 0.0);
+  s += "# HELP kagent_serve_gpu_busy_ratio share of the uptime the workers spent evaluating (over all workers)\n"
+       "# TYPE kagent_serve_gpu_busy_ratio gauge\n";
+  const double busy = up > 0 && q.workers > 0 ? pool.worker_busy_seconds / (up * static_cast<double>(q.workers)) : 0.0;
+  s += fmt::format("kagent_serve_gpu_busy_seconds_total {:.3f}\nkagent_serve_gpu_busy_ratio {:.4f}\nkagent_serve_workers {}\n",
+                   pool.worker_busy_seconds, busy, q.workers);
+  for (const auto& [kind, h] : latency_) {
+    const std::string name = "kagent_serve_" + kind + "_seconds";
+    s += fmt::format("# HELP {} latency of {} requests\n# TYPE {} histogram\n", name, kind, name);
+    for (size_t i = 0; i < kBuckets.size(); ++i) s += fmt::format("{}_bucket{{le=\"{}\"}} {}\n", name, kBuckets[i], h.counts[i]);
+    s += fmt::format("{}_bucket{{le=\"+Inf\"}} {}\n{}_sum {:.6f}\n{}_count {}\n", name, h.count, name, h.sum, name, h.count);
+  }
+  return s;
+}
+
+}  // namespace kagent::serve

@@ -1,0 +1,33 @@
+// Where an episode's or evaluation's problem comes from, in the request's own terms:
+//   task_id         a problem of the suite the server was started with (--problems DIR):
+//                   "19_ReLU" or "level1/19_ReLU";
+//   problem         an absolute path to a KernelBench-format file on the server;
+//   reference_code  the problem's text itself, saved once under the data folder by its hash.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace kagent::serve {
+
+class TaskSource {
+ public:
+  // `suite_root` empty: task ids are refused. `data_dir`: where reference_code problems go.
+  TaskSource(const std::filesystem::path& suite_root, const std::filesystem::path& data_dir);
+
+  // The problem file of a request object; throws ApiError 400 (none or several given, bad
+  // type) or 404 (an unknown task id, a missing file).
+  std::string resolve(const nlohmann::json& request) const;
+  // Only a task id (OpenRLHF labels, verl/SkyRL ground truth).
+  std::string resolve_task_id(const std::string& task_id) const;
+  size_t size() const { return tasks_.size(); }
+
+ private:
+  std::map<std::string, std::string> tasks_;  // "level1/19_ReLU" and a unique "19_ReLU" -> path
+  std::filesystem::path problems_dir_;
+};
+
+}  // namespace kagent::serve

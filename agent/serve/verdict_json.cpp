@@ -1,0 +1,68 @@
+#include "serve/verdict_json.h"
+
+#include "common/json_optional.h"
+#include "rollout/reward_preset.h"
+
+namespace kagent::serve {
+
+using nlohmann::json;
+
+namespace {
+
+std::optional<double> median_us(const std::optional<Timing>& t, std::optional<TimingStats> Timing::*which) {
+  if (!t || !((*t).*which)) return std::nullopt;
+  return ((*t).*which)->median_ms * 1000.0;
+}
+
+json guards_json(const EvalResult& r) {
+  json g = json::array();
+  for (const auto& f : r.guards) g.push_back({{"name", f.name}, {"action", f.action}, {"message", f.message}});
+  return g;
+}
+
+}  // namespace
+
+json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn) {
+  if (!r)
+    return {{"status", "format_error"}, {"reason", fe ? fe->kind : ""}, {"message", fe ? fe->message : ""},
+            {"compiled", false}, {"correct", false}, {"speedup_eager", nullptr}, {"speedup_compiled", nullptr},
+            {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
+            {"turn", turn}};
+  const auto o = rollout::outcome_of(*r);
+  return {{"status", to_string(r->status)},
+          {"reason", r->reason},
+          {"message", r->message},
+          {"compiled", o.compiled},
+          {"correct", o.correct},
+          {"speedup_eager", json_or_null(r->timing ? r->timing->speedup_eager : std::nullopt)},
+          {"speedup_compiled", json_or_null(r->timing ? r->timing->speedup_compiled : std::nullopt)},
+          {"runtime_us", json_or_null(median_us(r->timing, &Timing::candidate))},
+          {"ref_runtime_us", json_or_null(median_us(r->timing, &Timing::eager))},
+          {"time_coverage", json_or_null(o.time_coverage)},
+          {"guards", guards_json(*r)},
+          {"turn", turn}};
+}
+
+json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, double reward) {
+  json m = step_metadata(r, fe, 0);
+  m.erase("turn");
+  const bool flagged = r && rollout::outcome_of(*r).flagged;
+  return {{"status", m["status"]},
+          {"reason", m["reason"]},
+          {"message", m["message"]},
+          {"compiled", m["compiled"]},
+          {"correctness", m["correct"]},
+          {"speedup", m["speedup_eager"]},
+          {"speedup_compiled", m["speedup_compiled"]},
+          {"kernel_runtime", m["runtime_us"]},
+          {"reference_runtime", m["ref_runtime_us"]},
+          {"runtime_unit", "us"},
+          {"time_coverage", m["time_coverage"]},
+          {"decoy_kernel", flagged},
+          {"guards", m["guards"]},
+          {"reward", reward},
+          {"compile_seconds", r && r->compile ? json(r->compile->seconds) : json(nullptr)},
+          {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)}};
+}
+
+}  // namespace kagent::serve

@@ -1,0 +1,20 @@
+// A verdict in the server's two shapes: a step's metadata (status, reason, compiled, correct,
+// speedups, runtimes in microseconds, time_coverage, guards, turn) and the stateless
+// evaluation result, with KernelGYM's field names where they mean the same (compiled,
+// correctness, speedup, reference_runtime, kernel_runtime, decoy_kernel, time_coverage).
+#pragma once
+
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "prompt/code_extractor.h"
+#include "result/eval_result.h"
+
+namespace kagent::serve {
+
+// `result` absent: the answer had no usable code (`format_error` says why).
+nlohmann::json step_metadata(const EvalResult* result, const prompt::FormatError* format_error, int turn);
+nlohmann::json evaluation_json(const EvalResult* result, const prompt::FormatError* format_error, double reward);
+
+}  // namespace kagent::serve

@@ -1,0 +1,142 @@
+// `kagent curate` and `kagent rollout` as a user runs them: on a collection written by the real
+// stores with fixed verdicts (every criterion asserted on what is selected; the JSONL read by
+// datasets and TRL's SFTTrainer), on a real `kagent collect` folder (replay model, compile-only),
+// and with bad input.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collect_fixtures.h"
+#include "curate_fixture.h"
+#include "kagent_process.h"
+#include "temp_dir.h"
+
+using namespace kagent::testing;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> read_jsonl(const fs::path& file) {
+  std::vector<json> rows;
+  std::istringstream in(kagent::read_file(file));
+  for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
+  return rows;
+}
+
+// Runs a Python check on a file; 77 means a package it needs is not installed.
+int python_check(const std::string& script, const std::string& file, const std::string& work) {
+  const std::string cmd = "python3 " + std::string(KAGENT_SOURCE_DIR) + "/" + script + " " + file + " " + work + " > " + work +
+                          "/check.log 2>&1";
+  const int st = std::system(cmd.c_str());
+  const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  if (code != 0) MESSAGE(kagent::read_file(work + "/check.log"));
+  return code;
+}
+
+}  // namespace
+
+TEST_CASE("kagent curate: every criterion holds on the selection; the JSONL loads in datasets and TRL") {
+  TempDir dir("kagent-curate-cli");
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());
+  KagentRun r = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/out", "-k", "2", "--single-per-fused", "1"}, {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "4 rows from 10 turns (3 tasks)"));
+  const auto rows = read_jsonl(dir.path() / "out/train.jsonl");
+  REQUIRE(rows.size() == 4);
+  std::map<std::string, int> per_task;
+  int single = 0, fused = 0;
+  for (const auto& row : rows) {
+    CHECK(row["speedup_eager"].get<double>() >= 1.0);
+    CHECK(++per_task[row["task"]] <= 2);
+    ++(row["level"] == 1 ? single : fused);
+    CHECK(row["messages"].back()["role"] == "assistant");
+    CHECK(row["messages"].back()["content"].get<std::string>().rfind("<think>\n", 0) == 0);
+  }
+  CHECK(single == fused);
+  const std::string card = kagent::read_file(dir.path() / "out/README.md");
+  CHECK(has(card, "| **selected** | **4** (2 single-operator, 2 fused; 3 tasks) |"));
+  CHECK(has(card, "MIT (KernelBench problems"));
+  CHECK(has(card, "kagent 0.1.0, torch 2.11.0, CUDA 13.0, GPU NVIDIA H200"));
+  CHECK(has(card, dir.str() + "/c"));
+  const json stats = json::parse(kagent::read_file(dir.path() / "out/stats.json"));
+  CHECK(stats["difficulty"][0]["task"] == "1_relu_double");  // mean 25 characters: the hardest
+  CHECK(stats["by_correctness"]["incorrect"]["turns"] == 1);
+  CHECK(stats["by_correctness"]["correct"]["turns"] == 9);
+  const int check = python_check("tests/curate/sft_dataset_check.py", dir.str() + "/out/train.jsonl", dir.str());
+  if (check == 77) MESSAGE("skipped the datasets/TRL check: a package is not installed (scripts/setup.sh installs them)");
+  else CHECK(check == 0);
+
+  KagentRun rc = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/rc", "--reasoning", "reasoning_content", "-q"}, {}, dir.str());
+  REQUIRE(rc.status == 0);
+  const auto rc_rows = read_jsonl(dir.path() / "rc/train.jsonl");
+  REQUIRE(rc_rows.size() == 4);
+  CHECK(rc_rows[0]["messages"].back()["reasoning_content"] == "bb");
+}
+
+TEST_CASE("kagent rollout: per-turn samples and prompt rows") {
+  TempDir dir("kagent-rollout-cli");
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());
+  KagentRun r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/r", "--reward", "tiered", "--gamma", "0.5", "--group-norm"},
+                           {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const auto samples = read_jsonl(dir.path() / "r/samples.jsonl");
+  const auto prompts = read_jsonl(dir.path() / "r/prompts.jsonl");
+  CHECK(samples.size() == 10);
+  CHECK(prompts.size() == 4);
+  // 3_abs: one correct turn at speedup 1.0 -> tiered 0.5, its return 0.5, alone in its task: advantage 0.
+  for (const auto& s : samples)
+    if (s["task"] == "3_abs") {
+      CHECK(s["reward"] == 0.5);
+      CHECK(s["return"] == 0.5);
+      CHECK(s["advantage"] == 0.0);
+    }
+  CHECK(prompts[0]["env_class"] == "kagent");
+  CHECK(json::parse(kagent::read_file(dir.path() / "r/rollout.json"))["reward"]["name"] == "tiered");
+}
+
+TEST_CASE("curate and rollout read a real kagent collect folder (replay model, compile-only)") {
+  TempDir dir("kagent-dataset-real");
+  const auto names = write_tiny_suite(dir, "suite");
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", names, 1, 2, 0);
+  KagentRun c = run_kagent({"collect", dir.str() + "/suite", "-n", "1", "-t", "2", "--llm", "replay:" + replay, "--compile-only",
+                            "--out", dir.str() + "/real", "-q"}, {}, dir.str());
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  KagentRun r = run_kagent({"curate", dir.str() + "/real", "--out", dir.str() + "/cur"}, {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const json summary = json::parse(kagent::read_file(dir.path() / "cur/curate.json"));
+  CHECK(summary["counts"]["turns"] == 6);     // 3 problems x 1 sample x 2 turns
+  CHECK(summary["counts"]["selected"] == 0);  // nothing runs without a GPU: nothing is correct
+  CHECK(summary["versions"]["kagent"].is_string());
+  KagentRun ro = run_kagent({"rollout", dir.str() + "/real", "--out", dir.str() + "/ro", "--reward", "kevin"}, {}, dir.str());
+  REQUIRE(ro.status == 0);
+  const auto samples = read_jsonl(dir.path() / "ro/samples.jsonl");
+  CHECK(samples.size() == 6);
+  for (const auto& s : samples) CHECK(s["reward"] == 0.0);
+  CHECK(read_jsonl(dir.path() / "ro/prompts.jsonl").size() == 3);
+}
+
+TEST_CASE("bad input: one error line and a distinct status") {
+  TempDir dir("kagent-dataset-bad");
+  KagentRun r = run_kagent({"curate", dir.str() + "/nothing", "--out", dir.str() + "/o"}, {}, dir.str());
+  CHECK(r.status == 3);
+  CHECK(r.err_lines() == 1);
+  CHECK(has(r.err, "kagent curate: error: "));
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());
+  r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/o", "--reward-config", "{\"baseline\": \"fastest\"}"}, {}, dir.str());
+  CHECK(r.status == 3);
+  CHECK(has(r.err, "kagent rollout: error: reward baseline"));
+  dir.write("file", "x");
+  r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/file/o"}, {}, dir.str());
+  CHECK(r.status == 4);
+  r = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/o", "--reasoning", "xml"}, {}, dir.str());
+  CHECK(r.status == 2);
+}

@@ -1,0 +1,53 @@
+// The rows `kagent rollout` writes: per-turn samples with rewards and returns, token ids and
+// logprobs carried, advantages per task, and one verl/SkyRL prompt row per task.
+#include <doctest/doctest.h>
+
+#include "rollout/rollout_rows.h"
+#include "rollout_fixture.h"
+
+using namespace kagent;
+using namespace kagent::rollout;
+
+TEST_CASE("sample rows: reward, return, advantage per task, carried token ids") {
+  std::vector<dataset::SourceTrajectory> runs = {{"run-a", testing::four_turns("1_relu", 0)},
+                                                 {"run-a", testing::four_turns("1_relu", 1)},
+                                                 {"run-b", testing::four_turns("2_double", 0)}};
+  runs[1].trajectory.turns[3].eval = testing::verdict(Status::Wrong, true);
+  runs[0].trajectory.turns[2].extra = {{"token_ids", {1, 2, 3}}, {"logprobs", {-0.1, -0.2, -0.3}}, {"other", 1}};
+  RolloutOptions o;
+  o.preset = reward_preset("kevin");
+  o.group_normalise = true;
+  const auto rows = sample_rows(runs, o);
+  REQUIRE(rows.size() == 12);
+  CHECK(rows[2]["reward"].get<double>() == doctest::Approx(1.5));
+  CHECK(rows[2]["return"].get<double>() == doctest::Approx(3.22));
+  CHECK(rows[2]["token_ids"] == nlohmann::json({1, 2, 3}));
+  CHECK(rows[2]["logprobs"].size() == 3);
+  CHECK_FALSE(rows[2].contains("other"));
+  CHECK(rows[0]["status"] == "error:format");
+  CHECK(rows[7]["return"].get<double>() == 0.0);  // sample 1's last turn is wrong now
+  // 1_relu: returns {0.5152,1.288,3.22,4.3, 0.24,0.6,1.5,0}: mean 1.4454; 2_double alone: its own four.
+  double mean = 0;
+  for (int i = 0; i < 8; ++i) mean += rows[static_cast<size_t>(i)]["advantage"].get<double>();
+  CHECK(mean == doctest::Approx(0).epsilon(1e-9));
+  CHECK(rows[3]["advantage"].get<double>() > rows[2]["advantage"].get<double>());
+  CHECK(rows[1]["return"].get<double>() == doctest::Approx(1.288));
+}
+
+TEST_CASE("prompt rows: one per task, in the fields verl and SkyRL read") {
+  std::vector<dataset::SourceTrajectory> runs = {{"r", testing::four_turns("1_relu", 0)},
+                                                 {"r", testing::four_turns("1_relu", 1)},
+                                                 {"r", testing::four_turns("2_double", 0)}};
+  RolloutOptions o;
+  o.preset = reward_preset("drkernel");
+  const auto rows = prompt_rows(runs, o);
+  REQUIRE(rows.size() == 2);
+  for (const char* key : {"data_source", "prompt", "ability", "env_class", "reward_model", "reward_spec", "extra_info"})
+    CHECK(rows[0].contains(key));
+  CHECK(rows[0]["prompt"][0]["role"] == "system");
+  CHECK(rows[0]["prompt"][1]["content"] == "task 1_relu");
+  CHECK(rows[1]["reward_spec"]["ground_truth"] == "2_double");
+  CHECK(rows[1]["reward_model"]["style"] == "rule");
+  CHECK(rows[1]["extra_info"]["reward"]["name"] == "drkernel");
+  CHECK(rows[1]["extra_info"]["index"] == 1);
+}
