@@ -22,6 +22,7 @@
 #include "compiler/extension_shim.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/ptxas_resources.h"
+#include "compiler/sass_dump.h"
 
 namespace fs = std::filesystem;
 
@@ -30,7 +31,7 @@ namespace kagent {
 namespace {
 
 // Bumped whenever the pipeline changes in a way the command lines do not show.
-constexpr std::string_view kPipelineVersion = "kagent-native-1";
+constexpr std::string_view kPipelineVersion = "kagent-native-2";  // 2: SASS stored and summarised
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
 void write_file(const fs::path& p, std::string_view text) {
@@ -250,6 +251,9 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   info.resources = parse_ptxas_resources(compiled.output);
   if (info.ok) {
     info.artifact = so.string();
+    // A candidate whose object cannot be disassembled keeps its verdict; the SASS says why it is missing.
+    info.sass = disassemble(obj, job.staging / "candidate.sass.gz", resolve_cuobjdump(job.options.cuobjdump),
+                            job.options.arch, timeout);
   } else if (a.timed_out) {
     info.errors = fmt::format("nvcc timed out after {} s", job.options.timeout.count());
   } else if (!host.ok) {
@@ -295,6 +299,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
           .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
           .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
           .update(nvcc_identity(setup.nvcc))
+          .update(nvcc_identity(resolve_cuobjdump(options.cuobjdump)))
           .update(build::kTorchVersion)
           .update(setup.arch)
           .update(to_string(first_tier))
