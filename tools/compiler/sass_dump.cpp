@@ -66,7 +66,7 @@ SassInfo disassemble(const std::filesystem::path& object, const std::filesystem:
   SassInfo s;
   s.arch = arch;
   s.kernels = summarize_sass(r.output);
-  if (s.kernels.empty()) return missing(fmt::format("{} found no kernel in the object", cuobjdump), arch);
+  if (s.kernels.empty()) return missing(fmt::format("no kernel in the compiled object ({} listed no function)", cuobjdump), arch);
   try {
     write_gzip_file(gzip_file, r.output);
   } catch (const std::exception& e) {
