@@ -51,6 +51,10 @@ std::string read_gzip_file(const std::filesystem::path& path) {
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
   }
+  // A stream cut short reads as an end of file; zlib says so here.
+  int err = Z_OK;
+  (void)gzerror(in.get(), &err);
+  if (err != Z_OK && err != Z_STREAM_END) throw gz_error("damaged gzip file", path);
   return out;
 }
 
