@@ -2,7 +2,7 @@
 # The whole GPU check, one command on the H200 machine:
 #   bash scripts/gpu_check.sh [suite|gpu|profiler|bench|all]
 # Builds kagent against the machine's torch; suite: every test (GPU suites included) and the
-# shipped examples (eval and solve); gpu: the same without the CPU suites; profiler: the ncu cross-check and the profiler's cost;
+# shipped examples (eval and solve); gpu: the same without the CPU suites; profiler: the ncu cross-checks (bandwidth, roofline) and the profiler's cost;
 # bench: the evaluation benchmark; all: everything. Logs go to $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,8 +68,9 @@ fi
 trc=${trc:-0}
 
 if [ "$what" = profiler ] || [ "$what" = all ]; then
-  echo "== profiler: Nsight Compute cross-check and the profiler's cost"
+  echo "== profiler: Nsight Compute cross-checks (DRAM bandwidth, roofline) and the profiler's cost"
   OUT=$OUT bash scripts/ncu_check.sh build-gpu 2>&1 | tail -25
+  OUT=$OUT bash scripts/roofline_check.sh build-gpu 2>&1 | tail -25
   ./build-gpu/profiler_cost --json "$OUT/profiler_cost.json" 2>&1 | tee "$OUT/profiler_cost.txt"
 fi
 
