@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Gathers what the GPU machine lacks into .carry/ (git-ignored; device runs carry it):
-# OpenSSL's headers in .carry/include, and the KernelBench problems (../shared/kernelbench,
-# which does not travel) in .carry/kernelbench-problems. Run here, before a GPU check.
+# OpenSSL's headers in .carry/include, the KernelBench problems (../shared/kernelbench,
+# which does not travel) in .carry/kernelbench-problems, and einops in .carry/python (put it
+# on PYTHONPATH there). Run here, before a GPU check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
+tmp_wheels=$(mktemp -d)
 (cd "$tmp" && apt-get download libssl-dev >/dev/null 2>&1)
 mkdir -p .carry/include
 for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$tmp/x"; done
@@ -15,4 +17,14 @@ if [ -d ../shared/kernelbench ]; then
   rm -rf .carry/kernelbench-problems
   cp -r ../shared/kernelbench .carry/kernelbench-problems
 fi
+# einops (pure Python; KernelBench level 3's Mamba problems import it), for PYTHONPATH there.
+rm -rf .carry/python
+mkdir -p .carry/python
+python3 -m pip download -q --no-deps einops==0.8.2 -d "$tmp_wheels" 2>/dev/null || true
+python3 - "$tmp_wheels" <<'PY'
+import glob, sys, zipfile
+for wheel in glob.glob(sys.argv[1] + "/einops-*.whl"):
+    zipfile.ZipFile(wheel).extractall(".carry/python")
+PY
+rm -rf "$tmp_wheels"
 du -sh .carry/*

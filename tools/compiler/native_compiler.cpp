@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
@@ -21,6 +24,7 @@
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
 #include "compiler/nvcc_command.h"
+#include "compiler/params_header.h"
 #include "compiler/ptxas_resources.h"
 #include "compiler/sass_dump.h"
 
@@ -32,6 +36,8 @@ namespace {
 
 // Bumped whenever the pipeline changes in a way the command lines do not show.
 constexpr std::string_view kPipelineVersion = "kagent-native-2";  // 2: SASS stored and summarised
+// cuobjdump takes well under a second on a candidate; this only bounds a broken one.
+constexpr std::chrono::seconds kDisassemblyTimeout{60};
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
 void write_file(const fs::path& p, std::string_view text) {
@@ -84,15 +90,86 @@ fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
   return dir;
 }
 
+// What every compiler run of one compile shares: a deadline for all of them together and
+// the address space each process may take.
+struct Limits {
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::seconds timeout;
+  std::size_t memory_mb = 0;  // 0: none
+
+  std::chrono::milliseconds left() const {
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    return std::max(ms, std::chrono::milliseconds(0));
+  }
+  // Runs one compiler command under these limits.
+  RunResult run(SpawnOptions so) const {
+    if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
+    return run_command(so, left());
+  }
+  // The limit a finished run ran into, or "" when it failed (or not) on its own.
+  std::string hit(const RunResult& r) const {
+    if (r.timed_out) return reason::kCompileTimeout;
+    const bool failed = !r.exit.exited || r.exit.code != 0;
+    if (failed && memory_mb && reports_memory_exhaustion(r.output)) return reason::kCompileMemory;
+    return "";
+  }
+  std::string describe(const std::string& limit) const {
+    if (limit == reason::kCompileTimeout)
+      return fmt::format("kagent: the compile ran past {} ({} s) and was killed with every process it started",
+                         limit, timeout.count());
+    return fmt::format("kagent: a compiler process ran out of {} ({} MiB of address space) and the compile was "
+                       "stopped (deep template instantiation, huge unrolled loops or constant tables; or a limit too "
+                       "low for this toolchain)",
+                       limit, memory_mb);
+  }
+};
+
+// A positive whole number from the environment, or `fallback` when the variable is unset.
+std::size_t env_number(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno || *end || n == 0 || v[0] == '-')
+    throw std::invalid_argument(fmt::format("{} must be a positive whole number, not '{}'", name, v));
+  return static_cast<std::size_t>(n);
+}
+
+Limits resolve_limits(const CompileOptions& o) {
+  Limits l;
+  l.timeout = o.timeout ? *o.timeout
+                        : std::chrono::seconds(env_number("KAGENT_COMPILE_TIMEOUT",
+                                                          static_cast<std::size_t>(kDefaultCompileTimeout.count())));
+  l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
+  l.deadline = std::chrono::steady_clock::now() + l.timeout;
+  return l;
+}
+
+// The folder holding kagent/params.h, content-addressed inside the cache.
+fs::path ensure_params_include(const CompileCache& cache) {
+  const std::string_view text = params_header_text();
+  const fs::path dir = cache.file_path("include", sha256_hex(text).substr(0, 16));
+  const fs::path header = dir / kParamsHeaderName;
+  if (fs::exists(header)) return dir;
+  fs::create_directories(header.parent_path());
+  const fs::path tmp = cache.temp_file_path("params.h");
+  write_file(tmp, text);
+  cache.publish_file(tmp, header);
+  return dir;
+}
+
 struct HostObject {
   bool ok = false;
   fs::path object;
-  std::string log;  // only when it had to be built
+  std::string log;    // only when it had to be built
+  std::string limit;  // the limit its compile ran into
+  long peak_rss_kb = 0;
 };
 
 // The per-signature registration object: built once per (types, toolchain), then shared.
 HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup, const Binding& b,
-                              std::chrono::milliseconds timeout) {
+                              const Limits& limits) {
   const std::string key =
       Sha256()
           .update(kPipelineVersion)
@@ -115,8 +192,10 @@ HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup,
   SpawnOptions so;
   so.argv = argv;
   so.env_set = {"TMPDIR=" + tmp.path().string()};
-  RunResult r = run_command(so, timeout);
+  RunResult r = limits.run(so);
   h.log = "$ " + shell_join(argv) + "\n" + r.output;
+  h.limit = limits.hit(r);
+  h.peak_rss_kb = r.exit.peak_rss_kb;
   if (r.timed_out || !r.exit.exited || r.exit.code != 0) return h;
   cache.publish_file(obj, h.object);
   h.ok = true;
@@ -174,7 +253,6 @@ struct Attempt {
   CompileInfo info;
   std::vector<Diagnostic> errors;
   bool cacheable = false;
-  bool timed_out = false;
 };
 
 struct Job {
@@ -182,6 +260,7 @@ struct Job {
   const Binding& binding;
   std::string_view source;
   const CompileOptions& options;
+  const Limits& limits;
   const fs::path& staging;
 };
 
@@ -195,15 +274,15 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   if (!full_source.empty() && full_source.back() != '\n') full_source += '\n';
   write_file(src, full_source + job.binding.candidate_suffix);
 
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.options.timeout);
   // The registration object (rarely missing) builds alongside the candidate.
   auto host_future = std::async(std::launch::async,
-                                [&] { return ensure_host_object(job.cache, setup, job.binding, timeout); });
+                                [&] { return ensure_host_object(job.cache, setup, job.binding, job.limits); });
 
   DiagnosticsContext ctx;
   ctx.display_name = job.options.display_name;
   ctx.replacements = {{src.string(), job.options.display_name}, {job.staging.string() + "/", ""}};
   if (!setup.shim_include.empty()) ctx.replacements.push_back({setup.shim_include.string() + "/", ""});
+  if (!setup.params_include.empty()) ctx.replacements.push_back({setup.params_include.string() + "/", ""});
   ctx.source = job.source;
   ctx.user_lines = static_cast<int>(count_lines(job.source));
 
@@ -216,7 +295,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   spawn.env_set = {"TMPDIR=" + job.staging.string()};
   RunResult compiled;
   try {
-    compiled = run_command(spawn, timeout);
+    compiled = job.limits.run(spawn);
   } catch (const std::exception& e) {
     host_future.wait();
     info.errors = fmt::format("kagent: cannot run nvcc ({}): {}", setup.nvcc, e.what());
@@ -229,21 +308,25 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   std::string log = compiled.output;
   std::string shown = "$ " + shell_join(compile_argv) + "\n" + map_paths(compiled.output, ctx);
   info.command = shell_join(compile_argv);
-  a.timed_out = compiled.timed_out;
-  a.cacheable = !compiled.timed_out && host.ok;
+  info.limit = job.limits.hit(compiled);
+  if (info.limit.empty()) info.limit = host.limit;
+  long peak_kb = std::max(compiled.exit.peak_rss_kb, host.peak_rss_kb);
   bool ok = compiled.exit.exited && compiled.exit.code == 0 && !compiled.timed_out;
   if (!host.log.empty()) shown += "\n" + host.log;
   if (ok && host.ok) {
     const auto la = link_argv(setup, {obj, host.object}, so);
     spawn.argv = la;
-    RunResult linked = run_command(spawn, timeout);
+    RunResult linked = job.limits.run(spawn);
     log += "\n" + linked.output;
     shown += "\n$ " + shell_join(la) + "\n" + map_paths(linked.output, ctx);
     info.command += " && " + shell_join(la);
     ok = linked.exit.exited && linked.exit.code == 0 && !linked.timed_out;
-    a.timed_out = a.timed_out || linked.timed_out;
-    a.cacheable = a.cacheable && !linked.timed_out;
+    info.limit = job.limits.hit(linked);
+    peak_kb = std::max(peak_kb, linked.exit.peak_rss_kb);
   }
+  // A limit's verdict depends on the limit and the machine's load: not cached.
+  a.cacheable = host.ok && info.limit.empty();
+  info.peak_rss_mb = peak_kb / 1024;
 
   info.ok = ok && host.ok;
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -253,9 +336,9 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
     info.artifact = so.string();
     // A candidate whose object cannot be disassembled keeps its verdict; the SASS says why it is missing.
     info.sass = disassemble(obj, job.staging / "candidate.sass.gz", resolve_cuobjdump(job.options.cuobjdump),
-                            job.options.arch, timeout);
-  } else if (a.timed_out) {
-    info.errors = fmt::format("nvcc timed out after {} s", job.options.timeout.count());
+                            job.options.arch, kDisassemblyTimeout);
+  } else if (!info.limit.empty()) {
+    info.errors = job.limits.describe(info.limit);
   } else if (!host.ok) {
     info.errors = "kagent: the host registration failed to compile (an internal error; see the log)";
   } else {
@@ -272,7 +355,9 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
 CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, const CompileOptions& options) {
   Binding placeholder;
   NvccSetup setup;
+  Limits limits;
   try {
+    limits = resolve_limits(options);
     setup.nvcc = resolve_nvcc(options.nvcc);
     setup.arch = options.arch;
     setup.torch_prefix = build::kTorchPrefix;
@@ -287,6 +372,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
 
   // Everything the artifact and the stored info depend on; temp paths as placeholders.
+  if (placeholder.uses_params_header) setup.params_include = "<params>";
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   const std::string key =
@@ -305,6 +391,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
           .update(to_string(first_tier))
           .update(extension_shim_text(ShimTier::Lite))
           .update(extension_shim_text(ShimTier::ATen))
+          .update(placeholder.uses_params_header ? params_header_text() : "")
           .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit))
           .hex_digest();
 
@@ -316,8 +403,9 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
     if (auto hit = cache.lookup(key)) return *hit;
 
   const Binding binding = generate_binding(spec, source, "kagent_" + key.substr(0, 16));
+  if (binding.uses_params_header) setup.params_include = ensure_params_include(cache);
   TempDir staging = cache.make_staging(key);
-  const Job job{cache, binding, source, options, staging.path()};
+  const Job job{cache, binding, source, options, limits, staging.path()};
   auto setup_for = [&](ShimTier tier) {
     NvccSetup s = setup;
     if (tier == ShimTier::Full) {
@@ -330,9 +418,10 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   ShimTier tier = first_tier;
   Attempt a = build_once(job, setup_for(tier));
   double spent = a.info.seconds;
+  long peak_mb = a.info.peak_rss_mb;
   std::string notes;
   // A cheaper header that lacked what this file uses: the next tier, at its cost.
-  while (!a.info.ok && !a.timed_out) {
+  while (!a.info.ok && a.info.limit.empty()) {
     auto next = next_tier(tier, source, a.errors, setup.torch_prefix);
     if (!next) break;
     notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
@@ -340,8 +429,10 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
     tier = *next;
     a = build_once(job, setup_for(tier));
     spent += a.info.seconds;
+    peak_mb = std::max(peak_mb, a.info.peak_rss_mb);
   }
   a.info.seconds = spent;
+  a.info.peak_rss_mb = std::max(a.info.peak_rss_mb, peak_mb);
   a.info.log = notes + a.info.log;
   if (!a.cacheable) return a.info;  // timeouts and internal failures may not repeat
   return cache.publish(key, staging, std::move(a.info), /*replace=*/!options.use_cache);

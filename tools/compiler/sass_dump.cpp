@@ -1,5 +1,6 @@
 #include "compiler/sass_dump.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
 
@@ -15,6 +16,7 @@ namespace kagent {
 namespace {
 
 constexpr size_t kReasonBytes = 300;
+constexpr std::uint64_t kMemoryLimitBytes = std::uint64_t{4} << 30;  // address space of cuobjdump
 
 // The tool's complaint: its first non-empty line that says "fatal" or "info", else the first one.
 std::string first_words(const std::string& output) {
@@ -54,6 +56,7 @@ SassInfo disassemble(const std::filesystem::path& object, const std::filesystem:
                      const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout) {
   SpawnOptions so;
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
+  so.address_space_limit = kMemoryLimitBytes;
   RunResult r;
   try {
     r = run_command(so, timeout);

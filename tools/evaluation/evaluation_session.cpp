@@ -192,6 +192,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       r.message = ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
                   : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
                                                              : "nvcc failed";
+      if (!ci->limit.empty()) {  // the compiler was killed: say which limit, keep compile_error
+        r.reason = ci->limit;
+        r.message = "the compile ran past its " + ci->limit + " limit";
+      }
       return r;
     }
     cand.artifact = ci->artifact;

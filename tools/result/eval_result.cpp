@@ -74,7 +74,8 @@ int SassKernel::scalar_global_accesses() const {
 void to_json(nlohmann::json& j, const CompileInfo& c) {
   j = {{"ok", c.ok},           {"cache_hit", c.cache_hit}, {"seconds", c.seconds},   {"errors", c.errors},
        {"log", c.log},         {"command", c.command},     {"artifact", c.artifact}, {"op_name", c.op_name},
-       {"reason", c.reason},   {"resources", c.resources}};
+       {"reason", c.reason},   {"limit", c.limit},         {"peak_rss_mb", c.peak_rss_mb},
+       {"resources", c.resources}};
   put_optional(j, "sass", c.sass);
 }
 
@@ -89,6 +90,8 @@ void from_json(const nlohmann::json& j, CompileInfo& c) {
   c.artifact = j.value("artifact", d.artifact);
   c.op_name = j.value("op_name", d.op_name);
   c.reason = j.value("reason", d.reason);
+  c.limit = j.value("limit", d.limit);
+  c.peak_rss_mb = j.value("peak_rss_mb", d.peak_rss_mb);
   c.resources = j.value("resources", d.resources);
   get_optional(j, "sass", c.sass);
 }
@@ -133,6 +136,16 @@ void from_json(const nlohmann::json& j, GpuContention& c) {
   get_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
 }
 
+void to_json(nlohmann::json& j, const BaselineRecheck& b) {
+  j = {{"cached_ms", b.cached_ms}, {"measured_ms", b.measured_ms}, {"replaced", b.replaced}};
+}
+
+void from_json(const nlohmann::json& j, BaselineRecheck& b) {
+  b.cached_ms = get_or(j, "cached_ms", 0.0);
+  b.measured_ms = get_or(j, "measured_ms", 0.0);
+  b.replaced = get_or(j, "replaced", false);
+}
+
 void to_json(nlohmann::json& j, const Timing& t) {
   j = nlohmann::json::object();
   put_optional(j, "candidate", t.candidate);
@@ -141,6 +154,7 @@ void to_json(nlohmann::json& j, const Timing& t) {
   put_optional(j, "speedup_eager", t.speedup_eager);
   put_optional(j, "speedup_compiled", t.speedup_compiled);
   j["baseline_cache_hit"] = t.baseline_cache_hit;
+  put_optional(j, "baseline_recheck", t.baseline_recheck);
   put_optional(j, "contention", t.contention);
 }
 
@@ -151,6 +165,7 @@ void from_json(const nlohmann::json& j, Timing& t) {
   get_optional(j, "speedup_eager", t.speedup_eager);
   get_optional(j, "speedup_compiled", t.speedup_compiled);
   t.baseline_cache_hit = j.value("baseline_cache_hit", false);
+  get_optional(j, "baseline_recheck", t.baseline_recheck);
   get_optional(j, "contention", t.contention);
 }
 
