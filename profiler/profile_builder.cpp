@@ -7,6 +7,7 @@
 
 #include "profiler/kernel_attribution.h"
 #include "profiler/kernel_groups.h"
+#include "profiler/roofline.h"
 
 namespace kagent::profiler {
 
@@ -31,6 +32,9 @@ std::optional<double> get(const Range& r, const char* key) {
   return it->second;
 }
 
+constexpr const char* kFlopMetrics[] = {metric::kFadd, metric::kFmul, metric::kFfma, metric::kDadd, metric::kDmul,
+                                        metric::kDfma, metric::kHadd, metric::kHmul, metric::kHfma};
+
 double round_to(double v, double unit) { return std::round(v / unit) * unit; }
 
 // Counters of several ranges (launches) combined: bytes and time add up, percentages and
@@ -50,8 +54,15 @@ class CounterSum {
       write_ += *v;
       has_write_ = true;
     }
+    for (const char* key : kFlopMetrics) {
+      if (auto v = get(r, key)) {
+        flop_counts_[key] += *v;
+        has_flops_ = true;
+      }
+    }
     for (const char* key : {metric::kDramPct, metric::kSmPct, metric::kIssueActive, metric::kWarpsActive, metric::kIpc,
-                            metric::kL1Hit, metric::kTensorPct}) {
+                            metric::kL1Hit, metric::kTensorPct, metric::kFfmaPeak, metric::kDfmaPeak, metric::kSmClock,
+                            metric::kDramPeak, metric::kDramClock}) {
       if (auto v = get(r, key)) {
         weighted_[key] += *v * w;
         seen_[key] += w;
@@ -114,6 +125,37 @@ class CounterSum {
     return j;
   }
 
+  // FLOPs, bytes, intensity and roofline position; null without FLOP counters or DRAM bytes.
+  // Peaks from the counters (Nsight Compute's definition); DRAM bandwidth from the measured copy
+  // bandwidth when the DRAM peak counters are missing.
+  json roofline(double measured_peak_gbps) const {
+    if (!has_flops_ || !has_bytes()) return nullptr;
+    auto count = [&](const char* key) {
+      auto it = flop_counts_.find(key);
+      return it == flop_counts_.end() ? 0.0 : it->second;
+    };
+    const FlopCounts f = flops_from(count(metric::kFadd), count(metric::kFmul), count(metric::kFfma),
+                                    count(metric::kDadd), count(metric::kDmul), count(metric::kDfma),
+                                    count(metric::kHadd), count(metric::kHmul), count(metric::kHfma));
+    std::optional<RooflinePeaks> peaks;
+    const auto sm_clock = avg(metric::kSmClock);
+    if (sm_clock) {
+      RooflinePeaks pk;
+      pk.fp32_flops_per_s = 2.0 * avg(metric::kFfmaPeak).value_or(0.0) * *sm_clock;
+      pk.fp64_flops_per_s = 2.0 * avg(metric::kDfmaPeak).value_or(0.0) * *sm_clock;
+      const auto dram_peak = avg(metric::kDramPeak), dram_clock = avg(metric::kDramClock);
+      if (dram_peak && dram_clock) {
+        pk.dram_bytes_per_s = *dram_peak * *dram_clock;
+        pk.dram_basis = "counters";
+      } else if (measured_peak_gbps > 0) {
+        pk.dram_bytes_per_s = measured_peak_gbps * 1e9;
+        pk.dram_basis = "measured copy bandwidth";
+      }
+      peaks = pk;
+    }
+    return roofline_json(f, bytes(), duration_ns_, peaks);
+  }
+
   // The bound call with its numbers, or null when the counters say too little.
   json bound_json(double measured_peak_gbps) const {
     std::string compute_source;
@@ -134,6 +176,8 @@ class CounterSum {
   double duration_ns_ = 0, read_ = 0, write_ = 0;
   bool has_read_ = false, has_write_ = false;
   std::map<std::string, double> weighted_, seen_;
+  std::map<std::string, double> flop_counts_;
+  bool has_flops_ = false;
 };
 
 json occupancy_json(const Occupancy& o) {
@@ -216,6 +260,7 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
     if (counters.ranges() > 0) {
       row["counters"] = counters.to_json(peak);
       if (json b = counters.bound_json(peak); !b.is_null()) row["bound"] = b;
+      if (json r = counters.roofline(peak); !r.is_null()) row["roofline"] = r;
     }
     kernels.push_back(std::move(row));
   }
@@ -289,6 +334,13 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
              {"scope", "all kernels"}};
   }
   if (bound.is_null()) bound = {{"class", "unknown"}, {"basis", "none"}};
+  if (c.available) {
+    const bool use_own = matched && own_counters.ranges() > 0;
+    if (json r = (use_own ? own_counters : all_counters).roofline(peak); !r.is_null()) {
+      r["scope"] = use_own ? "own kernels" : "all kernels";
+      p["roofline"] = r;
+    }
+  }
   bound["rule"] = kRule;
   p["bound"] = bound;
   return p;

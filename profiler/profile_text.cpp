@@ -7,6 +7,7 @@
 
 #include "profiler/kernel_groups.h"
 #include "profiler/kernel_names.h"
+#include "profiler/roofline.h"
 
 namespace kagent::profiler {
 
@@ -174,6 +175,22 @@ std::string bound_line(const json& b) {
   return "bound: unknown (no hardware counters)\n";
 }
 
+// FLOPs, bytes, intensity and roofline position of the busiest kernels that have them, then
+// of the candidate's own kernels together when several ran.
+std::string roofline_lines(const json& kernels, const json& p, const ProfileTextOptions& o) {
+  std::string s;
+  size_t shown = 0, with = 0;
+  for (const auto& k : kernels) {
+    if (!k.contains("roofline")) continue;
+    ++with;
+    if (shown++ < o.max_roofline_rows)
+      s += roofline_line(short_kernel_name(str(k, "name"), o.max_name_chars), k["roofline"]);
+  }
+  if (with > o.max_roofline_rows) s += fmt::format("roofline: ... {} more kernels in the profile JSON\n", with - o.max_roofline_rows);
+  if (with > 1 && p.contains("roofline")) s += roofline_line(str(p["roofline"], "scope"), p["roofline"]);
+  return s;
+}
+
 }  // namespace
 
 std::string render_profile_text(const json& p, const json& resources, const ProfileTextOptions& o) {
@@ -216,6 +233,7 @@ std::string render_profile_text(const json& p, const json& resources, const Prof
                      peak_s);
   }
   if (p.contains("bound")) s += bound_line(p["bound"]);
+  s += roofline_lines(kernels, p, o);
   s += occupancy_line(kernels, o.max_name_chars);
   s += spills_line(kernels, resources, o.max_name_chars);
   if (!counters) {

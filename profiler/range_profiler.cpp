@@ -29,6 +29,20 @@ std::vector<std::string> default_metrics() {
           metric::kIpc,
           metric::kL1Hit,
           std::string(metric::kTensorPct) + "|sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+          metric::kFadd,
+          metric::kFmul,
+          metric::kFfma,
+          metric::kDadd,
+          metric::kDmul,
+          metric::kDfma,
+          metric::kHadd,
+          metric::kHmul,
+          metric::kHfma,
+          metric::kFfmaPeak,
+          metric::kDfmaPeak,
+          metric::kSmClock,
+          metric::kDramPeak,
+          metric::kDramClock,
           metric::kSmPct};
 }
 

@@ -14,6 +14,8 @@
 #   sandbox    the sandbox suite (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
+#   roofline   FLOPs, DRAM bytes, intensity and roofline position against Nsight Compute on the
+#              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
 #   bench      bench/eval (extra arguments after `--`) (~4 min)
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
@@ -149,6 +151,8 @@ for suite in "${suites[@]}"; do
       bash bench/memory/sweep.sh $B/kagent ;;
   collect) run_suite collect 560 "^\| [0-9]|^collection:|^check:|^level [0-9]|whole script" env OUT="$OUT" \
       bash bench/collect/gpu_collect.sh $B/kagent ;;
+  roofline) run_suite roofline 420 "flops|missing|failed|no own|roofline check rc" env OUT="$OUT" \
+      bash scripts/roofline_check.sh $B ;;
   baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

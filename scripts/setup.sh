@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 PY=${KAGENT_PYTHON:-python3}
 
-pkgs="cmake ninja-build g++ libcurl4-openssl-dev nlohmann-json3-dev doctest-dev libcli11-dev libfmt-dev libssl-dev libcpp-httplib-dev"
+pkgs="cmake ninja-build g++ libcurl4-openssl-dev nlohmann-json3-dev doctest-dev libcli11-dev libfmt-dev libssl-dev libcpp-httplib-dev zlib1g-dev"
 missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "setup: installing $(echo $missing)"
@@ -53,6 +53,12 @@ for mod_pkg in pytest:pytest datasets:datasets trl:trl skyrl_gym:skyrl-gym; do
 done
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
+# cuobjdump disassembles candidates (their SASS); some toolkit installs lack it.
+site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+if [ ! -x "$(dirname "$(command -v nvcc)")/cuobjdump" ] && [ ! -x "$site/nvidia/cu13/bin/cuobjdump" ]; then
+  echo "setup: installing cuobjdump (nvidia-cuda-cuobjdump) for $PY"
+  "$PY" -m pip install -q "nvidia-cuda-cuobjdump>=13,<14"
+fi
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v "$PY")" \
   -DKAGENT_WERROR="${KAGENT_WERROR:-OFF}" >/dev/null

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "prompt/code_extractor.h"
+#include "trajectory/sass_file.h"
 
 namespace kagent::loop {
 
@@ -99,7 +100,9 @@ SampleRun run_sample(const SampleContext& ctx, traj::Trajectory t) {
       turn.code = code.code->code;
       emit(ctx, {LoopEvent::Phase::Evaluating, t.sample, turn.index, nullptr, nullptr, ""});
       auto evaluated = std::chrono::steady_clock::now();
-      turn.eval = ctx.evaluator.evaluate(turn.code, candidate_file(ctx.store, t.sample, turn.index, ctx.format));
+      const auto file = candidate_file(ctx.store, t.sample, turn.index, ctx.format);
+      turn.eval = ctx.evaluator.evaluate(turn.code, file);
+      traj::keep_sass_beside(*turn.eval, file, ctx.store.dir());
       turn.eval_seconds = seconds_since(evaluated);
       turn.feedback = ctx.prompts.feedback_prompt(*turn.eval, &ctx.spec);
     }

@@ -204,6 +204,7 @@ json feedback_variables(const EvalResult& r, const ProblemSpec* spec, const Feed
   v["has_kernels"] = !ks.empty();
   v["kernels"] = ks;
   v["kernels_more"] = nk > limits.kernels ? json(nk - limits.kernels) : json(false);
+  v["sass"] = sass_variables(r, spec, limits.sass);
   return v;
 }
 

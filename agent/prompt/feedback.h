@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "problem/problem_spec.h"
+#include "prompt/sass_feedback.h"
 #include "result/eval_result.h"
 
 namespace kagent::prompt {
@@ -22,6 +23,7 @@ struct FeedbackLimits {
   size_t mismatch_positions = 5;       // at most this many mismatching positions shown
   size_t profile_bytes = 4000;
   size_t kernels = 16;                 // resource rows
+  SassFeedbackLimits sass;             // the machine-code section (sass_feedback.h)
 };
 
 // Keeps at most `max_lines` lines and `max_bytes` bytes of `text` (never splitting a UTF-8
@@ -46,7 +48,9 @@ std::string cut_text(const std::string& text, size_t max_lines, size_t max_bytes
 //     faster_than_eager, slower_than_eager (bools);
 //   profile (string, "" when absent);
 //   has_kernels (bool), kernels (list of {kernel, registers, spill_store_bytes, spill_load_bytes, spills (bool),
-//     shared_static_bytes, stack_frame_bytes}), kernels_more (count not listed; false when none).
+//     shared_static_bytes, stack_frame_bytes}), kernels_more (count not listed; false when none);
+//   sass (section object or false): arch, missing ("" or why the SASS is missing), kernels (list of
+//     {line}), kernels_more, findings (list of {text}); see sass_feedback.h.
 // max_lines == 0 in cut_text means no line limit.
 nlohmann::json feedback_variables(const EvalResult& result, const ProblemSpec* spec = nullptr,
                                   const FeedbackLimits& limits = {});

@@ -4,6 +4,7 @@
 //     config.json              the run's settings, written once at creation (atomically)
 //     trajectories.jsonl       append-only, ONE line per finished sample (single write + fsync)
 //     partial/sample-<i>.json  the in-progress sample, replaced atomically after every turn
+//     candidates/s<i>-t<j>.cu  every turn's code; .sass.gz beside it: its SASS (sass_file.h)
 //     best.cu | best.py        the best correct kernel so far (highest Kevin score)
 //     summary.json             best kernel's speedups, per-sample outcome, token totals
 //

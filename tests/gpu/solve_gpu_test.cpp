@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -13,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "common/files.h"
+#include "common/gzip_file.h"
+#include "prompt/sass_feedback.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -58,6 +61,30 @@ TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
   std::string m4 = messages_of(turns[3]);
   CHECK(has(m4, "over eager"));
   CHECK(has(m4, "## Profile"));
+  // Every compiled turn refers to its SASS in the run folder, and the file opens; the feedback
+  // carries the machine-code lines, each within the stated limit (FeedbackLimits::sass).
+  for (size_t i = 1; i < turns.size(); ++i) {
+    const auto& sass = turns[i]["eval"]["compile"]["sass"];
+    INFO("turn " << i + 1 << ": " << sass.dump());
+    REQUIRE(sass["available"] == true);
+    CHECK(sass["file"] == fmt::format("candidates/s0-t{}.sass.gz", i + 1));
+    const std::string text = kagent::read_gzip_file(run / sass["file"].get<std::string>());
+    CHECK(has(text, "Function : "));
+    CHECK_FALSE(sass["kernels"].empty());
+  }
+  const std::string fb = turns[3]["feedback"].get<std::string>();
+  const size_t sass_at = fb.find("## Machine code (SASS for sm_");
+  REQUIRE(sass_at != std::string::npos);
+  const kagent::prompt::SassFeedbackLimits limits;
+  std::string section = fb.substr(sass_at, fb.find("\n\n", sass_at) - sass_at);
+  for (size_t start = 0; start < section.size();) {
+    size_t end = std::min(section.find('\n', start), section.size());
+    const std::string line = section.substr(start, end - start);
+    if (line.rfind("- ", 0) == 0) CHECK(line.size() <= limits.line_bytes + 40);  // "- note: " and the cut marker
+    start = end + 1;
+  }
+  CHECK(has(m4, "roofline "));  // FLOPs, bytes, intensity and position in the profile text
+  std::cout << "Solve replay feedback, turn 4:\n" << section << "\n";
   CHECK(t["best_turn"] == 3);
   CHECK(fs::exists(run / "best.cu"));
   std::cout << fmt::format("Solve replay: {} -> {} -> correct {:.2f}x -> correct {:.2f}x over eager on {}; best turn {}\n",

@@ -109,6 +109,7 @@ std::optional<CompileInfo> CompileCache::lookup(const std::string& key) const {
       info.artifact = (entry / fs::path(info.artifact).filename()).string();
       if (!fs::exists(info.artifact)) return std::nullopt;  // damaged entry: rebuild
     }
+    if (info.sass && !info.sass->file.empty()) info.sass->file = (entry / fs::path(info.sass->file).filename()).string();
     return info;
   } catch (const std::exception&) {
     return std::nullopt;  // unreadable: treat as a miss, the rebuild replaces it
@@ -127,6 +128,7 @@ CompileInfo CompileCache::publish(const std::string& key, TempDir& staging, Comp
   info.artifact = replace_all(info.artifact, from, to);
   info.command = replace_all(info.command, from, to);
   info.log = replace_all(info.log, from, to);
+  if (info.sass) info.sass->file = replace_all(info.sass->file, from, to);
   CompileInfo stored = info;
   stored.cache_hit = false;
   write_file(staging.path() / kInfoFile, nlohmann::json(stored).dump(2));

@@ -26,6 +26,7 @@
 #include "compiler/nvcc_command.h"
 #include "compiler/params_header.h"
 #include "compiler/ptxas_resources.h"
+#include "compiler/sass_dump.h"
 
 namespace fs = std::filesystem;
 
@@ -34,7 +35,9 @@ namespace kagent {
 namespace {
 
 // Bumped whenever the pipeline changes in a way the command lines do not show.
-constexpr std::string_view kPipelineVersion = "kagent-native-1";
+constexpr std::string_view kPipelineVersion = "kagent-native-2";  // 2: SASS stored and summarised
+// cuobjdump takes well under a second on a candidate; this only bounds a broken one.
+constexpr std::chrono::seconds kDisassemblyTimeout{60};
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
 void write_file(const fs::path& p, std::string_view text) {
@@ -331,6 +334,9 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   info.resources = parse_ptxas_resources(compiled.output);
   if (info.ok) {
     info.artifact = so.string();
+    // A candidate whose object cannot be disassembled keeps its verdict; the SASS says why it is missing.
+    info.sass = disassemble(obj, job.staging / "candidate.sass.gz", resolve_cuobjdump(job.options.cuobjdump),
+                            job.options.arch, kDisassemblyTimeout);
   } else if (!info.limit.empty()) {
     info.errors = job.limits.describe(info.limit);
   } else if (!host.ok) {
@@ -379,6 +385,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
           .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
           .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
           .update(nvcc_identity(setup.nvcc))
+          .update(nvcc_identity(resolve_cuobjdump(options.cuobjdump)))
           .update(build::kTorchVersion)
           .update(setup.arch)
           .update(to_string(first_tier))

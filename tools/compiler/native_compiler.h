@@ -3,7 +3,8 @@
 //
 // Pipeline: append kagent's checks and entry point to the source (user lines keep their
 // numbers), compile it with nvcc (-c, ptxas -v), compile the per-signature host
-// registration once (cached, in parallel), link with --no-undefined against libtorch.
+// registration once (cached, in parallel), link with --no-undefined against libtorch, then
+// disassemble the candidate's object (its own kernels only) into CompileInfo::sass.
 // Results (failures too) are cached by content hash; see compile_cache.h.
 #pragma once
 
@@ -28,6 +29,7 @@ struct CompileOptions {
   std::string arch = "sm_90a";            // see arch_for_compute_capability()
   std::string cache_dir;                  // empty: cache_root()/compile (common/paths.h)
   std::string nvcc;                       // empty: $KAGENT_NVCC, else the build's nvcc
+  std::string cuobjdump;                  // empty: $KAGENT_CUOBJDUMP, else the build's (sass_dump.h)
   std::vector<std::string> extra_flags;   // appended to the candidate's nvcc command
   // Limits of the compile; running past one kills nvcc and every process it started and is a
   // compile error whose CompileInfo::limit names it. nullopt: $KAGENT_COMPILE_TIMEOUT (seconds)

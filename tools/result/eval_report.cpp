@@ -106,6 +106,10 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
         s += fmt::format("          {}: {} registers, {} B spill stores, {} B spill loads, {} B static smem, {} B stack\n",
                          k.kernel, k.registers, k.spill_store_bytes, k.spill_load_bytes, k.shared_static_bytes,
                          k.stack_frame_bytes);
+      if (c.sass && c.sass->available)
+        s += fmt::format("sass      {} {} kernel(s): {}\n", c.sass->arch, c.sass->kernels.size(), c.sass->file);
+      else if (c.sass)
+        s += "sass      missing: " + c.sass->missing_reason + "\n";
     } else {
       s += "compile   FAILED\n" + indent(c.errors.empty() ? c.log : c.errors);
     }

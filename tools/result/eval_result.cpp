@@ -4,6 +4,7 @@
 #include "common/json_optional.h"
 
 #include <array>
+#include <cstdlib>
 #include <stdexcept>
 #include <utility>
 
@@ -38,8 +39,62 @@ const char* problem_error_reason(const std::string& kind) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registers, shared_static_bytes,
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
                                                 constant_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
-                                                artifact, op_name, reason, limit, peak_rss_mb, resources)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SassKernel, kernel, mangled, registers, shared_bytes, local_bytes,
+                                                stack_bytes, instructions, global_loads, global_stores,
+                                                shared_loads, shared_stores, ldmatrix, async_copies, atomics,
+                                                local_loads, local_stores, local_in_loops, ffma, fmul, fadd, fp64,
+                                                fp16, tensor, branches, loops, barriers)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SassInfo, available, missing_reason, file, arch, kernels)
+
+int SassKernel::tensor_instructions() const {
+  int n = 0;
+  for (const auto& [op, count] : tensor) n += count;
+  return n;
+}
+
+namespace {
+
+int accesses_by_width(const std::map<std::string, int>& by_width, bool vector) {
+  int n = 0;
+  for (const auto& [width, count] : by_width)
+    if ((std::atoi(width.c_str()) >= 64) == vector) n += count;
+  return n;
+}
+
+}  // namespace
+
+int SassKernel::vector_global_accesses() const {
+  return accesses_by_width(global_loads, true) + accesses_by_width(global_stores, true);
+}
+
+int SassKernel::scalar_global_accesses() const {
+  return accesses_by_width(global_loads, false) + accesses_by_width(global_stores, false);
+}
+
+void to_json(nlohmann::json& j, const CompileInfo& c) {
+  j = {{"ok", c.ok},           {"cache_hit", c.cache_hit}, {"seconds", c.seconds},   {"errors", c.errors},
+       {"log", c.log},         {"command", c.command},     {"artifact", c.artifact}, {"op_name", c.op_name},
+       {"reason", c.reason},   {"limit", c.limit},         {"peak_rss_mb", c.peak_rss_mb},
+       {"resources", c.resources}};
+  put_optional(j, "sass", c.sass);
+}
+
+void from_json(const nlohmann::json& j, CompileInfo& c) {
+  const CompileInfo d;
+  c.ok = j.value("ok", d.ok);
+  c.cache_hit = j.value("cache_hit", d.cache_hit);
+  c.seconds = j.value("seconds", d.seconds);
+  c.errors = j.value("errors", d.errors);
+  c.log = j.value("log", d.log);
+  c.command = j.value("command", d.command);
+  c.artifact = j.value("artifact", d.artifact);
+  c.op_name = j.value("op_name", d.op_name);
+  c.reason = j.value("reason", d.reason);
+  c.limit = j.value("limit", d.limit);
+  c.peak_rss_mb = j.value("peak_rss_mb", d.peak_rss_mb);
+  c.resources = j.value("resources", d.resources);
+  get_optional(j, "sass", c.sass);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,46 @@ struct KernelResources {  // ptxas -v, per kernel
   int64_t constant_bytes = 0;
 };
 
+// What one kernel's machine code does, from `cuobjdump -sass -res-usage` (compiler/sass_summary.h).
+// Static counts: instructions in the code, not how often they run. Widths are bits per thread
+// ("8", "16", "32", "64", "128", "256"); a vectorised load is one of 64 bits or more.
+struct SassKernel {
+  std::string kernel;       // demangled when possible
+  std::string mangled;
+  int registers = 0;
+  int64_t shared_bytes = 0; // static shared memory
+  int64_t local_bytes = 0;  // local memory per thread (spills, local arrays)
+  int64_t stack_bytes = 0;
+  int instructions = 0;     // NOPs left out
+  std::map<std::string, int> global_loads, global_stores, shared_loads, shared_stores;  // width -> count
+  int ldmatrix = 0;         // LDSM: shared -> registers in tensor-core fragment layout
+  int async_copies = 0;     // LDGSTS (cp.async) and UTMALDG (TMA): global -> shared without registers
+  int atomics = 0;          // ATOM, ATOMG, ATOMS, RED
+  int local_loads = 0, local_stores = 0;
+  int local_in_loops = 0;   // LDL/STL inside a loop (a backward branch's range): spills in the hot loop
+  int ffma = 0, fmul = 0, fadd = 0;         // FP32
+  int fp64 = 0;             // DFMA, DMUL, DADD
+  int fp16 = 0;             // HFMA2, HMUL2, HADD2 (two lanes each)
+  std::map<std::string, int> tensor;        // HMMA/IMMA/DMMA/HGMMA/... with shape and types -> count
+  int branches = 0;         // BRA, BRX, JMP, JMX, CALL, RET (the end-of-code self loop left out)
+  int loops = 0;            // backward branches
+  int barriers = 0;         // BAR (__syncthreads and named barriers), SYNCS (mbarriers)
+
+  int tensor_instructions() const;
+  int vector_global_accesses() const;  // global loads and stores of 64 bits or more
+  int scalar_global_accesses() const;  // of 32 bits or fewer
+};
+
+// The candidate's SASS: where it is stored (gzip text) and its per-kernel summary, or why
+// there is none. Library kernels are not in it: only the candidate's own object is read.
+struct SassInfo {
+  bool available = false;
+  std::string missing_reason;  // why not, when !available ("cuobjdump: ... does not contain device code")
+  std::string file;            // the gzip file: in the compile cache, or relative to the run folder
+  std::string arch;            // "sm_90a"
+  std::vector<SassKernel> kernels;
+};
+
 struct CompileInfo {
   bool ok = false;
   bool cache_hit = false;
@@ -80,6 +121,7 @@ struct CompileInfo {
   std::string limit;           // reason::kCompileTimeout / kCompileMemory when a limit killed the compile
   long peak_rss_mb = 0;        // largest resident set of any compiler process (0 on a cache hit)
   std::vector<KernelResources> resources;
+  std::optional<SassInfo> sass;  // absent where nothing was disassembled (failed compile, kernelbench, old record)
 };
 
 struct Mismatch {
@@ -197,6 +239,10 @@ struct EvalResult {
 
 void to_json(nlohmann::json& j, const KernelResources& r);
 void from_json(const nlohmann::json& j, KernelResources& r);
+void to_json(nlohmann::json& j, const SassKernel& k);
+void from_json(const nlohmann::json& j, SassKernel& k);
+void to_json(nlohmann::json& j, const SassInfo& s);
+void from_json(const nlohmann::json& j, SassInfo& s);
 void to_json(nlohmann::json& j, const CompileInfo& c);
 void from_json(const nlohmann::json& j, CompileInfo& c);
 void to_json(nlohmann::json& j, const Mismatch& m);

@@ -1,0 +1,24 @@
+// The SASS of a compiled candidate object, through the toolkit's own disassembler
+// (`cuobjdump -sass -res-usage`), stored gzip-compressed and summarised per kernel.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "result/eval_result.h"
+
+namespace kagent {
+
+// `option`, else $KAGENT_CUOBJDUMP, else the cuobjdump the build found.
+std::string resolve_cuobjdump(std::string_view option);
+
+// Disassembles `object` (a host object with an embedded fatbin, or a cubin) and writes the
+// text to `gzip_file`. Never throws for the candidate's sake: a tool that cannot start,
+// fails, times out or finds no device code gives available=false and the reason in the
+// tool's own words (first line, cut).
+SassInfo disassemble(const std::filesystem::path& object, const std::filesystem::path& gzip_file,
+                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout);
+
+}  // namespace kagent
