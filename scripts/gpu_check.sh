@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole GPU check, one command on the H200 machine:
-#   bash scripts/gpu_check.sh [suite|gpu|profiler|bench|all]
+#   bash scripts/gpu_check.sh [suite|gpu|profiler|bench|kbformat|all]
 # Builds kagent against the machine's torch; suite: every test (GPU suites included) and the
 # shipped examples (eval and solve); gpu: the same without the CPU suites; profiler: the ncu cross-check and the profiler's cost;
-# bench: the evaluation benchmark; all: everything. Logs go to $OUT (or ./gpu-out).
+# bench: the evaluation benchmark; kbformat: KernelBench-format answers, kagent vs KernelBench's
+# eval_kernel_against_ref (bench/eval/bench_kernelbench_format.py); all: everything. Logs go to $OUT (or ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-suite}
@@ -77,5 +78,10 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
   echo "== bench"
   # Extra arguments go to the benchmark (e.g. --kb-twins); the whole call must stay under 10 minutes.
   "$PY" bench/eval/bench_eval.py --kagent build-gpu/kagent --out "$OUT/bench_eval.json" "${@:2}" 2>&1 | tee "$OUT/bench_eval.txt"
+fi
+if [ "$what" = kbformat ] || [ "$what" = all ]; then
+  echo "== kbformat"
+  "$PY" bench/eval/bench_kernelbench_format.py --kagent build-gpu/kagent --out "$OUT" "${@:2}" 2>&1 |
+    tee "$OUT/bench_kernelbench_format.txt"
 fi
 exit $trc

@@ -1,15 +1,9 @@
 #include "compiler/native_compiler.h"
 
-#include <sys/stat.h>
-
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <optional>
-#include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -17,6 +11,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "compiler/binding_generator.h"
+#include "compiler/build_steps.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
@@ -32,56 +27,6 @@ namespace {
 // Bumped whenever the pipeline changes in a way the command lines do not show.
 constexpr std::string_view kPipelineVersion = "kagent-native-1";
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
-
-void write_file(const fs::path& p, std::string_view text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-
-// Which nvcc this is, cheaply: its resolved path, size and mtime (no `nvcc --version` run).
-std::string nvcc_identity(const std::string& nvcc) {
-  fs::path p = nvcc;
-  if (p.filename() == p) {  // a bare name: look it up in PATH as the spawn will
-    if (const char* path = std::getenv("PATH")) {
-      std::stringstream ss(path);
-      std::string dir;
-      while (std::getline(ss, dir, ':'))
-        if (!dir.empty() && fs::exists(fs::path(dir) / p)) {
-          p = fs::path(dir) / p;
-          break;
-        }
-    }
-  }
-  std::error_code ec;
-  fs::path canon = fs::canonical(p, ec);
-  struct stat st{};
-  if (ec || ::stat(canon.c_str(), &st) != 0) return "unknown:" + nvcc;
-  return fmt::format("{}:{}:{}", canon.string(), st.st_size, st.st_mtim.tv_sec);
-}
-
-size_t count_lines(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  if (!s.empty() && s.back() != '\n') ++n;
-  return n;
-}
-
-// A shim folder (torch/extension.h and torch/torch.h), content-addressed inside the cache.
-fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
-  const std::string text = extension_shim_text(tier);
-  const fs::path dir = cache.file_path("shim", sha256_hex(text).substr(0, 16));
-  for (const char* name : {"extension.h", "torch.h"}) {
-    const fs::path header = dir / "torch" / name;
-    if (fs::exists(header)) continue;
-    fs::create_directories(header.parent_path());
-    const fs::path tmp = cache.temp_file_path(name);
-    write_file(tmp, text);
-    cache.publish_file(tmp, header);
-  }
-  return dir;
-}
 
 struct HostObject {
   bool ok = false;
@@ -109,7 +54,7 @@ HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup,
   if (h.ok) return h;
   TempDir tmp = cache.make_staging(key);
   const fs::path src = tmp.path() / "binding.cpp", obj = tmp.path() / "binding.o";
-  write_file(src, b.host_source);
+  write_text_file(src, b.host_source);
   const auto argv = host_compile_argv(setup, src, obj);
   SpawnOptions so;
   so.argv = argv;
@@ -126,47 +71,6 @@ CompileInfo failure(std::string errors) {
   CompileInfo info;
   info.errors = std::move(errors);
   return info;
-}
-
-// Python.h's folder, asked of the build's Python (only when the real extension.h is used).
-fs::path python_include_dir() {
-  SpawnOptions so;
-  so.argv = {build::kPythonExecutable, "-c", "import sysconfig; print(sysconfig.get_paths()['include'], end='')"};
-  RunResult r = run_command(so, std::chrono::seconds(60));
-  if (!r.exit.exited || r.exit.code != 0) return {};
-  return fs::path(r.output);
-}
-
-bool includes_torch_header(std::string_view source) {
-  return source.find("torch/extension.h") != std::string_view::npos ||
-         source.find("torch/torch.h") != std::string_view::npos;
-}
-
-// The tier to retry with when `errors` show that `tier`'s header lacked something this
-// file uses; nullopt when they are the candidate's own errors.
-std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
-                                  const fs::path& torch_prefix) {
-  if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
-  static const std::regex frontend(R"re(namespace "(torch|pybind11|py)(::\w+)*" has no member|"(PyObject|Py_\w+)")re");
-  static const std::regex aten_ns(R"re(namespace "(at|torch|c10)(::\w+)*" has no member)re");
-  static const std::regex undefined(R"re(^identifier "(\w+)" is undefined$)re");
-  static const std::regex tensor_operator(R"re(^no operator ".*" matches these operands.*Tensor)re");
-  bool aten = false, full = false;
-  std::smatch m;
-  for (const auto& d : errors) {
-    if (d.file == "torch/extension.h" || d.file == "torch/torch.h") full = true;  // clashes with real torch headers
-    if (tier == ShimTier::ATen && std::regex_search(d.message, frontend)) full = true;
-    if (tier == ShimTier::Lite) {
-      if (std::regex_search(d.message, aten_ns) || std::regex_search(d.message, tensor_operator)) aten = true;
-      // An unqualified ATen function (`using namespace torch;`): ATen/ops/<name>.h says so.
-      if (std::regex_match(d.message, m, undefined) &&
-          fs::exists(torch_prefix / "include" / "ATen" / "ops" / (m[1].str() + ".h")))
-        aten = true;
-    }
-  }
-  if (full) return ShimTier::Full;
-  if (aten) return ShimTier::ATen;
-  return std::nullopt;
 }
 
 struct Attempt {
@@ -192,7 +96,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   const fs::path so = job.staging / (job.binding.op_namespace + ".so");
   std::string full_source(job.source);
   if (!full_source.empty() && full_source.back() != '\n') full_source += '\n';
-  write_file(src, full_source + job.binding.candidate_suffix);
+  write_text_file(src, full_source + job.binding.candidate_suffix);
 
   const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.options.timeout);
   // The registration object (rarely missing) builds alongside the candidate.

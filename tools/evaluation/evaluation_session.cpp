@@ -5,6 +5,7 @@
 #include "common/files.h"
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
+#include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
 
 namespace kagent {
@@ -112,14 +113,13 @@ std::string EvaluationSession::current_arch() const {
   return arch_for(device_known_ ? device_ : guessed_device_);
 }
 
-CompileInfo EvaluationSession::compile_for(const std::string& source, const std::string& display_name,
-                                           const std::string& arch) {
+CompileOptions EvaluationSession::compile_options(const std::string& display_name, const std::string& arch) const {
   CompileOptions co;
   co.display_name = display_name;
   co.arch = arch;
   co.use_cache = settings_.use_compile_cache;
   if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
-  return compile_native(spec_, source, co);
+  return co;
 }
 
 // Waits for a free worker and holds it until destroyed.
@@ -160,17 +160,23 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   EvalResult r;
   r.format = format;
   std::optional<CompileInfo> ci;
+  std::optional<AnswerExtensions> ext;  // kernelbench: its load_inline extensions, built by kagent
+  CandidateRef cand{format, {}, {}, path, {}};
   std::string source, arch;
+  // Compile first, on this thread, while the workers start.
   if (format == "cuda") {
     try {
       source = read_file(path);
       arch = current_arch();
-      ci = compile_for(source, display_name, arch);
+      ci = compile_native(spec_, source, compile_options(display_name, arch));
     } catch (const std::invalid_argument& e) {  // a problem a native candidate cannot express
       r.status = Status::Invalid;
       r.message = e.what();
       return r;
     }
+  } else if (format == "kernelbench") {
+    arch = current_arch();
+    ext = build_answer_extensions(path, compile_options(display_name, arch), cand);
   }
   const auto workers = started();
   if (const auto* err = std::get_if<WorkerError>(&workers)) {
@@ -182,8 +188,20 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   const DeviceInfo& device = std::get<DeviceInfo>(workers);
   r.device = device;
   // The workers' GPU differs from the guess the compile used: build for the one that is there.
-  if (ci && ci->ok && arch_for(device) != arch) ci = compile_for(source, display_name, arch_for(device));
-  CandidateRef cand{format, {}, {}, path, {}};
+  if (arch_for(device) != arch) {
+    if (ci && ci->ok) ci = compile_native(spec_, source, compile_options(display_name, arch_for(device)));
+    if (ext) {
+      cand = CandidateRef{format, {}, {}, path, {}};
+      ext = build_answer_extensions(path, compile_options(display_name, arch_for(device)), cand);
+    }
+  }
+  if (ext && ext->compile && !ext->compile->ok) {  // the answer's own sources do not compile
+    r.compile = ext->compile;
+    r.status = Status::CompileError;
+    r.message = "nvcc failed on the answer's load_inline sources";
+    r.phases.push_back(PhaseRecord{"compile", ext->seconds, 0, kFailureCandidate});
+    return r;
+  }
   if (ci) {
     r.compile = *ci;
     if (!ci->ok) {
@@ -200,6 +218,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   }
   EvalResult got = Lease(*this).client().evaluate(problem_, cand, settings_.options);
   if (ci) got.compile = *ci;
+  if (ext) {
+    if (ext->compile) got.compile = ext->compile;
+    got.phases.insert(got.phases.begin(), PhaseRecord{"compile", ext->seconds, 0, ""});
+  }
   if (!got.device.available) got.device = device;
   return got;
 }

@@ -62,7 +62,8 @@ class EvaluationSession {
   DeviceInfo device();
 
   // One whole candidate: compile (cuda: nvcc on the calling thread, for the workers' GPU, so
-  // several samples compile at once) and evaluate on a free worker. `path` is the candidate's
+  // several samples compile at once; kernelbench: the answer's load_inline extensions, the
+  // same way, see answer_extensions.h) and evaluate on a free worker. `path` is the candidate's
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
   // Thread-safe.
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
@@ -76,7 +77,7 @@ class EvaluationSession {
   class Lease;  // a free worker, held for one request (RAII)
   std::string arch_for(const DeviceInfo& device) const;
   std::string current_arch() const;  // the workers' GPU's, or the last one seen while they start
-  CompileInfo compile_for(const std::string& source, const std::string& display_name, const std::string& arch);
+  CompileOptions compile_options(const std::string& display_name, const std::string& arch) const;
 
   EvaluationSettings settings_;
   std::string cache_;

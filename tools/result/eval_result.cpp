@@ -40,6 +40,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registe
                                                 constant_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
                                                 artifact, op_name, reason, resources)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExtensionBuild, name, built_by, reason, seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,
@@ -147,6 +148,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"profile", r.profile},
        {"guards", r.guards},
        {"phases", r.phases},
+       {"extensions", r.extensions},
        {"footprint_bytes", r.footprint_bytes},
        {"eval_seconds", r.eval_seconds},
        {"total_seconds", r.total_seconds},
@@ -166,6 +168,7 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.profile = j.value("profile", nlohmann::json());
   r.guards = j.value("guards", std::vector<GuardFinding>{});
   r.phases = get_or(j, "phases", std::vector<PhaseRecord>{});
+  r.extensions = get_or(j, "extensions", std::vector<ExtensionBuild>{});
   r.footprint_bytes = get_or<int64_t>(j, "footprint_bytes", 0);
   r.eval_seconds = j.value("eval_seconds", 0.0);
   r.total_seconds = j.value("total_seconds", 0.0);

@@ -4,10 +4,14 @@
 
 namespace kagent {
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PrebuiltExtension, key, library, op_namespace, functions)
+
 void to_json(nlohmann::json& j, const CandidateRef& c) {
   j = {{"format", c.format}};
   if (c.format == "kernelbench") {
     j["path"] = c.path;
+    j["extensions"] = c.extensions;
+    j["extension_reasons"] = c.extension_reasons;
   } else {
     j["artifact"] = c.artifact;
     j["op_name"] = c.op_name;
@@ -22,6 +26,8 @@ void from_json(const nlohmann::json& j, CandidateRef& c) {
   c.op_name = get_or<std::string>(j, "op_name", "");
   c.path = get_or<std::string>(j, "path", "");
   c.kernels = get_or(j, "kernels", std::vector<std::string>{});
+  c.extensions = get_or(j, "extensions", std::vector<PrebuiltExtension>{});
+  c.extension_reasons = get_or(j, "extension_reasons", std::map<std::string, std::string>{});
 }
 
 namespace protocol {

@@ -1,0 +1,41 @@
+// Steps both of kagent's compilers share (native candidates, and load_inline extensions of
+// KernelBench answers): writing sources, nvcc's identity for cache keys, the light
+// <torch/extension.h> folder, Python.h's folder, and the choice of a heavier header tier
+// when the errors show the cheaper one lacked something.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/compile_cache.h"
+#include "compiler/compile_diagnostics.h"
+#include "compiler/extension_shim.h"
+
+namespace kagent {
+
+void write_text_file(const std::filesystem::path& p, std::string_view text);
+
+// Which nvcc this is, cheaply: its resolved path, size and mtime (no `nvcc --version` run).
+std::string nvcc_identity(const std::string& nvcc);
+
+size_t count_lines(std::string_view s);
+
+// A shim folder (torch/extension.h, torch/torch.h and torch/types.h), content-addressed
+// inside the cache.
+std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
+
+// Python.h's folder, asked of the build's Python (only when the real extension.h is used).
+std::filesystem::path python_include_dir();
+
+// Whether the text includes one of the headers the shim replaces.
+bool includes_torch_header(std::string_view source);
+
+// The tier to retry with when `errors` show that `tier`'s header lacked something this
+// file uses; nullopt when they are the file's own errors.
+std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
+                                  const std::filesystem::path& torch_prefix);
+
+}  // namespace kagent
