@@ -81,7 +81,8 @@ if [ "$what" = bench ] || [ "$what" = all ]; then
 fi
 if [ "$what" = kbformat ] || [ "$what" = all ]; then
   echo "== kbformat"
-  "$PY" bench/eval/bench_kernelbench_format.py --kagent build-gpu/kagent --out "$OUT" "${@:2}" 2>&1 |
+  KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
+    "$PY" bench/eval/bench_kernelbench_format.py --kagent build-gpu/kagent --out "$OUT" "${@:2}" 2>&1 |
     tee "$OUT/bench_kernelbench_format.txt"
 fi
 exit $trc

@@ -27,8 +27,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from bench_eval import kagent_eval  # the same `kagent eval --json` call, timed
 
 ROOT = Path(__file__).resolve().parents[2]
 PAIRS = [
@@ -43,19 +44,6 @@ def problems_dir():
         if d and (Path(d) / "level1").is_dir():
             return Path(d)
     sys.exit("KernelBench problems not found: set KAGENT_KERNELBENCH_DIR (or run scripts/prepare_carry.sh)")
-
-
-def kagent_eval(kagent, problem, candidate, cache_dir, extra=()):
-    start = time.perf_counter()
-    p = subprocess.run([kagent, "eval", str(problem), str(candidate), "--json", "--cache-dir", str(cache_dir), *extra],
-                       capture_output=True, text=True)
-    wall = time.perf_counter() - start
-    try:
-        result = json.loads(p.stdout)
-    except json.JSONDecodeError:
-        sys.exit(f"kagent eval {problem} {candidate} printed no JSON (rc {p.returncode}): {p.stderr[-2000:]}")
-    result["wall_s"] = wall
-    return result
 
 
 def phase_seconds(result, name):
@@ -163,7 +151,9 @@ def main():
     say(summary)
 
     (out_dir / "bench_kernelbench_format.json").write_text(json.dumps({"pairs": rows, "summary": summary}, indent=2))
-    cmdline = "python3 bench/eval/bench_kernelbench_format.py " + " ".join(sys.argv[1:])
+    # The command a person typed (scripts/gpu_check.sh names itself), else this script's.
+    cmdline = os.environ.get("KAGENT_BENCH_COMMAND") or "python3 bench/eval/bench_kernelbench_format.py " + " ".join(
+        sys.argv[1:])
     (out_dir / "RESULTS_kernelbench_format.md").write_text(
         "# KernelBench-format answers: kagent eval vs KernelBench's eval_kernel_against_ref\n\n"
         f"```\n$ {cmdline}\n" + "\n".join(lines) + "\n```\n")

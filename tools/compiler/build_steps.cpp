@@ -73,6 +73,15 @@ fs::path python_include_dir() {
   return fs::path(r.output);
 }
 
+void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch, ShimTier first_tier) {
+  h.update(nvcc_identity(nvcc))
+      .update(build::kTorchVersion)
+      .update(arch)
+      .update(to_string(first_tier))
+      .update(extension_shim_text(ShimTier::Lite))
+      .update(extension_shim_text(ShimTier::ATen));
+}
+
 bool includes_torch_header(std::string_view source) {
   for (std::string_view header : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
     if (source.find(header) != std::string_view::npos) return true;

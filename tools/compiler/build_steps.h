@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/sha256.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
@@ -26,6 +27,10 @@ size_t count_lines(std::string_view s);
 // A shim folder (torch/extension.h, torch/torch.h and torch/types.h), content-addressed
 // inside the cache.
 std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
+
+// What every build's cache key depends on besides its sources and command lines: nvcc's
+// identity, torch's version, the arch, the first header tier and the shim texts.
+void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch, ShimTier first_tier);
 
 // Python.h's folder, asked of the build's Python (only when the real extension.h is used).
 std::filesystem::path python_include_dir();

@@ -246,23 +246,17 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
-  const std::string key =
-      Sha256()
-          .update(kPipelineVersion)
-          .update(inline_cpp_text(call))
-          .update(inline_binding_suffix(call.functions, kPlaceholderNs))
-          .update(inline_cuda_text(call))
-          .update(shell_join(cpp_argv(symbolic, call, "<src>", "<obj>")))
-          .update(shell_join(cuda_argv(symbolic, call, "<src>", "<obj>")))
-          .update(shell_join(so_argv(symbolic, call, {"<obj>"}, "<so>")))
-          .update(nvcc_identity(setup.nvcc))
-          .update(build::kTorchVersion)
-          .update(setup.arch)
-          .update(to_string(first_tier))
-          .update(extension_shim_text(ShimTier::Lite))
-          .update(extension_shim_text(ShimTier::ATen))
-          .update(fmt::format("{}|{}", options.max_errors, options.log_limit))
-          .hex_digest();
+  Sha256 h;
+  h.update(kPipelineVersion)
+      .update(inline_cpp_text(call))
+      .update(inline_binding_suffix(call.functions, kPlaceholderNs))
+      .update(inline_cuda_text(call))
+      .update(shell_join(cpp_argv(symbolic, call, "<src>", "<obj>")))
+      .update(shell_join(cuda_argv(symbolic, call, "<src>", "<obj>")))
+      .update(shell_join(so_argv(symbolic, call, {"<obj>"}, "<so>")))
+      .update(fmt::format("{}|{}", options.max_errors, options.log_limit));
+  hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
+  const std::string key = h.hex_digest();
   // A fallback is stored as a failed build whose errors start with this marker.
   constexpr std::string_view kFallbackMarker = "kagent's build of ";
   auto from_cache = [&](CompileInfo info) {

@@ -189,23 +189,17 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   // Everything the artifact and the stored info depend on; temp paths as placeholders.
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
-  const std::string key =
-      Sha256()
-          .update(kPipelineVersion)
-          .update(source)
-          .update(placeholder.candidate_suffix)
-          .update(placeholder.host_source)
-          .update(shell_join(candidate_compile_argv(symbolic, "<src>", "<obj>")))
-          .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
-          .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
-          .update(nvcc_identity(setup.nvcc))
-          .update(build::kTorchVersion)
-          .update(setup.arch)
-          .update(to_string(first_tier))
-          .update(extension_shim_text(ShimTier::Lite))
-          .update(extension_shim_text(ShimTier::ATen))
-          .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit))
-          .hex_digest();
+  Sha256 h;
+  h.update(kPipelineVersion)
+      .update(source)
+      .update(placeholder.candidate_suffix)
+      .update(placeholder.host_source)
+      .update(shell_join(candidate_compile_argv(symbolic, "<src>", "<obj>")))
+      .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
+      .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
+      .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit));
+  hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
+  const std::string key = h.hex_digest();
 
   if (options.use_cache)
     if (auto hit = cache.lookup(key)) return *hit;

@@ -40,7 +40,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registe
                                                 constant_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
                                                 artifact, op_name, reason, resources)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ExtensionBuild, name, built_by, reason, seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,
@@ -123,6 +122,18 @@ void from_json(const nlohmann::json& j, PhaseRecord& p) {
   p.seconds = get_or(j, "seconds", 0.0);
   p.peak_gpu_bytes = get_or<int64_t>(j, "peak_gpu_bytes", 0);
   p.failure = get_or<std::string>(j, "failure", "");
+}
+
+// Out of line (not the macro's inline ones): the worker converts these outside this file.
+void to_json(nlohmann::json& j, const ExtensionBuild& e) {
+  j = {{"name", e.name}, {"built_by", e.built_by}, {"reason", e.reason}, {"seconds", e.seconds}};
+}
+
+void from_json(const nlohmann::json& j, ExtensionBuild& e) {
+  e.name = get_or<std::string>(j, "name", "");
+  e.built_by = get_or<std::string>(j, "built_by", "");
+  e.reason = get_or<std::string>(j, "reason", "");
+  e.seconds = get_or(j, "seconds", 0.0);
 }
 
 double EvalResult::guards_seconds() const {

@@ -1,54 +1,26 @@
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 from torch.utils.cpp_extension import load_inline
 
-# kb_gelu_correct.py with an option load_inline does not take (extra_cuda_flags): a
-# compile_error (load_inline_option) with one line naming it, before anything is built.
-gelu_source = """
-#include <torch/extension.h>
-#include <cuda_runtime.h>
-
-__global__ void gelu_kernel(const float* x, float* out, int size) {
-    int idx = blockIdx.x * blockDim.x + threadIdx.x;
-    if (idx < size) {
-        float v = x[idx];
-        out[idx] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    }
+# An answer calling load_inline with an option it does not take (extra_cuda_flags; torch's
+# is extra_cuda_cflags): a compile_error (load_inline_option) with one line naming it,
+# before anything is built.
+cuda_source = """
+__global__ void copy_kernel(const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i];
 }
-
-torch::Tensor gelu_cuda(torch::Tensor x) {
-    auto xc = x.contiguous();
-    auto size = xc.numel();
-    auto out = torch::empty_like(xc);
-
-    const int block_size = 256;
-    const int num_blocks = (size + block_size - 1) / block_size;
-
-    gelu_kernel<<<num_blocks, block_size>>>(xc.data_ptr<float>(), out.data_ptr<float>(), size);
-
-    return out;
+torch::Tensor copy_cuda(torch::Tensor x) {
+    auto y = torch::empty_like(x);
+    copy_kernel<<<(x.numel() + 255) / 256, 256>>>(x.data_ptr<float>(), y.data_ptr<float>(), x.numel());
+    return y;
 }
 """
 
-gelu_cpp_source = "torch::Tensor gelu_cuda(torch::Tensor x);"
-
-gelu = load_inline(
-    name="kagent_test_kb_gelu_typo",
-    cpp_sources=gelu_cpp_source,
-    cuda_sources=gelu_source,
-    functions=["gelu_cuda"],
-    verbose=False,
-    extra_cflags=[""],
-    extra_ldflags=[""],
-    extra_cuda_flags=["-O3"],  # torch calls it extra_cuda_cflags
-)
+ext = load_inline(name="kagent_test_kb_typo", cpp_sources="torch::Tensor copy_cuda(torch::Tensor x);",
+                  cuda_sources=cuda_source, functions=["copy_cuda"], extra_cuda_flags=["-O3"])
 
 
 class ModelNew(nn.Module):
-    def __init__(self) -> None:
-        super().__init__()
-        self.gelu = gelu
-
     def forward(self, x):
-        return self.gelu.gelu_cuda(x)
+        return ext.copy_cuda(x)

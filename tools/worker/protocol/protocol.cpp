@@ -4,7 +4,17 @@
 
 namespace kagent {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(PrebuiltExtension, key, library, op_namespace, functions)
+// Out of line (not the macro's inline ones): the worker converts these outside this file.
+void to_json(nlohmann::json& j, const PrebuiltExtension& e) {
+  j = {{"key", e.key}, {"library", e.library}, {"op_namespace", e.op_namespace}, {"functions", e.functions}};
+}
+
+void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
+  e.key = get_or<std::string>(j, "key", "");
+  e.library = get_or<std::string>(j, "library", "");
+  e.op_namespace = get_or<std::string>(j, "op_namespace", "");
+  e.functions = get_or(j, "functions", std::vector<std::string>{});
+}
 
 void to_json(nlohmann::json& j, const CandidateRef& c) {
   j = {{"format", c.format}};

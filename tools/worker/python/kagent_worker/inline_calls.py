@@ -234,20 +234,23 @@ def _read_call(node, kind, folder):
         arguments = dict(zip(params, node.args))
         for k in node.keywords:
             arguments[k.arg] = k.value
+        try:  # the name first: every reason below is recorded under it
+            name = folder.fold(arguments["name"]) if "name" in arguments else None
+            record["name"] = name if isinstance(name, str) else None
+        except NotConstant:
+            pass
         unknown = sorted(set(arguments) - set(params))
         if unknown:
             record["unknown_option"] = unknown[0]
             raise Unsupported(f"unknown option {unknown[0]}")
         folded = {}
-        for p, value_node in sorted(arguments.items(), key=lambda kv: kv[0] != "name"):  # the name first
+        for p, value_node in arguments.items():
             if p in IGNORED:
                 continue
             try:
                 folded[p] = folder.fold(value_node)
             except NotConstant as nc:
                 raise Unsupported(f"{p} is not a constant ({nc})") from None
-            if p == "name" and isinstance(folded[p], str):
-                record["name"] = folded[p]
         normalized = normalize(kind, folded)
         record.update(ok=True, key=call_key(normalized), call=normalized)
     except Unsupported as u:

@@ -76,7 +76,7 @@ class InlineExtensions:
         if err is not None:
             raise err
         bound = inspect.signature(real).bind(*args, **kwargs)
-        name = bound.arguments.get("name")
+        name = str(bound.arguments.get("name"))
         start = time.perf_counter()
         try:
             key = inline_calls.call_key(inline_calls.normalize(fn_name, dict(bound.arguments)))
@@ -85,24 +85,20 @@ class InlineExtensions:
                                                          "read in the file")
         except inline_calls.Unsupported as u:
             hit, reason = None, self._reason(name, str(u))
-        if hit:
-            module = self._bind(hit, name)
-            self.records.append({"name": name, "built_by": "kagent", "reason": "",
-                                 "seconds": round(time.perf_counter() - start, 4)})
-            return module
+        record = {"name": name, "built_by": "kagent" if hit else "torch", "reason": "" if hit else reason}
         try:
-            module = real(*args, **kwargs)
-        except Exception as exc:
-            self.records.append({"name": name, "built_by": "torch", "reason": reason,
-                                 "seconds": round(time.perf_counter() - start, 4)})
-            text = str(exc)
-            if "Error building extension" in text:
-                raise KagentError("compile_error", f"{text}\n(built by torch's {fn_name}: kagent did not, "
-                                                   f"because {reason})") from None
-            raise
-        self.records.append({"name": name, "built_by": "torch", "reason": reason,
-                             "seconds": round(time.perf_counter() - start, 4)})
-        return module
+            if hit:
+                return self._bind(hit, name)
+            try:
+                return real(*args, **kwargs)
+            except Exception as exc:
+                if "Error building extension" in str(exc):
+                    raise KagentError("compile_error", f"{exc}\n(built by torch's {fn_name}: kagent did not, "
+                                                       f"because {reason})") from None
+                raise
+        finally:
+            record["seconds"] = round(time.perf_counter() - start, 4)
+            self.records.append(record)
 
     def _reason(self, name, otherwise):
         if name in self.reasons:
