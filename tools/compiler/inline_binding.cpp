@@ -80,10 +80,13 @@ template <class R, class... A> struct wrap<R (*)(A...) noexcept> : wrap<R (*)(A.
 
 }  // namespace
 
+std::string inline_op_name(const std::string& function) { return function.substr(0, function.find('=')); }
+
 std::string inline_binding_suffix(const std::vector<std::string>& functions, std::string_view op_namespace) {
   std::string defs;
   for (const auto& f : functions)
-    defs += fmt::format("  m.def(\"{0}\", &::kagent_inline::wrap<decltype(&::{0})>::call<&::{0}>);\n", f);
+    defs += fmt::format("  m.def(\"{0}\", &::kagent_inline::wrap<decltype(&::{1})>::call<&::{1}>);\n", inline_op_name(f),
+                        f.substr(f.find('=') + 1));
   return fmt::format("\n{}\n{}\nTORCH_LIBRARY({}, m) {{\n{}}}\n", kInlineBindingBanner, kWrapper, op_namespace, defs);
 }
 

@@ -19,7 +19,11 @@ inline constexpr std::string_view kInlineBindingBanner =
     "// ---- appended by kagent: the listed functions as dispatcher ops (not part of the answer) ----";
 
 // `op_namespace` must be a C++ identifier, unique per extension (content hash); `functions`
-// are identifiers declared in the C++ sources.
+// are identifiers declared in the C++ sources, or "name=function" where the answer's own
+// PYBIND11_MODULE binds a function under another name.
 std::string inline_binding_suffix(const std::vector<std::string>& functions, std::string_view op_namespace);
+
+// The op's (and the Python attribute's) name of a `functions` entry.
+std::string inline_op_name(const std::string& function);
 
 }  // namespace kagent

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "compiler/inline_binding.h"
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
 
@@ -62,7 +63,11 @@ AnswerExtensions build_answer_extensions(const std::string& path, const CompileO
       cand.extension_reasons[call->name] = b.fallback;
       continue;
     }
-    if (b.info.ok) cand.extensions.push_back(PrebuiltExtension{call->key, b.info.artifact, b.info.op_name, call->functions});
+    if (b.info.ok) {
+      PrebuiltExtension e{call->key, b.info.artifact, b.info.op_name, {}};
+      for (const auto& f : call->functions) e.functions.push_back(inline_op_name(f));
+      cand.extensions.push_back(std::move(e));
+    }
     built.emplace_back(call->name, std::move(b));
   }
   if (!built.empty()) out.compile = merge(built);

@@ -55,7 +55,8 @@ def test_folding_fstrings_dedent_concatenation_aliases_and_positional_arguments(
 def test_fallback_reasons():
     calls = {c["name"]: c for c in read("dynamic_sources.py")}
     assert not calls["dyn_ext"]["ok"] and "cpp_sources is not a constant" in calls["dyn_ext"]["reason"]
-    assert not calls["own_bind"]["ok"] and "PYBIND11_MODULE" in calls["own_bind"]["reason"]
+    # No functions=: the answer's own PYBIND11_MODULE says what to bind.
+    assert calls["own_bind"]["ok"] and calls["own_bind"]["call"]["functions"] == ["twice"]
     kw = [c for c in read("dynamic_sources.py") if c["name"] is None]
     assert len(kw) == 1 and "**kwargs" in kw[0]["reason"]
 
@@ -74,6 +75,20 @@ def test_fallback_reasons():
 def test_each_unsupported_call_says_why(text, reason):
     (call,) = inline_calls.extract_calls(text)
     assert not call["ok"] and reason in call["reason"], call
+
+
+def test_an_own_pybind_module_is_read_when_it_binds_plain_functions():
+    module = ('PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n'
+              '  m.def("forward", &forward_cuda, "the forward pass");  // renamed\n'
+              '  m.def("scale", scale);\n}\n')
+    assert inline_calls.pybind_module_functions(["int x;", module]) == {"forward": "forward_cuda", "scale": "scale"}
+    norm = inline_calls.normalize("load_inline", {"name": "e", "cpp_sources": module})
+    assert norm["functions"] == ["forward=forward_cuda", "scale"]
+    for body, words in [('m.def("f", &f, py::arg("x") = 1);', "more than plain functions"),
+                        ('m.def("f", [](int x) { return x; });', "more than plain functions"),
+                        ("", "no PYBIND11_MODULE kagent can read")]:
+        with pytest.raises(inline_calls.Unsupported, match=words):
+            inline_calls.pybind_module_functions([f"PYBIND11_MODULE(n, m) {{ {body} }}"])
 
 
 def test_unknown_option_is_named():

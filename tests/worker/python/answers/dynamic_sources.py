@@ -1,5 +1,6 @@
 # Sources that cannot be read without running the file (built by a function at import),
-# an extension binding itself with PYBIND11_MODULE (no functions=), and **kwargs.
+# an extension binding itself with PYBIND11_MODULE (no functions=; kagent reads it), and
+# **kwargs.
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

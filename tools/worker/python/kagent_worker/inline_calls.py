@@ -17,6 +17,7 @@ str.join, textwrap.dedent, lists, tuples and dicts of constants.
 import ast
 import hashlib
 import json
+import re
 import sys
 import textwrap
 
@@ -57,6 +58,39 @@ def _strings(value, what):
     raise Unsupported(f"{what} is not a string or a list of strings")
 
 
+class _CppName(str):
+    """The C++ function a PYBIND11_MODULE's m.def binds (a docstring is a plain str)."""
+
+
+_PYBIND_MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def pybind_module_functions(sources):
+    """{python name: C++ function} from the sources' own PYBIND11_MODULE, when it holds only
+    `m.def("name", &function[, "doc"]);` statements (anything else, such as py::arg
+    defaults, lambdas or classes, is Unsupported: the ops would not behave the same)."""
+    found = {}
+    for src in sources:
+        text = _COMMENTS.sub(" ", src)
+        for m in _PYBIND_MODULE.finditer(text):
+            depth, i = 1, m.end()
+            while i < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            statement = re.compile(r'\s*' + m.group(1) + r'\.def\(\s*"(\w+)"\s*,\s*&?\s*(\w+)\s*(?:,\s*"[^"]*"\s*)?\)\s*')
+            for part in text[m.end():i - 1].split(";"):
+                if not part.strip():
+                    continue
+                d = statement.fullmatch(part)
+                if not d:
+                    raise Unsupported(f"its own PYBIND11_MODULE binds more than plain functions: {part.strip()[:60]}")
+                found[d.group(1)] = _CppName(d.group(2))
+    if not found:
+        raise Unsupported("no functions= list and no PYBIND11_MODULE kagent can read")
+    return found
+
+
 def normalize(kind, arguments):
     """The arguments of a load_inline call (a dict by parameter name; absent ones take
     torch's defaults) -> what kagent builds from, or Unsupported. `load` (source files on
@@ -78,8 +112,8 @@ def normalize(kind, arguments):
     if a.get("with_cuda") is False and cuda_sources:
         raise Unsupported("with_cuda=False with CUDA sources")
     functions = a.get("functions")
-    if functions is None:
-        raise Unsupported("no functions= list: the extension binds itself with its own PYBIND11_MODULE")
+    if functions is None:  # the sources bind themselves: kagent binds what their module lists
+        functions = pybind_module_functions(_strings(a.get("cpp_sources"), "cpp_sources") + cuda_sources)
     if isinstance(functions, str):
         functions = [functions]
     if isinstance(functions, (list, tuple)) and all(isinstance(f, str) for f in functions):
@@ -99,7 +133,8 @@ def normalize(kind, arguments):
         "name": a["name"],
         "cpp_sources": _strings(a.get("cpp_sources"), "cpp_sources"),
         "cuda_sources": cuda_sources,
-        "functions": sorted(functions),  # docstrings change nothing kagent builds
+        # docstrings change nothing kagent builds; "name=cpp_function" where the two differ
+        "functions": sorted(f"{f}={v}" if isinstance(v, _CppName) and v != f else f for f, v in functions.items()),
         "extra_cflags": _strings(a.get("extra_cflags"), "extra_cflags"),
         "extra_cuda_cflags": _strings(a.get("extra_cuda_cflags"), "extra_cuda_cflags"),
         "extra_ldflags": _strings(a.get("extra_ldflags"), "extra_ldflags"),
