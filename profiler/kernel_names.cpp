@@ -70,6 +70,12 @@ std::string qualified_name(std::string_view s) {
   return name.empty() ? std::string(s) : name;
 }
 
+std::string kernel_family(std::string_view demangled) {
+  std::string name = qualified_name(demangled);
+  erase_all(name, kAnonymous);
+  return collapse_templates(name);
+}
+
 std::string short_kernel_name(std::string_view demangled, size_t max_chars) {
   std::string name = qualified_name(demangled);
   erase_all(name, kAnonymous);

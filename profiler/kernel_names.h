@@ -21,4 +21,9 @@ std::string qualified_name(std::string_view demangled);
 // then the tail cut. The full name stays in the profile JSON.
 std::string short_kernel_name(std::string_view demangled, size_t max_chars);
 
+// The name a kernel's instantiations share: the qualified name with "(anonymous namespace)::"
+// dropped and every template argument list collapsed to "<...>"
+// ("at::native::vectorized_elementwise_kernel<...>"). Profiles of whole models group by it.
+std::string kernel_family(std::string_view demangled);
+
 }  // namespace kagent::profiler

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "profiler/kernel_attribution.h"
+#include "profiler/kernel_groups.h"
 
 namespace kagent::profiler {
 
@@ -223,6 +224,7 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
 
   json p;
   p["version"] = 1;
+  p["sources"] = group_kernels_by_source(kernels);  // own vs each library, every kernel counted
   p["kernels"] = kernels;
   uint64_t first = 0, last = 0;
   for (const auto& r : records) {

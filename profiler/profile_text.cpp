@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/kernel_groups.h"
 #include "profiler/kernel_names.h"
 
 namespace kagent::profiler {
@@ -48,6 +49,10 @@ std::string pct(double fraction_or_pct, bool is_fraction) {
   return fmt::format("{:.0f}%", is_fraction ? 100 * fraction_or_pct : fraction_or_pct);
 }
 
+std::string count(long long n, const char* one, const char* many = nullptr) {
+  return fmt::format("{} {}", n, n == 1 ? std::string(one) : many ? std::string(many) : std::string(one) + "s");
+}
+
 std::string kernel_name(const json& k, size_t max_chars) { return short_kernel_name(str(k, "name"), max_chars); }
 
 std::string table(const json& kernels, const ProfileTextOptions& o, bool counters) {
@@ -76,6 +81,41 @@ std::string table(const json& kernels, const ProfileTextOptions& o, bool counter
     }
     s += fmt::format("  (table cut to {} rows: {} more kernels, {:.1f}% of GPU time, {})\n", rows, kernels.size() - rows,
                      share, ms(total));
+  }
+  return s;
+}
+
+// A model's hundreds of kernels: the time by source, every kernel counted (the own vs library
+// split), then the top kernel names (template instantiations summed) by time.
+std::string grouped_table(const json& kernels, const ProfileTextOptions& o) {
+  const json sources = group_kernels_by_source(kernels);
+  std::vector<std::string> parts;
+  for (const auto& g : sources)
+    parts.push_back(fmt::format("{} {:.1f}% ({}, {})", str(g, "source").empty() ? "?" : str(g, "source"),
+                                num(g, "share_pct"), count(g.value("kernels", 0), "kernel"),
+                                count(g.value("calls", 0), "launch", "launches")));
+  std::string s = fmt::format("by source: {}\n", fmt::join(parts, ", "));
+  const json names = group_kernels_by_name(kernels);
+  s += fmt::format("by name ({} kernels under {} names, template instantiations summed):\n", kernels.size(),
+                   names.size());
+  s += fmt::format("  {:>6} {:>8} {:>6} {:>7} {:<6} kernel\n", "share", "time", "calls", "kernels", "src");
+  const size_t rows = std::min(names.size(), o.max_rows);
+  for (size_t i = 0; i < rows; ++i) {
+    const json& g = names[i];
+    s += fmt::format("  {:>5.1f}% {:>8} {:>6} {:>7} {:<6} {}\n", num(g, "share_pct"), ms(num(g, "total_ms")),
+                     g.value("calls", 0), g.value("kernels", 0), cut(str(g, "source"), 6),
+                     short_kernel_name(str(g, "name"), o.max_name_chars));
+  }
+  if (names.size() > rows) {
+    double share = 0, total = 0;
+    size_t more = 0;
+    for (size_t i = rows; i < names.size(); ++i) {
+      share += num(names[i], "share_pct");
+      total += num(names[i], "total_ms");
+      more += names[i].value("kernels", size_t{0});
+    }
+    s += fmt::format("  (cut to {} names: {} more names, {} kernels, {:.1f}% of GPU time, {})\n", rows,
+                     names.size() - rows, more, share, ms(total));
   }
   return s;
 }
@@ -149,7 +189,15 @@ std::string render_profile_text(const json& p, const json& resources, const Prof
                    totals.value("kernels", 0), totals.value("launches", 0), ms(num(totals, "gpu_ms")),
                    100 * num(p, "own_share"), p.value("own_kernels_listed", false) ? "" : " (own = not a known library)");
   const bool counters = p.value("counters_available", false);
-  s += table(kernels, o, counters);
+  if (kernels.size() > o.max_rows) {
+    // Too many for one row each: the groups first, then the launch details of the busiest few.
+    s += grouped_table(kernels, o);
+    ProfileTextOptions busiest = o;
+    busiest.max_rows = o.max_detail_rows;
+    s += "busiest kernels:\n" + table(kernels, busiest, counters);
+  } else {
+    s += table(kernels, o, counters);
+  }
 
   const double peak = num(p, "measured_dram_gbps");
   const std::string peak_s = peak > 0 ? fmt::format(" of measured peak {:.0f} GB/s", peak) : " (no measured peak)";

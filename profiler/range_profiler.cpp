@@ -475,15 +475,19 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
   } catch (const cuda::ContextLost&) {
     setup_.reset();
     throw;  // the worker must be replaced: not a profiler matter
-  } catch (const std::runtime_error& e) {  // cuda::Error or ProfilerError
-    const auto* cupti = dynamic_cast<const cuda::Error*>(&e);
+  } catch (const cuda::Error& e) {
+    const bool refused = e.api() == cuda::Api::Cupti && counters_not_permitted(static_cast<CUptiResult>(e.code()));
     res = RangeProfileResult{};
-    res.status = cupti && cupti->api() == cuda::Api::Cupti && counters_not_permitted(static_cast<CUptiResult>(cupti->code()))
-                     ? "not_permitted"
-                     : "error";
+    res.status = refused ? "not_permitted" : "error";
     res.reason = e.what();
     setup_.reset();  // a failure may leave the host side half built; start over next time
+  } catch (const ProfilerError& e) {
+    res = RangeProfileResult{};
+    res.status = "error";
+    res.reason = e.what();
+    setup_.reset();
   }
+  // Anything else is the profiled call's own exception (the candidate's): it passes through.
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return res;
 }

@@ -1,88 +1,158 @@
 #!/usr/bin/env bash
-# The whole GPU check, one command on the H200 machine:
-#   bash scripts/gpu_check.sh [suite|gpu|profiler|bench|kbformat|all]
-# Builds kagent against the machine's torch; suite: every test (GPU suites included) and the
-# shipped examples (eval and solve); gpu: the same without the CPU suites; profiler: the ncu cross-check and the profiler's cost;
-# bench: the evaluation benchmark; kbformat: KernelBench-format answers, kagent vs KernelBench's
-# eval_kernel_against_ref (bench/eval/bench_kernelbench_format.py); all: everything. Logs go to $OUT (or ./gpu-out).
+# The whole GPU check, one command on the GPU machine, in named suites:
+#   bash scripts/gpu_check.sh SUITE...        (no suite: tests examples)
+# Every call builds kagent first (build-gpu, against the machine's torch; incremental when the
+# machine is still warm), then runs the suites in the order given, each under its own time
+# limit, with its log in $OUT/<suite>.log and its summary line(s) printed here. A device call
+# lasts at most 10 minutes: pick suites that fit (the rough costs on a 16-core H200 are below).
+#
+#   tests      ctest: the CPU suites in parallel, then every GPU suite alone (~6 min)
+#   cpu        the CPU suites only (~2 min)
+#   verdicts   GPU verdict suite: every tests/gpu/kernels candidate gets its expected verdict (~3 min)
+#   guards     the reward-hack guard suite: every hack of tests/gpu/hacks caught (KernelBench
+#              problems at official sizes among them), every correct kernel clean (~3 min)
+#   sandbox    the sandbox suite (~1 min)
+#   timer      timer and profiler GPU tests, the solve replay test (~1 min)
+#   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
+#   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
+#   bench      bench/eval (extra arguments after `--`) (~4 min)
+#   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
+#              own eval_kernel_against_ref on the same files (bench/eval/bench_kernelbench_format.py;
+#              needs .carry/kernelbench) (~5 min)
+#   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~6 min)
+#   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
+#   report-fixture  a real run recorded for the report's tests, into $OUT/gelu_replay_<gpu> (~1 min)
+#   sweep      the 50 level-1/2 problems with the largest footprint, peak memory per problem
+#              (bench/memory; ~10 min); sweep1, sweep2: its two halves
+#   baselines  two evaluations at once (shared-GPU warning, nothing cached), a doctored
+#              cached baseline caught and replaced (~1 min)
+#
+# What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
+# headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-what=${1:-suite}
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
 PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
 export PATH=$(dirname "$PY"):$PATH
 export KAGENT_CACHE_DIR=${KAGENT_CACHE_DIR:-/tmp/kagent-cache}
-# What this machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand).
 [ -d .carry/kernelbench-problems ] && export KAGENT_KERNELBENCH_DIR=$PWD/.carry/kernelbench-problems
+if ! "$PY" -c 'import einops' 2>/dev/null && [ -d .carry/python ]; then
+  export PYTHONPATH=$PWD/.carry/python${PYTHONPATH:+:$PYTHONPATH}
+fi
+B=build-gpu
+T0=$(date +%s)
+elapsed() { echo "$(( $(date +%s) - T0 )) s"; }
+failed=0
+
+# run_suite NAME LIMIT_S SUMMARY_REGEX COMMAND...: the command's output goes to $OUT/NAME.log.
+run_suite() {
+  local name=$1 limit=$2 summary=$3
+  shift 3
+  local start=$(date +%s)
+  timeout --kill-after=10 "$limit" "$@" > "$OUT/$name.log" 2>&1
+  local rc=$?
+  echo "suite $name: rc=$rc in $(( $(date +%s) - start )) s (at $(elapsed))"
+  [ "$rc" -eq 124 ] && echo "  ran past its ${limit} s limit"
+  grep -E "$summary" "$OUT/$name.log" | head -40 | cut -c1-400
+  [ "$rc" -eq 0 ] || failed=1
+}
 
 {
-  echo "== machine"; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  echo "== machine"
+  nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
-  nvcc --version | tail -1; nproc
+  nvcc --version | tail -1
+  echo "cores $(nproc)"
 } 2>&1 | tee "$OUT/machine.txt"
 
 echo "== build"
-start=$(date +%s)
 extra=()
 # Without libssl-dev there, use the carried headers and the runtime libcrypto.so.3.
 if [ ! -f /usr/include/openssl/sha.h ] && [ -d .carry/include/openssl ]; then
   crypto=$(ls /usr/lib/x86_64-linux-gnu/libcrypto.so* 2>/dev/null | head -1)
   extra+=(-DOPENSSL_INCLUDE_DIR=$PWD/.carry/include -DOPENSSL_CRYPTO_LIBRARY=$crypto -DOPENSSL_SSL_LIBRARY=$crypto)
 fi
-# (Debian's cpp-httplib is not header-only, so the LLM server tests are skipped there: CI runs them.)
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PY" "${extra[@]}" > "$OUT/build.log" 2>&1 &&
-  cmake --build build-gpu -j "$(nproc)" -- -k 0 >> "$OUT/build.log" 2>&1
+[ -f .carry/include/httplib.h ] && extra+=(-DHTTPLIB_INCLUDE_DIR=$PWD/.carry/include)
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(tests examples)
+bench_args=()
+for i in "${!suites[@]}"; do
+  if [ "${suites[$i]}" = -- ]; then bench_args=("${suites[@]:$((i + 1))}"); suites=("${suites[@]:0:$i}"); break; fi
+done
+# Only what the suites need is built: a fresh machine builds everything in minutes, which a
+# 10-minute call cannot spare twice.
+targets=(kagent kagent-worker)
+for suite in "${suites[@]}"; do
+  case "$suite" in
+  tests | cpu) targets=(all) ; break ;;
+  verdicts) targets+=(kagent_gpu_suite_tests) ;;
+  guards) targets+=(kagent_guard_suite_tests) ;;
+  sandbox) targets+=(kagent_sandbox_suite_tests) ;;
+  timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
+  baselines) targets+=(kagent_baselines_gpu_tests) ;;
+  ncu) targets+=(profiler_probe profiler_cost) ;;
+  esac
+done
+start=$(date +%s)
+cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$PY" "${extra[@]}" > "$OUT/build.log" 2>&1 &&
+  cmake --build $B -j "$(nproc)" --target "${targets[@]}" -- -k 0 >> "$OUT/build.log" 2>&1
 rc=$?
-echo "build rc=$rc in $(( $(date +%s) - start )) s"
-# Keep going: a target that failed to build shows up as a failed test below.
+echo "build (${targets[*]}) rc=$rc in $(( $(date +%s) - start )) s"
+# Keep going: a target that failed to build shows up as a failed suite below.
 [ $rc -ne 0 ] && grep -E "error|FAILED" "$OUT/build.log" | head -20
-[ -x build-gpu/kagent-worker ] || exit 1
+[ -x $B/kagent-worker ] || exit 1
 
-if [ "$what" = suite ] || [ "$what" = gpu ] || [ "$what" = all ]; then
-echo "== tests"
-# CPU suites in parallel (CI runs them too: `gpu` skips them); GPU suites alone, so nothing
-# else disturbs their timings.
-trc=0
-: > "$OUT/ctest.log"
-if [ "$what" != gpu ]; then
-  ctest --test-dir build-gpu --output-on-failure --timeout 600 -LE gpu -j 8 > "$OUT/ctest.log" 2>&1
-  trc=$?
-fi
-ctest --test-dir build-gpu --output-on-failure --timeout 900 -L gpu -V > "$OUT/ctest_gpu.log" 2>&1
-grc=$?
-cat "$OUT/ctest_gpu.log" >> "$OUT/ctest.log"
-trc=$(( trc | grc ))
-grep -E "^([0-9]+: )?(ok|FAIL|caught|clean|blocked|skip) |GPU suite:|Guard suite:|Sandbox suite:|profiler gpu:|range profiler:|Solve replay:|SKIPPED|tests passed|tests failed|Failed|\*\*\*" "$OUT/ctest.log" | head -90
-echo "ctest rc=$trc"
-
-echo "== example"
-./build-gpu/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu 2>&1 | tee "$OUT/example.txt"
-
-echo "== solve example (the README's console output)"
-rm -rf /tmp/kagent-runs
-./build-gpu/kagent solve examples/elementwise_gelu.py --llm replay:examples/elementwise_gelu.replay.jsonl \
-  --runs-dir /tmp/kagent-runs 2>&1 | tee "$OUT/solve.txt"
-
-fi
-trc=${trc:-0}
-
-if [ "$what" = profiler ] || [ "$what" = all ]; then
-  echo "== profiler: Nsight Compute cross-check and the profiler's cost"
-  OUT=$OUT bash scripts/ncu_check.sh build-gpu 2>&1 | tail -25
-  ./build-gpu/profiler_cost --json "$OUT/profiler_cost.json" 2>&1 | tee "$OUT/profiler_cost.txt"
-fi
-
-if [ "$what" = bench ] || [ "$what" = all ]; then
-  echo "== bench"
-  # Extra arguments go to the benchmark (e.g. --kb-twins); the whole call must stay under 10 minutes.
-  "$PY" bench/eval/bench_eval.py --kagent build-gpu/kagent --out "$OUT/bench_eval.json" "${@:2}" 2>&1 | tee "$OUT/bench_eval.txt"
-fi
-if [ "$what" = kbformat ] || [ "$what" = all ]; then
-  echo "== kbformat"
-  KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
-    "$PY" bench/eval/bench_kernelbench_format.py --kagent build-gpu/kagent --out "$OUT" "${@:2}" 2>&1 |
-    tee "$OUT/bench_kernelbench_format.txt"
-fi
-exit $trc
+CTEST_SUMMARY="tests passed|tests failed|Failed|\*\*\*|SKIPPED|Not Run|GPU suite:|Guard suite:|Sandbox suite:|profiler gpu:|range profiler:|Solve replay:"
+for suite in "${suites[@]}"; do
+  echo "== $suite"
+  case "$suite" in
+  tests)
+    # CPU suites in parallel, GPU suites alone, so nothing else disturbs their timings.
+    run_suite tests-cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8
+    run_suite tests-gpu 480 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 400 -L gpu -V ;;
+  cpu) run_suite cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8 ;;
+  verdicts) run_suite verdicts 300 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
+  guards) run_suite guards 300 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
+  sandbox) run_suite sandbox 150 "Sandbox suite:|^FAIL" $B/tests/gpu/kagent_sandbox_suite_tests ;;
+  timer)
+    run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
+    run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
+    run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
+  ncu)
+    run_suite ncu 120 "^probe|within|differ|kernels" env OUT="$OUT" bash scripts/ncu_check.sh $B
+    run_suite profiler-cost 200 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
+  examples)
+    run_suite example-eval 120 "verdict|speedup|gpu " $B/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu
+    runs=$(mktemp -d)
+    run_suite example-solve 180 "turn|best|correct" $B/kagent solve examples/elementwise_gelu.py \
+      --llm replay:examples/elementwise_gelu.replay.jsonl --runs-dir "$runs"
+    rm -rf "$runs" ;;
+  bench)
+    run_suite bench 420 "speedup|x faster|kagent|KernelBench" "$PY" bench/eval/bench_eval.py --kagent $B/kagent \
+      --out "$OUT/bench_eval.json" "${bench_args[@]}" ;;
+  kbformat)
+    run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
+      env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
+      "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
+  level3) run_suite level3 420 "^\| (total|verdict)|internal_error|correct|problems" env OUT="$OUT" \
+      bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
+  level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \
+      bash bench/level3/gpu_level3.sh $B/kagent native ;;
+  report-fixture)
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -oE 'H[0-9]+' | tr 'A-Z' 'a-z')
+    run_suite report-fixture 200 "solve rc|recorded" env DEST="$OUT/gelu_replay_${gpu:-gpu}" BUILD=$B OUT="$OUT" \
+      bash tests/report/record_run.sh ;;
+  sweep | sweep1 | sweep2)
+    # sweep1 and sweep2: the two halves of the list, for calls that cannot fit the whole.
+    part=all; [ "$suite" != sweep ] && part=${suite#sweep}/2
+    run_suite "$suite" 540 "^sweep|internal_error|out of memory|Softmax|ReLU" env OUT="$OUT" SWEEP_PART=$part \
+      bash bench/memory/sweep.sh $B/kagent ;;
+  baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
+  *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
+  esac
+done
+echo "== done in $(elapsed), $([ $failed -eq 0 ] && echo 'every suite passed' || echo 'some suite failed')"
+exit $failed

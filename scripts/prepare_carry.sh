@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Gathers what the GPU machine lacks into .carry/ (git-ignored; device runs carry it):
 # OpenSSL's headers in .carry/include, the KernelBench problems (../shared/kernelbench,
-# which does not travel) in .carry/kernelbench-problems, and KernelBench's own harness
-# (its eval.py, for bench/eval) in .carry/kernelbench. Run here, before a GPU check.
+# which does not travel) in .carry/kernelbench-problems, einops in .carry/python (put it
+# on PYTHONPATH there), and KernelBench's own harness (its eval.py, for bench/eval) in
+# .carry/kernelbench. Run here, before a GPU check.
 # KernelBench's source: $KERNELBENCH_REPO (a clone or a bare git dir), else cloned from GitHub.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
+tmp_wheels=$(mktemp -d)
 (cd "$tmp" && apt-get download libssl-dev >/dev/null 2>&1)
 mkdir -p .carry/include
 for deb in "$tmp"/*.deb; do dpkg -x "$deb" "$tmp/x"; done
@@ -25,4 +27,14 @@ if [ -z "$kb_repo" ]; then
 fi
 # The commit bench/eval's RESULTS were measured with.
 [ -n "$kb_repo" ] && python3 bench/eval/kernelbench_harness.py setup --kernelbench-repo "$kb_repo" --rev 423217d
+# einops (pure Python; KernelBench level 3's Mamba problems import it), for PYTHONPATH there.
+rm -rf .carry/python
+mkdir -p .carry/python
+python3 -m pip download -q --no-deps einops==0.8.2 -d "$tmp_wheels" 2>/dev/null || true
+python3 - "$tmp_wheels" <<'PY'
+import glob, sys, zipfile
+for wheel in glob.glob(sys.argv[1] + "/einops-*.whl"):
+    zipfile.ZipFile(wheel).extractall(".carry/python")
+PY
+rm -rf "$tmp_wheels"
 du -sh .carry/*

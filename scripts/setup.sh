@@ -27,6 +27,11 @@ if ! "$PY" -c 'import torch, sys; sys.exit(torch.__version__.split("+")[0] != "2
   echo "setup: installing torch==2.11.0 for $PY (large download)"
   "$PY" -m pip install -q torch==2.11.0 numpy
 fi
+# KernelBench level 3's Mamba problems import einops.
+if ! "$PY" -c 'import einops' 2>/dev/null; then
+  echo "setup: installing einops for $PY"
+  "$PY" -m pip install -q einops==0.8.2
+fi
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
 

@@ -25,16 +25,19 @@ struct EvalArgs {
   EvalFlags eval;
 };
 
-// Prints the result the way the user asked, returns its exit status.
-int finish(const EvalArgs& a, EvalResult r, const std::string& title, double started_s) {
+// Prints the result the way the user asked, returns its exit status. The mode the model
+// was evaluated in (training/eval, what it changes) is stated with it.
+int finish(const EvalArgs& a, EvalResult r, const std::string& title, const ProblemSpec& spec, double started_s) {
   r.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - started_s;
   int code = exit_status::for_result(r);
+  const std::string mode = mode_summary(spec);
   if (a.json) {
     nlohmann::json j = r;
     j["exit_status"] = code;
+    if (spec.training) j["model_mode"] = {{"training", *spec.training}, {"mode_modules", spec.mode_modules}};
     std::cout << j.dump(2) << std::endl;
   } else {
-    std::cout << render_eval_report(r, title, a.verbose);
+    std::cout << render_eval_report(r, title, mode.empty() ? std::vector<std::string>{} : std::vector{"model     " + mode}, a.verbose);
   }
   return code;
 }
@@ -80,7 +83,7 @@ int run_eval(const EvalArgs& a) {
     std::cerr << "kagent eval: no CUDA device visible" << (got.compile ? " (the candidate compiled)" : "")
               << "; cannot evaluate\n";
   if (const std::string w = shared_gpu_warning(got); !w.empty()) std::cerr << "kagent eval: warning: " << w << "\n";
-  return finish(a, got, title, started_s);
+  return finish(a, got, title, session.spec(), started_s);
 }
 
 }  // namespace

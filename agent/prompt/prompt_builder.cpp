@@ -7,6 +7,7 @@
 #include "common/units.h"
 #include "compiler/nvcc_command.h"
 #include "problem/forward_signature.h"
+#include "problem/param_listing.h"
 #include "result/eval_report.h"
 
 namespace kagent::prompt {
@@ -87,13 +88,28 @@ json task_variables(const ProblemSpec& spec, AnswerFormat format, const Baseline
     v["signature"] = forward_signature(spec);
     v["return_type"] = forward_return_type(spec);
   }
+  // Many parameters (a whole model): grouped by module, alike blocks folded, one line each,
+  // in place of one line per tensor; a native forward then takes them as one kagent::Params.
+  const bool grouped = spec.params.size() > kMaxPositionalParams;
+  v["params_grouped"] = grouped;
+  v["params_collection"] = format == AnswerFormat::Cuda && param_passing(spec) == ParamPassing::Collection;
+  v["params_arg"] = params_arg_name(spec);
+  v["param_count"] = spec.params.size();
+  size_t buffers = 0;
+  for (const auto& a : spec.params) buffers += a.is_buffer;
+  v["param_buffers"] = buffers;
+  v["param_parameters"] = spec.params.size() - buffers;
+  v["param_dtype"] = common_dtype(spec.params);
+  v["param_example"] = spec.params.empty() ? "" : spec.params.front().name;
+  v["param_lines"] = grouped ? json(param_listing(spec.params)) : json::array();
   json in = json::array(), params = json::array(), outs = json::array();
   for (const auto& a : spec.inputs) in.push_back(arg_json(a));
-  for (const auto& a : spec.params) params.push_back(arg_json(a));
+  if (!grouped)
+    for (const auto& a : spec.params) params.push_back(arg_json(a));
   for (size_t i = 0; i < spec.outputs.size(); ++i)
     outs.push_back({{"index", i}, {"dtype", spec.outputs[i].dtype}, {"shape", format_index(spec.outputs[i].shape)}});
   v["inputs"] = in;
-  v["has_params"] = !params.empty();
+  v["has_params"] = !spec.params.empty();
   v["params"] = params;
   v["outputs"] = outs;
   v["baseline_eager_ms"] = baselines.eager_ms ? format_ms(*baselines.eager_ms) : "";

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "kagent_process.h"
+#include "relu_problem.h"
 #include "result/exit_status.h"
 #include "temp_dir.h"
 
@@ -24,23 +25,6 @@ struct EvalCli {
   }
   std::string write(const std::string& name, const std::string& text) const { return dir.write(name, text); }
 };
-
-const char* kProblem = R"py(import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def __init__(self):
-        super().__init__()
-
-    def forward(self, x):
-        return torch.relu(x)
-
-def get_inputs():
-    return [torch.randn(64, 64)]
-
-def get_init_inputs():
-    return []
-)py";
 
 // One line: the whole diagnostic on stderr is a single "kagent eval: ..." line.
 void check_one_line(const KagentRun& r, const std::string& needle) {
@@ -84,7 +68,7 @@ TEST_CASE("bad flags are a usage error") {
 
 TEST_CASE("a candidate without forward, and one with the wrong signature (real nvcc)") {
   EvalCli cli;
-  std::string problem = cli.write("relu.py", kProblem);
+  std::string problem = cli.write("relu.py", test::kReluProblem);
   KagentRun missing = cli.eval({problem, cli.write("no_forward.cu", "#include <torch/extension.h>\n"
                                                              "torch::Tensor relu_forward(torch::Tensor x) { return x; }\n")});
   CHECK(missing.status == exit_status::kMissingForward);

@@ -7,6 +7,7 @@
 #include "common/sha256.h"
 #include "compiler/binding_generator.h"
 #include "compiler/nvcc_command.h"
+#include "problem/forward_signature.h"
 
 using namespace kagent;
 
@@ -88,4 +89,55 @@ TEST_CASE("source_mentions_forward") {
   CHECK_FALSE(source_mentions_forward("template <class T> T&& g(T&& t) { return std::forward<T>(t); }"));
   CHECK_FALSE(source_mentions_forward("auto y = model.forward(x); auto z = std::forward(x); int forwarded(int);"));
   CHECK_FALSE(source_mentions_forward("/* torch::Tensor forward(torch::Tensor x) */"));
+}
+
+namespace {
+// `n` parameters named like nn.Sequential of Linear layers: layers.0.weight, layers.0.bias, ...
+ProblemSpec linear_stack(size_t n) {
+  std::vector<TensorArg> params;
+  for (size_t i = 0; i < n; ++i) {
+    std::string name = "layers." + std::to_string(i / 2) + (i % 2 ? ".bias" : ".weight");
+    std::string cpp = name;
+    for (char& c : cpp) c = c == '.' ? '_' : c;
+    params.push_back({name, cpp, ArgKind::Tensor, "float32", {8}, false, ""});
+  }
+  return spec_with({tensor("x")}, params, 1, false);
+}
+}  // namespace
+
+TEST_CASE("up to kMaxPositionalParams parameters are positional, above it one kagent::Params") {
+  CHECK(param_passing(linear_stack(kMaxPositionalParams)) == ParamPassing::Positional);
+  CHECK(forward_params(linear_stack(kMaxPositionalParams)).size() == kMaxPositionalParams + 1);
+  const auto many = linear_stack(kMaxPositionalParams + 1);
+  CHECK(param_passing(many) == ParamPassing::Collection);
+  CHECK(forward_signature(many) == "torch::Tensor forward(torch::Tensor x, const kagent::Params& params)");
+  CHECK(schema_for(many) == "forward(Tensor x, Tensor[] params) -> Tensor[]");
+  // An input already called `params` keeps its name; the collection takes another.
+  auto clash = many;
+  clash.inputs[0].name = clash.inputs[0].cpp_name = "params";
+  CHECK(forward_signature(clash) == "torch::Tensor forward(torch::Tensor params, const kagent::Params& model_params)");
+}
+
+TEST_CASE("the parameters collection: one Tensor[] through the dispatcher, names in state_dict order") {
+  const auto spec = linear_stack(600);
+  auto b = generate_binding(spec, "torch::Tensor forward(torch::Tensor x, const kagent::Params& p);", "kagent_p");
+  CHECK(b.uses_params_header);
+  CHECK(b.host_key == "std::vector<at::Tensor>(at::Tensor, at::TensorList)");
+  CHECK(b.candidate_suffix.find("#include <kagent/params.h>") != std::string::npos);
+  CHECK(b.candidate_suffix.find("kagent_entry_forward(at::Tensor a0, at::TensorList a1)") != std::string::npos);
+  CHECK(b.candidate_suffix.find("call<pack<at::Tensor, kagent::Params>>") != std::string::npos);
+  const auto first = b.candidate_suffix.find("\"layers.0.weight\",");
+  const auto second = b.candidate_suffix.find("\"layers.0.bias\",");
+  const auto last = b.candidate_suffix.find("\"layers.299.bias\",");
+  CHECK(first != std::string::npos);
+  CHECK(first < second);
+  CHECK(second < last);
+  CHECK(last != std::string::npos);
+  // What the compiler sees grows by one short line per name, and the host registration
+  // not at all: the same object serves every model with one input.
+  CHECK(b.candidate_suffix.size() < 4000 + 600 * 30);
+  CHECK(generate_binding(linear_stack(20), "", "kagent_q").host_source == b.host_source);
+  auto positional = generate_binding(linear_stack(16), "", "kagent_r");
+  CHECK_FALSE(positional.uses_params_header);
+  CHECK(positional.candidate_suffix.find("kagent/params.h") == std::string::npos);
 }

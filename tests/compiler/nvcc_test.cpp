@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 
+#include "build_info.h"
 #include "common/subprocess.h"
 #include "compiler/compile_pool.h"
 #include "compiler/native_compiler.h"
@@ -200,5 +201,91 @@ TEST_CASE("pool compiles at once: broken kernel, missing forward, wrong signatur
 
   // Failures are deterministic, so they are cached too.
   CHECK(compile_native(relu_spec(), kWrongSignature, options()).cache_hit);
+  fs::remove_all(test_cache_dir());
+}
+
+namespace {
+// 20 parameters (ten Linear(8, 8) layers): above kMaxPositionalParams, so forward takes a
+// kagent::Params.
+ProblemSpec linear_stack_spec() {
+  ProblemSpec s;
+  s.name = "linear_stack";
+  s.inputs.push_back({"x", "x", ArgKind::Tensor, "float32", {4, 8}, false, ""});
+  for (int i = 0; i < 10; ++i)
+    for (const char* what : {"weight", "bias"}) {
+      std::string name = "layers." + std::to_string(i) + "." + what;
+      s.params.push_back({name, "layers_" + std::to_string(i) + "_" + what, ArgKind::Tensor, "float32",
+                          std::string(what) == "weight" ? std::vector<int64_t>{8, 8} : std::vector<int64_t>{8}, false,
+                          ""});
+    }
+  s.outputs.push_back({"float32", {4, 8}});
+  return s;
+}
+
+// Host code only, so the test can call it on the CPU through the dispatcher: x plus the sum of
+// every entry plus fc-like lookups; an input of one row asks for a name spelled with underscores.
+const char* kParamsKernel = R"cu(#include <torch/extension.h>
+torch::Tensor forward(torch::Tensor x, const kagent::Params& params) {
+  TORCH_CHECK(params.size() == 20 && params.name(1) == "layers.0.bias", "unexpected names");
+  if (x.size(0) == 1) return params["layers_9_bias"];
+  auto out = x.clone();
+  for (const auto& t : params) out.add_(t.sum());
+  return out + params["layers.9.bias"] * params.at(params.index_of("layers.9.weight")).size(0);
+}
+)cu";
+
+// The same function in positional form: the wrong convention for this problem.
+const char* kParamsPositional = R"cu(#include <torch/extension.h>
+torch::Tensor forward(torch::Tensor x, torch::Tensor layers_0_weight) { return x + layers_0_weight; }
+)cu";
+
+// Loads the .so into Python's torch and calls the op with CPU tensors in state_dict order.
+const char* kCallScript = R"py(
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+ns, _ = sys.argv[2].split("::")
+op = getattr(torch.ops, ns).forward
+print("schema:", op.default._schema)
+torch.manual_seed(0)
+model = torch.nn.Module()
+model.layers = torch.nn.Sequential(*[torch.nn.Linear(8, 8) for _ in range(10)])
+params = list(model.state_dict().values())
+x = torch.randn(4, 8)
+want = x + sum(t.sum() for t in params) + model.state_dict()["layers.9.bias"] * 8
+print("match:", torch.allclose(op(x, params)[0], want))
+for bad in ([torch.randn(1, 8), params], [x, params[:3]]):
+    try:
+        op(*bad)
+    except (RuntimeError, IndexError) as e:
+        print("error:", str(e).splitlines()[0])
+)py";
+}  // namespace
+
+TEST_CASE("a kagent::Params candidate compiles and, called through the dispatcher, sees names in state_dict order") {
+  CompilePool pool(2);
+  auto wrong = pool.submit(linear_stack_spec(), kParamsPositional, options());
+  const CompileInfo info = compile_native(linear_stack_spec(), kParamsKernel, options());
+  INFO("errors: " << info.errors << "\nlog: " << info.log);
+  REQUIRE(info.ok);
+  CHECK(info.command.find("--pre-include kagent/params.h") != std::string::npos);
+  CHECK(info.peak_rss_mb > 0);
+  MESSAGE("params compile: " << info.seconds << " s, largest compiler process " << info.peak_rss_mb << " MB");
+
+  SpawnOptions so;
+  so.argv = {build::kPythonExecutable, "-c", kCallScript, info.artifact, info.op_name};
+  RunResult r = run_command(so, std::chrono::seconds(300));
+  INFO("python: " << r.output);
+  CHECK(r.exit.code == 0);
+  CHECK(r.output.find("forward(Tensor x, Tensor[] params) -> Tensor[]") != std::string::npos);
+  CHECK(r.output.find("match: True") != std::string::npos);
+  CHECK(r.output.find("kagent::Params has no entry \"layers_9_bias\" (did you mean \"layers.9.bias\"?") !=
+        std::string::npos);
+  CHECK(r.output.find("kagent::Params: 3 tensors for 20 names") != std::string::npos);
+
+  const CompileInfo w = wrong.get();
+  INFO("wrong convention errors:\n" << w.errors);
+  CHECK_FALSE(w.ok);
+  CHECK(w.reason == reason::kSignatureMismatch);
+  CHECK(w.errors.find("torch::Tensor forward(torch::Tensor x, const kagent::Params& params)") != std::string::npos);
   fs::remove_all(test_cache_dir());
 }

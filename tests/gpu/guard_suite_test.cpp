@@ -21,6 +21,7 @@
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
+#include "kernelbench_dir.h"
 #include "worker_skip.h"
 
 using namespace kagent;
@@ -52,7 +53,7 @@ class Candidates {
     std::map<std::string, std::future<CompileInfo>> pending;
     for (const auto& c : cases) {
       if (c.format() != "cuda") continue;
-      const std::string problem = (root / c.entry["problem"].get<std::string>()).string();
+      const std::string problem = testing::manifest_problem(c.entry["problem"]);
       auto spec = specs_.find(problem);
       if (spec == specs_.end()) {
         auto loaded = worker.load_problem(problem);
@@ -96,7 +97,7 @@ EvalResult evaluate(WorkerClient& worker, const Candidates& candidates, const Ca
   const auto ref = candidates.ref(c, root, r);
   if (!ref) return r;
   const CompileInfo compile = r.compile ? *r.compile : CompileInfo{};
-  r = worker.evaluate((root / c.entry["problem"].get<std::string>()).string(), *ref, options);
+  r = worker.evaluate(testing::manifest_problem(c.entry["problem"]), *ref, options);
   if (c.format() == "cuda") r.compile = compile;
   return r;
 }
@@ -151,7 +152,7 @@ Outcome judge(const Case& c, const EvalResult& r, std::string& why) {
 TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean") {
   WorkerOptions wo;
   wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
-  wo.request_timeout = std::chrono::seconds(60);
+  wo.request_timeout = std::chrono::seconds(180);  // KernelBench problems at their official sizes
   WorkerClient worker(wo);
   const auto gpu = testing::worker_gpu_or_skip(worker, "guard suite");
   if (!gpu) return;

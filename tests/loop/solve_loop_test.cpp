@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "named_device.h"
 #include "fake_llm_server.h"
 #include "llm_server_util.h"
 #include "llm_test_util.h"
@@ -157,7 +158,7 @@ TEST_CASE("four turns: compile error, wrong, slow, fast; each prompt carries the
                           .store = *store,
                           .spec = spec,
                           .format = prompt::AnswerFormat::Cuda,
-                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, DeviceInfo{.available = true, .name = "NVIDIA H200"}),
+                          .system_prompt = prompts.system_prompt(prompt::AnswerFormat::Cuda, named_device("NVIDIA H200")),
                           .task_prompt = prompts.task_prompt(spec, prompt::AnswerFormat::Cuda),
                           .history = {},
                           .limits = {4, std::nullopt, std::nullopt, std::nullopt},

@@ -88,6 +88,14 @@ TEST_CASE("build_profile: rows by time with shares, launches grouped, own vs lib
   CHECK(p["totals"]["kernels"] == 3);
   CHECK(p["totals"]["launches"] == 4);
   CHECK(p["totals"]["gpu_ms"].get<double>() == doctest::Approx(5.0));
+  // The time by source covers every launch: own 4 ms (the GEMM and two bias launches), cuBLAS 1 ms.
+  REQUIRE(p["sources"].size() == 2);
+  CHECK(p["sources"][0]["source"] == "own");
+  CHECK(p["sources"][0]["kernels"] == 2);
+  CHECK(p["sources"][0]["calls"] == 3);
+  CHECK(p["sources"][0]["share_pct"].get<double>() == doctest::Approx(80.0));
+  CHECK(p["sources"][1]["source"] == "cublas");
+  CHECK(p["sources"][1]["calls"] == 1);
   CHECK(p["own_share"].get<double>() == doctest::Approx(0.8));
   CHECK(p["own_kernels_listed"] == true);
 }

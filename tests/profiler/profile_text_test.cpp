@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "profiler/kernel_groups.h"
 #include "profiler/profile_builder.h"
 #include "profiler/profile_text.h"
 #include "profiler_test_util.h"
@@ -72,7 +73,11 @@ TEST_CASE("profile text: table by share, the rest summed, DRAM vs peak, bound wi
   CHECK_FALSE(has(t, "(anonymous namespace)"));
   CHECK(has(t, "128x64"));
   CHECK(has(t, "16.9KB"));
-  CHECK(has(t, "table cut to 6 rows: 4 more kernels, 13.2% of GPU time"));
+  // More kernels than table rows: the time by source and by name, then the busiest three.
+  CHECK(has(t, "by source: own 70.2% (1 kernel, 1 launch), aten 29.8% (9 kernels, 9 launches)\n"));
+  CHECK(has(t, "by name (10 kernels under 2 names, template instantiations summed)"));
+  CHECK(has(t, "29.8%  153.0us      9       9 aten   at::native::vectorized_elementwise_kernel<...>\n"));
+  CHECK(has(t, "table cut to 3 rows: 7 more kernels, 23.1% of GPU time"));
   CHECK(has(t, "DRAM: 1.20GB moved in 500.0us = 2400 GB/s, 60% of measured peak 4021 GB/s"));
   CHECK(has(t, "bound: compute (own kernels: DRAM 22% of peak, SM 78%, issue slots busy 61%"));
   CHECK(has(t, "occupancy linear_bias_relu_kernel<false>: 25% theoretical (2 blocks/SM, limited by registers), 22% "
@@ -80,7 +85,7 @@ TEST_CASE("profile text: table by share, the rest summed, DRAM vs peak, bound wi
   // The own kernel's row comes first: it has the largest share.
   CHECK(t.find("linear_bias_relu") < t.find("vectorized_elementwise"));
   // A few hundred tokens: ~4 characters per token.
-  CHECK(t.size() < 1500);
+  CHECK(t.size() < 1800);
   size_t longest = 0;
   for (size_t pos = 0, next; pos < t.size(); pos = next + 1) {
     next = t.find('\n', pos);
@@ -139,4 +144,74 @@ TEST_CASE("profile text from build_profile, end to end") {
   CHECK(has(t, "inputs+weights+outputs: 268.4MB, 3355 GB/s effective, 84% of measured peak 4000 GB/s"));
   CHECK(has(t, "bound: memory (inputs+weights+outputs alone need 84% of measured DRAM peak; no counters)"));
   CHECK(has(t, "hardware counters: not available (not collected)"));
+}
+
+namespace {
+// A whole model's forward: 500 distinct kernels, 1076 launches, 4.86 ms. Own: 12 kernels (templated
+// conv and fused BN-ReLU instantiations), cudnn 88, aten 400 elementwise instantiations.
+json model_profile() {
+  json kernels = json::array();
+  auto add = [&](const std::string& name, double ms, int calls, bool own, const std::string& source) {
+    json k = kernel(name, ms, 0, own, source);
+    k["calls"] = calls;
+    kernels.push_back(k);
+  };
+  for (int i = 0; i < 12; ++i)
+    add(fmt::format("void (anonymous namespace)::{}<{}, 128>(float const*, float*, int)",
+                    i % 2 ? "bn_relu_kernel" : "conv_tile_kernel", i),
+        i % 2 ? 0.05 : 0.4, 25, true, "own");
+  for (int i = 0; i < 88; ++i)
+    add(fmt::format("sm90_xmma_fprop_implicit_gemm_f32f32_tf32f32_f32_nhwckrsc_nhwc_tilesize{}x128x32_cudnn", 64 + i),
+        0.02, 2, false, "cudnn");
+  for (int i = 0; i < 400; ++i)
+    add(fmt::format("void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>, std::array<char*, "
+                    "{}ul> >(int, at::native::AddFunctor<float>, std::array<char*, 3ul>)",
+                    i),
+        0.001, 1 + i % 2, false, "aten");
+  double total = 0;
+  for (const auto& k : kernels) total += k["total_ms"].get<double>();
+  for (auto& k : kernels) k["share_pct"] = 100.0 * k["total_ms"].get<double>() / total;
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [](const json& a, const json& b) { return a["total_ms"].get<double>() > b["total_ms"].get<double>(); });
+  json p = big_profile();
+  p["kernels"] = kernels;
+  p["totals"] = {{"kernels", 500}, {"launches", 1076}, {"gpu_ms", total}};
+  p["own_share"] = 2.7 / total;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("profile text of a whole model: kernels grouped by name, the top ones by share, every kernel attributed") {
+  const json p = model_profile();
+  const std::string t = render_profile_text(p);
+  MESSAGE(t);
+  // Every kernel is in the by-source line: 12 own, 88 cudnn, 400 aten, launches 300 + 176 + 600.
+  CHECK(has(t, "own kernels 55.6% of it"));
+  CHECK(has(t, "by source: own 55.6% (12 kernels, 300 launches), cudnn 36.2% (88 kernels, 176 launches), aten 8.2% "
+               "(400 kernels, 600 launches)"));
+  // Template instantiations are one name each: 500 kernels under 88 + 2 + 1 names.
+  CHECK(has(t, "by name (500 kernels under 91 names, template instantiations summed)"));
+  CHECK(has(t, "conv_tile_kernel<...>"));
+  CHECK(has(t, "  (cut to 6 names: 85 more names, 85 kernels"));
+  // Not a 500-row table: a bounded number of lines and characters.
+  size_t lines = 0;
+  for (char c : t) lines += c == '\n';
+  CHECK(lines < 25);
+  CHECK(t.size() < 2400);
+
+  // The same rows grouped in the JSON helpers cover every kernel and all the time.
+  const json sources = group_kernels_by_source(p["kernels"]);
+  int kernels = 0;
+  double share = 0;
+  for (const auto& g : sources) {
+    kernels += g["kernels"].get<int>();
+    share += g["share_pct"].get<double>();
+  }
+  CHECK(kernels == 500);
+  CHECK(share == doctest::Approx(100.0).epsilon(0.002));
+  const json names = group_kernels_by_name(p["kernels"]);
+  REQUIRE(names.size() == 91);
+  CHECK(names[0]["name"] == "conv_tile_kernel<...>");
+  CHECK(names[0]["kernels"] == 6);
+  CHECK(names[0]["calls"] == 150);
 }

@@ -3,11 +3,13 @@
 
 #include <string>
 
+#include "named_device.h"
 #include "problem/forward_signature.h"
 #include "prompt/prompt_builder.h"
 
 using namespace kagent;
 using namespace kagent::prompt;
+using kagent::testing::named_device;
 
 namespace {
 
@@ -92,7 +94,7 @@ TEST_CASE("system prompt: kernelbench format; unknown device leaves the GPU out"
   CHECK(has(s, "ModelNew"));
   CHECK(has(s, "load_inline"));
   CHECK_FALSE(has(s, "# GPU"));
-  std::string partial = b.system_prompt(AnswerFormat::KernelBench, DeviceInfo{.available = true, .name = "Some GPU"});
+  std::string partial = b.system_prompt(AnswerFormat::KernelBench, named_device("Some GPU"));
   CHECK(has(partial, "Some GPU"));
   CHECK_FALSE(has(partial, "SMs"));
 }

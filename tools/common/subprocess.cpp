@@ -1,9 +1,12 @@
 #include "common/subprocess.h"
 
+#include "common/guarded_spawn.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,8 +36,9 @@ std::pair<Fd, Fd> make_pipe() {
   return {Fd(fds[0]), Fd(fds[1])};
 }
 
-ExitInfo decode(int status) {
+ExitInfo decode(int status, const struct rusage& usage) {
   ExitInfo e;
+  e.peak_rss_kb = usage.ru_maxrss;
   if (WIFEXITED(status)) {
     e.exited = true;
     e.code = WEXITSTATUS(status);
@@ -74,10 +78,26 @@ struct SpawnActions {
   ~SpawnActions() { posix_spawn_file_actions_destroy(&fa); }
 };
 
+// argv and envp as exec wants them, owning their strings.
+struct ExecArgs {
+  std::vector<std::string> env_strings;
+  std::vector<char*> argv, envp;
+  explicit ExecArgs(const SpawnOptions& opts) : env_strings(build_env(opts.env_set)) {
+    for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    for (auto& e : env_strings) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+};
+
 }  // namespace
 
 Subprocess::Subprocess(const SpawnOptions& opts) {
   if (opts.argv.empty()) throw std::invalid_argument("Subprocess: empty argv");
+  if (opts.die_with_parent || opts.address_space_limit) {
+    spawn_with_guard(opts);
+    return;
+  }
   SpawnAttr attr;
   SpawnActions actions;
   // Own process group: kill() takes nvcc's children or a forking candidate with it.
@@ -108,20 +128,41 @@ Subprocess::Subprocess(const SpawnOptions& opts) {
   }
   if (opts.cwd) posix_spawn_file_actions_addchdir_np(&actions.fa, opts.cwd->c_str());
 
-  std::vector<char*> argv;
-  for (const auto& a : opts.argv) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  auto env_strings = build_env(opts.env_set);
-  std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int rc = posix_spawnp(&pid_, argv[0], &actions.fa, &attr.attr, argv.data(), envp.data());
+  ExecArgs args(opts);
+  int rc = posix_spawnp(&pid_, args.argv[0], &actions.fa, &attr.attr, args.argv.data(), args.envp.data());
   if (rc != 0) throw std::system_error(rc, std::generic_category(), "cannot start " + opts.argv[0]);
   output_ = std::move(out_read);
   request_ = std::move(req_write);
   reply_ = std::move(rep_read);
   // A worker that dies must give EPIPE, not kill the orchestrator.
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+void Subprocess::spawn_with_guard(const SpawnOptions& opts) {
+  ExecArgs args(opts);
+  const std::string path = resolve_in_path(opts.argv[0]);
+  Fd out_read, out_write, req_read, req_write, rep_read, rep_write;
+  if (!opts.output_file) std::tie(out_read, out_write) = make_pipe();
+  if (opts.protocol_pipes) {
+    std::tie(req_read, req_write) = make_pipe();
+    std::tie(rep_read, rep_write) = make_pipe();
+  }
+  GuardedChild c;
+  c.path = path.c_str();
+  c.argv = args.argv.data();
+  c.envp = args.envp.data();
+  c.cwd = opts.cwd ? opts.cwd->c_str() : nullptr;
+  c.stdin_null = opts.stdin_null;
+  c.output_file = opts.output_file ? opts.output_file->c_str() : nullptr;
+  c.output_fd = out_write.get();
+  c.request_fd = req_read.get();
+  c.reply_fd = rep_write.get();
+  if (opts.address_space_limit) c.address_space = static_cast<rlim_t>(*opts.address_space_limit);
+  c.die_with_parent = opts.die_with_parent;
+  pid_ = spawn_guarded(c);
+  output_ = std::move(out_read);
+  request_ = std::move(req_write);
+  reply_ = std::move(rep_read);
   ::signal(SIGPIPE, SIG_IGN);
 }
 
@@ -159,8 +200,9 @@ void Subprocess::release_all() noexcept {
 std::optional<ExitInfo> Subprocess::poll() {
   if (exit_ || pid_ <= 0) return exit_;
   int status = 0;
-  pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) exit_ = decode(status);
+  struct rusage usage{};
+  pid_t r = ::wait4(pid_, &status, WNOHANG, &usage);
+  if (r == pid_) exit_ = decode(status, usage);
   return exit_;
 }
 
@@ -168,9 +210,10 @@ std::optional<ExitInfo> Subprocess::wait(std::optional<std::chrono::milliseconds
   if (!timeout) {
     if (exit_ || pid_ <= 0) return exit_;
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    struct rusage usage{};
+    while (::wait4(pid_, &status, 0, &usage) < 0 && errno == EINTR) {
     }
-    exit_ = decode(status);
+    exit_ = decode(status, usage);
     return exit_;
   }
   auto deadline = std::chrono::steady_clock::now() + *timeout;
@@ -200,6 +243,7 @@ RunResult run_command(const SpawnOptions& opts_in, std::chrono::milliseconds tim
   opts.protocol_pipes = false;
   auto start = std::chrono::steady_clock::now();
   auto deadline = start + timeout;
+  opts.die_with_parent = true;
   Subprocess proc(opts);
   RunResult result;
   char buf[65536];

@@ -1,10 +1,13 @@
 // Child processes as RAII objects: a destroyed Subprocess has its whole process group
-// killed and reaped, so no path through kagent leaks a worker or an nvcc.
+// killed and reaped, so no path through kagent leaks a worker or an nvcc. Commands that
+// run_command waits for (compilers) also die with kagent when it is killed, and can carry
+// an address-space limit (see guarded_spawn.h).
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@ struct ExitInfo {
   int code = -1;
   bool signaled = false;  // killed by a signal, see signal
   int signal = 0;
+  long peak_rss_kb = 0;   // largest resident set of the child or any descendant it waited for
   std::string describe() const;  // "exit 3", "signal 11 (Segmentation fault)"
 };
 
@@ -29,6 +33,11 @@ struct SpawnOptions {
   std::optional<std::string> output_file;      // stdout+stderr appended here; else captured in a pipe
   bool stdin_null = true;
   bool protocol_pipes = false;                 // child gets fd 3 (reads requests) and fd 4 (writes replies)
+  std::optional<std::uint64_t> address_space_limit;  // bytes of RLIMIT_AS, for the program and all it starts
+  // The whole process group is SIGKILLed when the spawning thread ends, kagent killed or
+  // crashed included (a guard process leads the group, see guarded_spawn.h). Only for a
+  // child that the spawning thread waits for: the signal follows the thread, not the process.
+  bool die_with_parent = false;
 };
 
 class Subprocess {
@@ -56,6 +65,7 @@ class Subprocess {
 
  private:
   void release_all() noexcept;
+  void spawn_with_guard(const SpawnOptions& opts);
   pid_t pid_ = -1;
   std::optional<ExitInfo> exit_;
   Fd output_, request_, reply_;
@@ -68,7 +78,8 @@ struct RunResult {
   double seconds = 0;
 };
 
-// Runs a command to completion, capturing its output; kills it after `timeout`.
+// Runs a command to completion, capturing its output; kills it (its process group) after
+// `timeout`. The command always dies with the calling thread (die_with_parent).
 RunResult run_command(const SpawnOptions& opts, std::chrono::milliseconds timeout);
 
 }  // namespace kagent

@@ -11,10 +11,19 @@ namespace kagent {
 
 namespace {
 
+bool is_params(const std::string& cpp_type) { return cpp_type == kParamsCppType; }
+
 // C++ type of an entry parameter: at:: rather than torch:: so the suffix needs only ATen.
+// The parameters collection crosses the dispatcher as one Tensor[].
 std::string entry_type(const std::string& cpp_type) {
   if (cpp_type == "torch::Tensor") return "at::Tensor";
+  if (is_params(cpp_type)) return "at::TensorList";
   return cpp_type;  // int64_t, double, bool
+}
+
+// The type the candidate's `forward` is called with (an lvalue of it).
+std::string call_type(const std::string& cpp_type) {
+  return is_params(cpp_type) ? "kagent::Params" : entry_type(cpp_type);
 }
 
 std::string schema_type(const std::string& cpp_type) {
@@ -22,6 +31,7 @@ std::string schema_type(const std::string& cpp_type) {
   if (cpp_type == "int64_t") return "int";
   if (cpp_type == "double") return "float";
   if (cpp_type == "bool") return "bool";
+  if (is_params(cpp_type)) return "Tensor[]";
   throw std::invalid_argument("binding: unsupported forward parameter type " + cpp_type);
 }
 
@@ -107,20 +117,38 @@ Binding generate_binding(const ProblemSpec& spec, std::string_view source, std::
   const std::string ret = "std::vector<at::Tensor>";
   const std::string wanted = forward_signature(spec);
 
-  std::string types, entry_params, entry_args;
+  // `types`: what the dispatcher passes; `call_types`: what `forward` is called with; they
+  // differ only for the parameters collection, which the entry wraps in a kagent::Params.
+  std::string types, call_types, entry_params, entry_args, wrap;
   for (size_t i = 0; i < params.size(); ++i) {
     const std::string t = entry_type(params[i].cpp_type);
     if (i) {
       types += ", ";
+      call_types += ", ";
       entry_params += ", ";
       entry_args += ", ";
     }
     types += t;
+    call_types += call_type(params[i].cpp_type);
     entry_params += fmt::format("{} a{}", t, i);
-    entry_args += fmt::format("a{}", i);
+    if (is_params(params[i].cpp_type)) {
+      wrap += fmt::format("  kagent::Params p{}(a{}, names);\n", i, i);
+      entry_args += fmt::format("p{}", i);
+    } else {
+      entry_args += fmt::format("a{}", i);
+    }
+  }
+  // The names, in the order the worker passes the tensors (state_dict order).
+  std::string names_decl, entry_prologue;
+  if (!wrap.empty()) {
+    names_decl = "static constexpr const char* kagent_param_names[] = {\n";
+    for (const auto& p : spec.params) names_decl += fmt::format("    \"{}\",\n", escape(p.name));
+    names_decl += "};\n";
+    entry_prologue = "  static const kagent::Params::Names names(kagent_param_names);\n" + wrap;
   }
 
   Binding b;
+  b.uses_params_header = !wrap.empty();
   b.op_namespace = std::string(op_namespace);
   b.op_name = b.op_namespace + "::forward";
   b.schema = schema_for(spec);
@@ -155,7 +183,7 @@ Binding generate_binding(const ProblemSpec& spec, std::string_view source, std::
 #include <type_traits>
 #include <utility>
 #include <vector>
-
+{params_include}
 namespace {ns}_check {{
 template <class... A> struct pack {{}};
 template <class P, class = void> struct call {{
@@ -190,18 +218,23 @@ template <class... A> {ret} invoke(A&... a) {{
   }}
 }}
 
-using expected = call<pack<{types}>>;
+using expected = call<pack<{call_types}>>;
 static_assert(expected::ok, "{call_msg}");
 static_assert(!expected::ok || returns_ok<typename expected::type>(), "{ret_msg}");
 }}  // namespace {ns}_check
 
-{ret} kagent_entry_forward({entry_params}) {{ return {ns}_check::invoke({entry_args}); }}
+{names_decl}
+{ret} kagent_entry_forward({entry_params}) {{
+{entry_prologue}  return {ns}_check::invoke({entry_args});
+}}
 extern "C" const char kagent_op_namespace[] = "{ns}";
 extern "C" const char kagent_op_schema[] = "{schema}";
 )cpp",
                                    fmt::arg("banner", kSuffixBanner), fmt::arg("ns", b.op_namespace),
                                    fmt::arg("ret", ret),
-                                   fmt::arg("types", types), fmt::arg("call_msg", escape(call_msg)),
+                                   fmt::arg("call_types", call_types), fmt::arg("call_msg", escape(call_msg)),
+                                   fmt::arg("names_decl", names_decl),
+                                   fmt::arg("params_include", b.uses_params_header ? "#include <kagent/params.h>\n" : ""), fmt::arg("entry_prologue", entry_prologue),
                                    fmt::arg("ret_msg", escape(ret_msg)), fmt::arg("to_result", to_result), fmt::arg("entry_params", entry_params),
                                    fmt::arg("entry_args", entry_args), fmt::arg("schema", escape(b.schema)));
 

@@ -29,6 +29,7 @@ struct Binding {
   std::string candidate_suffix; // appended to the candidate's source
   std::string host_source;      // registration .cpp; a function of the types only
   std::string host_key;         // what host_source depends on, for its cache key
+  bool uses_params_header = false;  // forward takes a kagent::Params: <kagent/params.h> must be pre-included
 };
 
 // Schema type names and C++ types the entry point uses for a spec.

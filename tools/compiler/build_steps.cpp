@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <regex>
@@ -12,6 +15,7 @@
 #include "build_info.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
+#include "compiler/compile_diagnostics.h"
 
 namespace fs = std::filesystem;
 
@@ -22,6 +26,68 @@ void write_text_file(const fs::path& p, std::string_view text) {
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
   out.close();
   if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::chrono::milliseconds CompileLimits::left() const {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return std::max(ms, std::chrono::milliseconds(0));
+}
+
+RunResult CompileLimits::run(SpawnOptions so) const {
+  if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
+  return run_command(so, left());
+}
+
+std::string CompileLimits::hit(const RunResult& r) const {
+  if (r.timed_out) return reason::kCompileTimeout;
+  const bool failed = !r.exit.exited || r.exit.code != 0;
+  if (failed && memory_mb && reports_memory_exhaustion(r.output)) return reason::kCompileMemory;
+  return "";
+}
+
+std::string CompileLimits::describe(const std::string& limit) const {
+  if (limit == reason::kCompileTimeout)
+    return fmt::format("kagent: the compile ran past {} ({} s) and was killed with every process it started", limit,
+                       timeout.count());
+  return fmt::format("kagent: a compiler process ran out of {} ({} MiB of address space) and the compile was "
+                     "stopped (deep template instantiation, huge unrolled loops or constant tables; or a limit too "
+                     "low for this toolchain)",
+                     limit, memory_mb);
+}
+
+namespace {
+
+// A positive whole number from the environment, or `fallback` when the variable is unset.
+std::size_t env_number(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno || *end || n == 0 || v[0] == '-')
+    throw std::invalid_argument(fmt::format("{} must be a positive whole number, not '{}'", name, v));
+  return static_cast<std::size_t>(n);
+}
+
+}  // namespace
+
+NvccSetup base_setup(const CompileOptions& o) {
+  NvccSetup s;
+  s.nvcc = resolve_nvcc(o.nvcc);
+  s.arch = o.arch;
+  s.torch_prefix = build::kTorchPrefix;
+  (void)gencode_for(s.arch);  // validates the arch
+  return s;
+}
+
+CompileLimits resolve_compile_limits(const CompileOptions& o) {
+  CompileLimits l;
+  l.timeout = o.timeout ? *o.timeout
+                        : std::chrono::seconds(env_number("KAGENT_COMPILE_TIMEOUT",
+                                                          static_cast<std::size_t>(kDefaultCompileTimeout.count())));
+  l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
+  l.deadline = std::chrono::steady_clock::now() + l.timeout;
+  return l;
 }
 
 std::string nvcc_identity(const std::string& nvcc) {

@@ -4,6 +4,8 @@
 // when the errors show the cheaper one lacked something.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -11,13 +13,39 @@
 #include <vector>
 
 #include "common/sha256.h"
+#include "common/subprocess.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
+#include "compiler/native_compiler.h"
+#include "compiler/nvcc_command.h"
 
 namespace kagent {
 
 void write_text_file(const std::filesystem::path& p, std::string_view text);
+
+// What every compiler run of one compile shares: a deadline for all of them together and
+// the address space each process may take.
+struct CompileLimits {
+  std::chrono::steady_clock::time_point deadline;
+  std::chrono::seconds timeout{0};
+  std::size_t memory_mb = 0;  // 0: none
+
+  std::chrono::milliseconds left() const;
+  // Runs one compiler command under these limits.
+  RunResult run(SpawnOptions so) const;
+  // The limit a finished run ran into, or "" when it failed (or not) on its own.
+  std::string hit(const RunResult& r) const;
+  std::string describe(const std::string& limit) const;
+};
+
+// The options' limits, else $KAGENT_COMPILE_TIMEOUT / $KAGENT_COMPILE_MEMORY_MB, else the
+// defaults; the deadline starts now. Throws std::invalid_argument for a malformed variable.
+CompileLimits resolve_compile_limits(const CompileOptions& o);
+
+// nvcc, the arch (validated) and torch's folder from the options. Throws std::invalid_argument
+// for an unknown arch.
+NvccSetup base_setup(const CompileOptions& o);
 
 // Which nvcc this is, cheaply: its resolved path, size and mtime (no `nvcc --version` run).
 std::string nvcc_identity(const std::string& nvcc);

@@ -104,6 +104,7 @@ std::optional<CompileInfo> CompileCache::lookup(const std::string& key) const {
     CompileInfo info = j.get<CompileInfo>();
     info.cache_hit = true;
     info.seconds = 0;
+    info.peak_rss_mb = 0;
     if (!info.artifact.empty()) {
       info.artifact = (entry / fs::path(info.artifact).filename()).string();
       if (!fs::exists(info.artifact)) return std::nullopt;  // damaged entry: rebuild

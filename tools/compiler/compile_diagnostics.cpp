@@ -213,6 +213,14 @@ std::string classify_reason(const std::vector<Diagnostic>& errors) {
   return missing ? reason::kMissingForward : mismatch ? reason::kSignatureMismatch : "";
 }
 
+bool reports_memory_exhaustion(std::string_view output) {
+  // Each tool's own words, so a source line that merely quotes "out of memory" does not count.
+  static const std::regex re(
+      R"re(catastrophic error: out of memory|cc1plus: out of memory|virtual memory exhausted|std::bad_alloc|)re"
+      R"re(Memory allocation failure|LLVM ERROR: out of memory|Cannot allocate memory|memory exhausted)re");
+  return std::regex_search(output.begin(), output.end(), re);
+}
+
 std::string cut_log(std::string_view log, std::size_t limit) {
   if (log.size() <= limit) return std::string(log);
   const std::size_t marker_room = 40;

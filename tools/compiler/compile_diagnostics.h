@@ -41,6 +41,10 @@ std::string format_errors(const std::vector<Diagnostic>& errors, int max_errors)
 // itself (kagent's checks, or an undeclared `forward`), else "".
 std::string classify_reason(const std::vector<Diagnostic>& errors);
 
+// Whether a compiler's output says it could not get memory (cudafe++, cicc, cc1plus, ptxas and
+// ld each say it their own way), as they do when they hit an address-space limit.
+bool reports_memory_exhaustion(std::string_view output);
+
 // Replaces every temp path with the display name and shortens library include paths.
 std::string map_paths(std::string_view text, const DiagnosticsContext& ctx);
 

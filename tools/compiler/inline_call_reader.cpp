@@ -1,5 +1,7 @@
 #include "compiler/inline_call_reader.h"
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "build_info.h"
@@ -12,6 +14,7 @@ InlineCallScan read_inline_calls(const std::filesystem::path& answer, std::chron
   InlineCallScan scan;
   SpawnOptions so;
   so.argv = {build::kPythonExecutable, "-I", "-S", "-c", std::string(kInlineCallsPy), answer.string()};
+  so.address_space_limit = std::uint64_t{2} << 30;  // parsing a file; the script sets the same itself
   RunResult r;
   try {
     r = run_command(so, timeout);

@@ -1,5 +1,6 @@
 #include "compiler/inline_extension_compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -95,13 +96,13 @@ struct PartResult {
 };
 
 PartResult compile_part(const Part& p, const std::vector<std::string>& argv, const fs::path& staging,
-                        std::chrono::milliseconds timeout) {
+                        const CompileLimits& limits) {
   PartResult r;
   write_text_file(p.src, p.text + p.suffix);
   SpawnOptions so;
   so.argv = argv;
   so.env_set = {"TMPDIR=" + staging.string()};
-  r.run = run_command(so, timeout);
+  r.run = limits.run(so);
   r.ok = !r.run.timed_out && r.run.exit.exited && r.run.exit.code == 0;
   DiagnosticsContext ctx;
   ctx.display_name = p.display;
@@ -125,9 +126,8 @@ bool in_answer(const Diagnostic& d, const InlineCall& c) {
 }
 
 Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::path& staging, const std::string& ns,
-                   const CompileOptions& options) {
+                   const CompileOptions& options, const CompileLimits& limits) {
   const auto t0 = std::chrono::steady_clock::now();
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(options.timeout);
   Part cpp{call.name + "/main.cpp", inline_cpp_text(call), inline_binding_suffix(call.functions, ns),
            staging / "main.cpp", staging / "main.o"};
   std::optional<Part> cuda;
@@ -137,18 +137,20 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   Attempt a;
   CompileInfo& info = a.build.info;
   const auto cpp_cmd = cpp_argv(setup, call, cpp.src, cpp.obj);
-  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, timeout); });
+  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, limits); });
   std::optional<PartResult> cu;
   std::vector<std::string> cu_cmd;
   if (cuda) {
     cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
-    cu = compile_part(*cuda, cu_cmd, staging, timeout);
+    cu = compile_part(*cuda, cu_cmd, staging, limits);
   }
   PartResult cp = cpp_future.get();
 
   std::string shown = cu ? cu->shown + "\n" + cp.shown : cp.shown;
   info.command = cu ? shell_join(cu_cmd) + " & " + shell_join(cpp_cmd) : shell_join(cpp_cmd);
-  const bool timed_out = cp.run.timed_out || (cu && cu->run.timed_out);
+  info.limit = limits.hit(cp.run);
+  if (info.limit.empty() && cu) info.limit = limits.hit(cu->run);
+  long peak_kb = std::max(cp.run.exit.peak_rss_kb, cu ? cu->run.exit.peak_rss_kb : 0L);
   bool ok = cp.ok && (!cu || cu->ok);
   std::string link_output;
   if (ok) {
@@ -159,23 +161,25 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
     SpawnOptions spawn;
     spawn.argv = la;
     spawn.env_set = {"TMPDIR=" + staging.string()};
-    RunResult linked = run_command(spawn, timeout);
+    RunResult linked = limits.run(spawn);
     shown += "\n$ " + shell_join(la) + "\n" + linked.output;
     info.command += " && " + shell_join(la);
     ok = !linked.timed_out && linked.exit.exited && linked.exit.code == 0;
     if (ok) info.artifact = so.string();
     else link_output = linked.output;
-    if (linked.timed_out) a.cacheable = false;
+    info.limit = limits.hit(linked);
+    peak_kb = std::max(peak_kb, linked.exit.peak_rss_kb);
   }
+  info.peak_rss_mb = peak_kb / 1024;
   info.ok = ok;
   info.op_name = ns;
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   info.log = cut_log(shown, options.log_limit);
   if (cu) info.resources = parse_ptxas_resources(cu->run.output);
   if (ok) return a;
-  if (timed_out) {
-    a.cacheable = false;
-    info.errors = fmt::format("nvcc timed out after {} s", options.timeout.count());
+  if (!info.limit.empty()) {  // the answer's build ran into a limit (torch's would too): its compile error
+    a.cacheable = false;       // a limit's verdict depends on the limit and the machine's load
+    info.errors = limits.describe(info.limit);
     return a;
   }
   if (cu) a.errors = cu->errors;
@@ -232,11 +236,10 @@ std::string inline_cuda_text(const InlineCall& call) {
 
 InlineBuild compile_inline_extension(const InlineCall& call, const CompileOptions& options) {
   NvccSetup setup;
+  CompileLimits limits;
   try {
-    setup.nvcc = resolve_nvcc(options.nvcc);
-    setup.arch = options.arch;
-    setup.torch_prefix = build::kTorchPrefix;
-    (void)gencode_for(setup.arch);
+    limits = resolve_compile_limits(options);
+    setup = base_setup(options);
   } catch (const std::invalid_argument& e) {
     InlineBuild b;
     b.fallback = std::string("kagent cannot build for this target: ") + e.what();
@@ -284,8 +287,9 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
     return s;
   };
   ShimTier tier = first_tier;
-  Attempt a = build_once(call, setup_for(tier), staging.path(), ns, options);
+  Attempt a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
   double spent = a.build.info.seconds;
+  long peak_mb = a.build.info.peak_rss_mb;
   std::string notes;
   while (!a.build.info.ok && a.cacheable) {
     auto next = next_tier(tier, all_sources, a.errors, setup.torch_prefix);
@@ -293,10 +297,12 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
     notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
                          to_string(*next), to_string(tier));
     tier = *next;
-    a = build_once(call, setup_for(tier), staging.path(), ns, options);
+    a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
     spent += a.build.info.seconds;
+    peak_mb = std::max(peak_mb, a.build.info.peak_rss_mb);
   }
   a.build.info.seconds = spent;
+  a.build.info.peak_rss_mb = peak_mb;
   a.build.info.log = notes + a.build.info.log;
   if (!a.cacheable) return a.build;
   InlineBuild out;

@@ -1,5 +1,6 @@
 #include "compiler/native_compiler.h"
 
+#include <algorithm>
 #include <exception>
 #include <filesystem>
 #include <future>
@@ -16,6 +17,7 @@
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
 #include "compiler/nvcc_command.h"
+#include "compiler/params_header.h"
 #include "compiler/ptxas_resources.h"
 
 namespace fs = std::filesystem;
@@ -28,15 +30,30 @@ namespace {
 constexpr std::string_view kPipelineVersion = "kagent-native-1";
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
+// The folder holding kagent/params.h, content-addressed inside the cache.
+fs::path ensure_params_include(const CompileCache& cache) {
+  const std::string_view text = params_header_text();
+  const fs::path dir = cache.file_path("include", sha256_hex(text).substr(0, 16));
+  const fs::path header = dir / kParamsHeaderName;
+  if (fs::exists(header)) return dir;
+  fs::create_directories(header.parent_path());
+  const fs::path tmp = cache.temp_file_path("params.h");
+  write_text_file(tmp, text);
+  cache.publish_file(tmp, header);
+  return dir;
+}
+
 struct HostObject {
   bool ok = false;
   fs::path object;
-  std::string log;  // only when it had to be built
+  std::string log;    // only when it had to be built
+  std::string limit;  // the limit its compile ran into
+  long peak_rss_kb = 0;
 };
 
 // The per-signature registration object: built once per (types, toolchain), then shared.
 HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup, const Binding& b,
-                              std::chrono::milliseconds timeout) {
+                              const CompileLimits& limits) {
   const std::string key =
       Sha256()
           .update(kPipelineVersion)
@@ -59,8 +76,10 @@ HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup,
   SpawnOptions so;
   so.argv = argv;
   so.env_set = {"TMPDIR=" + tmp.path().string()};
-  RunResult r = run_command(so, timeout);
+  RunResult r = limits.run(so);
   h.log = "$ " + shell_join(argv) + "\n" + r.output;
+  h.limit = limits.hit(r);
+  h.peak_rss_kb = r.exit.peak_rss_kb;
   if (r.timed_out || !r.exit.exited || r.exit.code != 0) return h;
   cache.publish_file(obj, h.object);
   h.ok = true;
@@ -77,7 +96,6 @@ struct Attempt {
   CompileInfo info;
   std::vector<Diagnostic> errors;
   bool cacheable = false;
-  bool timed_out = false;
 };
 
 struct Job {
@@ -85,6 +103,7 @@ struct Job {
   const Binding& binding;
   std::string_view source;
   const CompileOptions& options;
+  const CompileLimits& limits;
   const fs::path& staging;
 };
 
@@ -98,15 +117,15 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   if (!full_source.empty() && full_source.back() != '\n') full_source += '\n';
   write_text_file(src, full_source + job.binding.candidate_suffix);
 
-  const auto timeout = std::chrono::duration_cast<std::chrono::milliseconds>(job.options.timeout);
   // The registration object (rarely missing) builds alongside the candidate.
   auto host_future = std::async(std::launch::async,
-                                [&] { return ensure_host_object(job.cache, setup, job.binding, timeout); });
+                                [&] { return ensure_host_object(job.cache, setup, job.binding, job.limits); });
 
   DiagnosticsContext ctx;
   ctx.display_name = job.options.display_name;
   ctx.replacements = {{src.string(), job.options.display_name}, {job.staging.string() + "/", ""}};
   if (!setup.shim_include.empty()) ctx.replacements.push_back({setup.shim_include.string() + "/", ""});
+  if (!setup.params_include.empty()) ctx.replacements.push_back({setup.params_include.string() + "/", ""});
   ctx.source = job.source;
   ctx.user_lines = static_cast<int>(count_lines(job.source));
 
@@ -119,7 +138,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   spawn.env_set = {"TMPDIR=" + job.staging.string()};
   RunResult compiled;
   try {
-    compiled = run_command(spawn, timeout);
+    compiled = job.limits.run(spawn);
   } catch (const std::exception& e) {
     host_future.wait();
     info.errors = fmt::format("kagent: cannot run nvcc ({}): {}", setup.nvcc, e.what());
@@ -132,21 +151,25 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   std::string log = compiled.output;
   std::string shown = "$ " + shell_join(compile_argv) + "\n" + map_paths(compiled.output, ctx);
   info.command = shell_join(compile_argv);
-  a.timed_out = compiled.timed_out;
-  a.cacheable = !compiled.timed_out && host.ok;
+  info.limit = job.limits.hit(compiled);
+  if (info.limit.empty()) info.limit = host.limit;
+  long peak_kb = std::max(compiled.exit.peak_rss_kb, host.peak_rss_kb);
   bool ok = compiled.exit.exited && compiled.exit.code == 0 && !compiled.timed_out;
   if (!host.log.empty()) shown += "\n" + host.log;
   if (ok && host.ok) {
     const auto la = link_argv(setup, {obj, host.object}, so);
     spawn.argv = la;
-    RunResult linked = run_command(spawn, timeout);
+    RunResult linked = job.limits.run(spawn);
     log += "\n" + linked.output;
     shown += "\n$ " + shell_join(la) + "\n" + map_paths(linked.output, ctx);
     info.command += " && " + shell_join(la);
     ok = linked.exit.exited && linked.exit.code == 0 && !linked.timed_out;
-    a.timed_out = a.timed_out || linked.timed_out;
-    a.cacheable = a.cacheable && !linked.timed_out;
+    info.limit = job.limits.hit(linked);
+    peak_kb = std::max(peak_kb, linked.exit.peak_rss_kb);
   }
+  // A limit's verdict depends on the limit and the machine's load: not cached.
+  a.cacheable = host.ok && info.limit.empty();
+  info.peak_rss_mb = peak_kb / 1024;
 
   info.ok = ok && host.ok;
   info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -154,8 +177,8 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   info.resources = parse_ptxas_resources(compiled.output);
   if (info.ok) {
     info.artifact = so.string();
-  } else if (a.timed_out) {
-    info.errors = fmt::format("nvcc timed out after {} s", job.options.timeout.count());
+  } else if (!info.limit.empty()) {
+    info.errors = job.limits.describe(info.limit);
   } else if (!host.ok) {
     info.errors = "kagent: the host registration failed to compile (an internal error; see the log)";
   } else {
@@ -172,12 +195,11 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
 CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, const CompileOptions& options) {
   Binding placeholder;
   NvccSetup setup;
+  CompileLimits limits;
   try {
-    setup.nvcc = resolve_nvcc(options.nvcc);
-    setup.arch = options.arch;
-    setup.torch_prefix = build::kTorchPrefix;
+    limits = resolve_compile_limits(options);
+    setup = base_setup(options);
     setup.extra_flags = options.extra_flags;
-    (void)gencode_for(setup.arch);  // validates the arch
     placeholder = generate_binding(spec, source, kPlaceholderNs);
   } catch (const std::invalid_argument& e) {
     return failure(std::string("kagent: ") + e.what());
@@ -187,6 +209,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
 
   // Everything the artifact and the stored info depend on; temp paths as placeholders.
+  if (placeholder.uses_params_header) setup.params_include = "<params>";
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;
@@ -197,6 +220,7 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
       .update(shell_join(candidate_compile_argv(symbolic, "<src>", "<obj>")))
       .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
       .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
+      .update(placeholder.uses_params_header ? params_header_text() : "")
       .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit));
   hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
   const std::string key = h.hex_digest();
@@ -209,8 +233,9 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
     if (auto hit = cache.lookup(key)) return *hit;
 
   const Binding binding = generate_binding(spec, source, "kagent_" + key.substr(0, 16));
+  if (binding.uses_params_header) setup.params_include = ensure_params_include(cache);
   TempDir staging = cache.make_staging(key);
-  const Job job{cache, binding, source, options, staging.path()};
+  const Job job{cache, binding, source, options, limits, staging.path()};
   auto setup_for = [&](ShimTier tier) {
     NvccSetup s = setup;
     if (tier == ShimTier::Full) {
@@ -223,9 +248,10 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   ShimTier tier = first_tier;
   Attempt a = build_once(job, setup_for(tier));
   double spent = a.info.seconds;
+  long peak_mb = a.info.peak_rss_mb;
   std::string notes;
   // A cheaper header that lacked what this file uses: the next tier, at its cost.
-  while (!a.info.ok && !a.timed_out) {
+  while (!a.info.ok && a.info.limit.empty()) {
     auto next = next_tier(tier, source, a.errors, setup.torch_prefix);
     if (!next) break;
     notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
@@ -233,8 +259,10 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
     tier = *next;
     a = build_once(job, setup_for(tier));
     spent += a.info.seconds;
+    peak_mb = std::max(peak_mb, a.info.peak_rss_mb);
   }
   a.info.seconds = spent;
+  a.info.peak_rss_mb = std::max(a.info.peak_rss_mb, peak_mb);
   a.info.log = notes + a.info.log;
   if (!a.cacheable) return a.info;  // timeouts and internal failures may not repeat
   return cache.publish(key, staging, std::move(a.info), /*replace=*/!options.use_cache);

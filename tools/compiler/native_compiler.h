@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,12 +19,21 @@
 
 namespace kagent {
 
+// A compile of a plain candidate takes 10-30 s and under 1.5 GB; these stop a runaway (deep
+// template recursion, a huge unrolled loop) long before it takes the machine.
+inline constexpr std::chrono::seconds kDefaultCompileTimeout{300};
+inline constexpr std::size_t kDefaultCompileMemoryMb = 8192;
+
 struct CompileOptions {
   std::string arch = "sm_90a";            // see arch_for_compute_capability()
   std::string cache_dir;                  // empty: cache_root()/compile (common/paths.h)
   std::string nvcc;                       // empty: $KAGENT_NVCC, else the build's nvcc
   std::vector<std::string> extra_flags;   // appended to the candidate's nvcc command
-  std::chrono::seconds timeout{300};      // per nvcc invocation
+  // Limits of the compile; running past one kills nvcc and every process it started and is a
+  // compile error whose CompileInfo::limit names it. nullopt: $KAGENT_COMPILE_TIMEOUT (seconds)
+  // and $KAGENT_COMPILE_MEMORY_MB, else kDefaultCompileTimeout / kDefaultCompileMemoryMb.
+  std::optional<std::chrono::seconds> timeout;  // compile_timeout: wall clock of the whole compile
+  std::optional<std::size_t> memory_limit_mb;   // compile_memory: address space of each compiler process
   bool use_cache = true;                  // false: always compile (the result is still stored)
   int max_errors = 5;                     // errors shown in CompileInfo::errors
   std::size_t log_limit = 20000;          // bytes of CompileInfo::log

@@ -60,6 +60,8 @@ std::vector<std::string> candidate_compile_argv(const NvccSetup& s, const std::f
   a.insert(a.end(), {"--expt-relaxed-constexpr", "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
                      "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__", "-Xptxas", "-v",
                      "-lineinfo"});
+  if (!s.params_include.empty())
+    a.insert(a.end(), {"-I" + s.params_include.string(), "--pre-include", "kagent/params.h"});
   a.insert(a.end(), s.extra_flags.begin(), s.extra_flags.end());
   return a;
 }

@@ -26,6 +26,7 @@ struct NvccSetup {
   std::string arch = "sm_90a";
   std::filesystem::path torch_prefix;    // <site-packages>/torch
   std::filesystem::path shim_include;    // folder with kagent's torch/extension.h; empty: none
+  std::filesystem::path params_include;  // folder with kagent/params.h, pre-included into the candidate; empty: none
   std::filesystem::path python_include;  // Python.h's folder, which the real torch/extension.h needs
   std::vector<std::string> extra_flags;  // appended to the candidate compile
 };

@@ -1,5 +1,6 @@
 #include "evaluation/answer_extensions.h"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <vector>
@@ -30,6 +31,8 @@ CompileInfo merge(const std::vector<std::pair<std::string, InlineBuild>>& builds
     m.command += (m.command.empty() ? "" : " ; ") + c.command;
     if (m.artifact.empty()) m.artifact = c.artifact;
     m.resources.insert(m.resources.end(), c.resources.begin(), c.resources.end());
+    if (m.limit.empty()) m.limit = c.limit;
+    m.peak_rss_mb = std::max(m.peak_rss_mb, c.peak_rss_mb);
   }
   return m;
 }

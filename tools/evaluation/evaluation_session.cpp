@@ -199,6 +199,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     r.compile = ext->compile;
     r.status = Status::CompileError;
     r.message = "nvcc failed on the answer's load_inline sources";
+    if (!ext->compile->limit.empty()) {  // the compiler was killed: say which limit
+      r.reason = ext->compile->limit;
+      r.message = "the compile of the answer's load_inline sources ran past its " + ext->compile->limit + " limit";
+    }
     r.phases.push_back(PhaseRecord{"compile", ext->seconds, 0, kFailureCandidate});
     return r;
   }
@@ -210,6 +214,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       r.message = ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
                   : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
                                                              : "nvcc failed";
+      if (!ci->limit.empty()) {  // the compiler was killed: say which limit, keep compile_error
+        r.reason = ci->limit;
+        r.message = "the compile ran past its " + ci->limit + " limit";
+      }
       return r;
     }
     cand.artifact = ci->artifact;

@@ -18,11 +18,29 @@ std::string cpp_type_of(const TensorArg& a) {
 }
 }  // namespace
 
+std::string params_arg_name(const ProblemSpec& spec) {
+  std::string name = "params";
+  for (bool clash = true; clash;) {  // an input already called `params`
+    clash = false;
+    for (const auto& a : spec.inputs) clash = clash || a.cpp_name == name;
+    if (clash) name = "model_" + name;
+  }
+  return name;
+}
+
+ParamPassing param_passing(const ProblemSpec& spec) {
+  return spec.params.size() > kMaxPositionalParams ? ParamPassing::Collection : ParamPassing::Positional;
+}
+
 std::vector<ForwardParam> forward_params(const ProblemSpec& spec) {
   std::vector<ForwardParam> out;
   out.reserve(spec.inputs.size() + spec.params.size());
   for (const auto& a : spec.inputs) out.push_back({cpp_type_of(a), a.cpp_name});
-  for (const auto& a : spec.params) out.push_back({cpp_type_of(a), a.cpp_name});
+  if (param_passing(spec) == ParamPassing::Collection) {
+    out.push_back({kParamsCppType, params_arg_name(spec)});
+  } else {
+    for (const auto& a : spec.params) out.push_back({cpp_type_of(a), a.cpp_name});
+  }
   return out;
 }
 

@@ -48,12 +48,41 @@ void from_json(const nlohmann::json& j, OutputSpec& o) {
   o.shape = j.at("shape").get<std::vector<int64_t>>();
 }
 
+std::string mode_summary(const ProblemSpec& spec) {
+  if (!spec.training) return "";
+  const bool training = *spec.training;
+  std::string s = training ? "training mode" : "eval mode";
+  if (spec.mode_modules.empty()) return s + " (no module depends on it)";
+  s += ": ";
+  for (size_t i = 0; i < spec.mode_modules.size(); ++i) {
+    const auto& m = spec.mode_modules[i];
+    std::string effect;
+    if (m.type.find("Norm") != std::string::npos)
+      effect = training ? "batch statistics" : "running statistics";
+    else if (m.type.find("p=0)") != std::string::npos)
+      effect = "no effect";
+    else
+      effect = training ? "random in every call" : "off";
+    s += (i ? ", " : "") + std::to_string(m.count) + " " + m.type + " (" + effect + ")";
+  }
+  return s;
+}
+
+void to_json(nlohmann::json& j, const ModeModule& m) { j = {{"type", m.type}, {"count", m.count}}; }
+
+void from_json(const nlohmann::json& j, ModeModule& m) {
+  m.type = j.at("type").get<std::string>();
+  m.count = j.value("count", 0);
+}
+
 void to_json(nlohmann::json& j, const ProblemSpec& s) {
   j = {{"name", s.name},       {"path", s.path},     {"sha256", s.sha256},
        {"inputs", s.inputs},   {"params", s.params}, {"outputs", s.outputs},
        {"output_is_tuple", s.output_is_tuple},       {"source", s.source},
        {"torch_version", s.torch_version}};
   j["level"] = json_or_null(s.level);
+  if (s.training) j["training"] = *s.training;
+  j["mode_modules"] = s.mode_modules;
 }
 
 void from_json(const nlohmann::json& j, ProblemSpec& s) {
@@ -67,6 +96,8 @@ void from_json(const nlohmann::json& j, ProblemSpec& s) {
   s.output_is_tuple = j.value("output_is_tuple", false);
   s.source = j.value("source", "");
   s.torch_version = j.value("torch_version", "");
+  if (j.contains("training") && j["training"].is_boolean()) s.training = j["training"].get<bool>();
+  s.mode_modules = j.value("mode_modules", std::vector<ModeModule>{});
 }
 
 }  // namespace kagent

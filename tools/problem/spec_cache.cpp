@@ -13,8 +13,12 @@ namespace kagent {
 namespace fs = std::filesystem;
 
 namespace {
+// Bumped when the worker derives more or differently (2: the model's mode, recurrent models on
+// the real device), so specs cached before are derived again.
+constexpr int kSpecFormat = 2;
+
 fs::path entry(const std::string& cache_dir, const std::string& sha) {
-  return fs::path(cache_dir) / "specs" / fmt::format("{}-{}.json", sha, build::kTorchVersion);
+  return fs::path(cache_dir) / "specs" / fmt::format("{}-{}-v{}.json", sha, build::kTorchVersion, kSpecFormat);
 }
 }  // namespace
 

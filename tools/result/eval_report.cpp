@@ -87,12 +87,14 @@ std::string shared_gpu_warning(const EvalResult& r) {
                      others);
 }
 
-std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose) {
+std::string render_eval_report(const EvalResult& r, const std::string& title, const std::vector<std::string>& notes,
+                               bool verbose) {
   std::string s;
   const std::string device = r.device.available ? r.device.name : "";
   s += fmt::format("kagent eval  {}{}\n", title, device.empty() ? "" : "  on " + device);
   s += fmt::format("verdict   {}{}  {}\n", upper(to_string(r.status)), r.reason.empty() ? "" : " (" + r.reason + ")",
                    r.message);
+  for (const auto& line : notes) s += line + "\n";
 
   if (r.compile) {
     const auto& c = *r.compile;
@@ -141,6 +143,12 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, bo
     if (t.speedup_eager) sp += fmt::format("{:.2f}x over eager", *t.speedup_eager);
     if (t.speedup_compiled) sp += fmt::format("{}{:.2f}x over torch.compile", sp.empty() ? "" : ", ", *t.speedup_compiled);
     if (!sp.empty()) s += "speedup   " + sp + (t.baseline_cache_hit ? "  (baselines cached)" : "") + "\n";
+    if (t.baseline_recheck && t.baseline_recheck->replaced)
+      s += fmt::format("baselines the cached eager time ({}) was {:+.0f}% off a fresh look ({}): measured again and "
+                       "replaced\n",
+                       format_ms(t.baseline_recheck->cached_ms),
+                       (t.baseline_recheck->cached_ms / t.baseline_recheck->measured_ms - 1) * 100,
+                       format_ms(t.baseline_recheck->measured_ms));
     if (t.contention && t.contention->known) {
       const auto& c = *t.contention;
       const std::string clocks =

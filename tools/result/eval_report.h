@@ -2,16 +2,18 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "result/eval_result.h"
 
 namespace kagent {
 
-// `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu". `verbose` adds the
-// evaluation's phases: seconds, peak GPU memory (also against the problem's footprint) and
-// whose failure ended one.
-std::string render_eval_report(const EvalResult& r, const std::string& title, bool verbose = false);
-
+// `title` names the problem and candidate, e.g. "19_ReLU <- relu.cu". `notes`: lines printed
+// right after the verdict (e.g. the mode the model ran in). `verbose` adds the evaluation's
+// phases: seconds, peak GPU memory (also against the problem's footprint) and whose failure
+// ended one.
+std::string render_eval_report(const EvalResult& r, const std::string& title,
+                               const std::vector<std::string>& notes = {}, bool verbose = false);
 
 // The one line a command prints when timings were taken while another process used the GPU
 // ("timings were taken on a shared GPU: pid 4242 (python3) used it too; ..."); empty otherwise.

@@ -39,7 +39,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registe
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
                                                 constant_bytes)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileInfo, ok, cache_hit, seconds, errors, log, command,
-                                                artifact, op_name, reason, resources)
+                                                artifact, op_name, reason, limit, peak_rss_mb, resources)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,
@@ -81,6 +81,16 @@ void from_json(const nlohmann::json& j, GpuContention& c) {
   get_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
 }
 
+void to_json(nlohmann::json& j, const BaselineRecheck& b) {
+  j = {{"cached_ms", b.cached_ms}, {"measured_ms", b.measured_ms}, {"replaced", b.replaced}};
+}
+
+void from_json(const nlohmann::json& j, BaselineRecheck& b) {
+  b.cached_ms = get_or(j, "cached_ms", 0.0);
+  b.measured_ms = get_or(j, "measured_ms", 0.0);
+  b.replaced = get_or(j, "replaced", false);
+}
+
 void to_json(nlohmann::json& j, const Timing& t) {
   j = nlohmann::json::object();
   put_optional(j, "candidate", t.candidate);
@@ -89,6 +99,7 @@ void to_json(nlohmann::json& j, const Timing& t) {
   put_optional(j, "speedup_eager", t.speedup_eager);
   put_optional(j, "speedup_compiled", t.speedup_compiled);
   j["baseline_cache_hit"] = t.baseline_cache_hit;
+  put_optional(j, "baseline_recheck", t.baseline_recheck);
   put_optional(j, "contention", t.contention);
 }
 
@@ -99,6 +110,7 @@ void from_json(const nlohmann::json& j, Timing& t) {
   get_optional(j, "speedup_eager", t.speedup_eager);
   get_optional(j, "speedup_compiled", t.speedup_compiled);
   t.baseline_cache_hit = j.value("baseline_cache_hit", false);
+  get_optional(j, "baseline_recheck", t.baseline_recheck);
   get_optional(j, "contention", t.contention);
 }
 

@@ -49,6 +49,9 @@ inline constexpr const char* kEvaluatorError = "evaluator_error";  // a step of 
 inline constexpr const char* kEvaluatorOom = "evaluator_oom";      // ... by running out of GPU memory
 inline constexpr const char* kReferenceFailed = "reference_failed";  // the problem's reference failed (internal_error)
 inline constexpr const char* kLoadInlineOption = "load_inline_option";  // load_inline/load called with an option torch lacks (compile_error)
+// A compiler process ran past one of its limits and was killed (CompileInfo::limit).
+inline constexpr const char* kCompileTimeout = "compile_timeout";
+inline constexpr const char* kCompileMemory = "compile_memory";
 }  // namespace reason
 
 // The reason for a problem that failed to load, from the worker's error kind
@@ -75,6 +78,8 @@ struct CompileInfo {
   std::string artifact;        // path of the shared object
   std::string op_name;         // dispatcher name of the bound forward, e.g. "kagent_3fa9c2d1e0b4a7c6::forward"
   std::string reason;          // reason::kMissingForward / kSignatureMismatch when that is what failed
+  std::string limit;           // reason::kCompileTimeout / kCompileMemory when a limit killed the compile
+  long peak_rss_mb = 0;        // largest resident set of any compiler process (0 on a cache hit)
   std::vector<KernelResources> resources;
 };
 
@@ -127,10 +132,20 @@ struct GpuContention {
   std::optional<int> sm_clock_mhz_before, sm_clock_mhz_after;
 };
 
+// A cached eager baseline is not trusted blindly: each evaluation that reads it times eager
+// again briefly (a few cold samples). More than `kBaselineRecheckTolerance` apart, the entry
+// is measured again in full and replaced.
+struct BaselineRecheck {
+  double cached_ms = 0, measured_ms = 0;
+  bool replaced = false;
+};
+inline constexpr double kBaselineRecheckTolerance = 0.10;
+
 struct Timing {
   std::optional<TimingStats> candidate, eager, compiled;
   std::optional<double> speedup_eager, speedup_compiled;  // baseline / candidate
   bool baseline_cache_hit = false;
+  std::optional<BaselineRecheck> baseline_recheck;  // absent where no cached baseline was read
   std::optional<GpuContention> contention;  // absent where it was not asked (no GPU, an old record)
 };
 
@@ -207,6 +222,8 @@ void to_json(nlohmann::json& j, const TimingStats& t);
 void from_json(const nlohmann::json& j, TimingStats& t);
 void to_json(nlohmann::json& j, const GpuContention& c);
 void from_json(const nlohmann::json& j, GpuContention& c);
+void to_json(nlohmann::json& j, const BaselineRecheck& b);
+void from_json(const nlohmann::json& j, BaselineRecheck& b);
 void to_json(nlohmann::json& j, const Timing& t);
 void from_json(const nlohmann::json& j, Timing& t);
 void to_json(nlohmann::json& j, const GuardFinding& g);

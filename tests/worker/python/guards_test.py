@@ -5,21 +5,7 @@ import time
 
 import torch
 
-from kagent_worker.guards import guard_snapshot, guard_tampering, new_python_threads, python_threads, reference_fp64
-
-
-def test_reference_fp64_runs_the_model_in_double():
-    model = torch.nn.Linear(4, 2)
-    out = reference_fp64(model, [torch.randn(3, 4)])
-    assert isinstance(out, list) and out[0].dtype == torch.float64
-    assert model.weight.dtype == torch.float32  # the model itself is untouched
-
-
-def test_reference_fp64_says_why_when_the_model_casts():
-    class Casts(torch.nn.Module):
-        def forward(self, x):
-            return x.float()
-    assert "float32" in reference_fp64(Casts(), [torch.randn(2)])
+from kagent_worker.guards import guard_snapshot, guard_tampering, new_python_threads, python_threads
 
 
 def test_tampering_with_timing_and_torch_is_found_and_nothing_else():

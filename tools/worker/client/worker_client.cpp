@@ -285,6 +285,7 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
   t.eager = b.eager;
   t.compiled = b.compiled;
   t.baseline_cache_hit = b.cache_hit;
+  t.baseline_recheck = b.recheck;
   if (gpu_watch_) t.contention = seen;
   store_baselines(problem_path, device_, options, t);
   return t;

@@ -73,12 +73,14 @@ void to_json(nlohmann::json& j, const BaselinesReply& r) {
   j = {{"compiled_error", r.compiled_error}, {"cache_hit", r.cache_hit}};
   put_optional(j, "eager", r.eager);
   put_optional(j, "compiled", r.compiled);
+  put_optional(j, "recheck", r.recheck);
 }
 void from_json(const nlohmann::json& j, BaselinesReply& r) {
   get_optional(j, "eager", r.eager);
   get_optional(j, "compiled", r.compiled);
   r.compiled_error = get_or<std::string>(j, "compiled_error", "");
   r.cache_hit = get_or(j, "cache_hit", false);
+  get_optional(j, "recheck", r.recheck);
 }
 
 void to_json(nlohmann::json& j, const ErrorReply& r) { j = {{"kind", r.kind}, {"message", r.message}}; }

@@ -105,6 +105,7 @@ struct BaselinesReply {
   std::optional<TimingStats> eager, compiled;
   std::string compiled_error;
   bool cache_hit = false;
+  std::optional<BaselineRecheck> recheck;
 };
 
 // shutdown: the worker replies and exits.

@@ -18,6 +18,7 @@ struct Baselines {
   std::optional<TimingStats> eager, compiled;
   std::string compiled_error;  // why there is no compiled baseline
   bool cache_hit = false;
+  std::optional<BaselineRecheck> recheck;  // a cached eager time checked against a fresh look
 };
 
 // `model`: the reference model to time (an evaluation's own; its weights come from the same

@@ -7,25 +7,7 @@
 
 namespace kagent::worker {
 
-namespace {
-
-int64_t tensor_bytes(const Values& values) {
-  int64_t n = 0;
-  for (const auto& v : values)
-    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
-  return n;
-}
-
-int64_t tensor_bytes(const std::vector<at::Tensor>& tensors) {
-  int64_t n = 0;
-  for (const auto& t : tensors)
-    if (t.defined()) n += static_cast<int64_t>(t.nbytes());
-  return n;
-}
-
-}  // namespace
-
-bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, const Values& params,
+bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, int64_t params_bytes,
                        const EvalOptions& opts, EvalResult& result) {
   Correctness c;
   c.trials = opts.trials;
@@ -63,7 +45,7 @@ bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& refer
     } else {
       expected = call_reference(reference, inputs);
     }
-    if (t == 0) result.footprint_bytes = tensor_bytes(inputs) + tensor_bytes(params) + tensor_bytes(expected);
+    if (t == 0) result.footprint_bytes = tensor_bytes(inputs) + params_bytes + tensor_bytes(expected);
     const bool before_ok = judge(before, expected, t, "before reference");
     before.clear();
     if (!before_ok) break;

@@ -13,7 +13,7 @@ namespace kagent::worker {
 
 // Fills result.correctness and result.footprint_bytes (inputs + parameters + outputs of the
 // problem); when wrong, also status, reason and message. Returns whether every trial passed.
-bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, const Values& params,
+bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, int64_t params_bytes,
                        const EvalOptions& opts, EvalResult& result);
 
 }  // namespace kagent::worker

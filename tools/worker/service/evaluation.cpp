@@ -96,7 +96,10 @@ bool Evaluation::load() {
 }
 
 bool Evaluation::correctness() {
-  if (!check_correctness(problem_, *candidate_, *reference_, params_, options_, result_)) return false;
+  // The footprint counts the reference's parameters and buffers whatever the answer's format (a
+  // KernelBench answer holds its own copy, which the candidate allocates).
+  const int64_t params_bytes = tensor_bytes(problem_.state_values(reference_model_.get()));
+  if (!check_correctness(problem_, *candidate_, *reference_, params_bytes, options_, result_)) return false;
   result_.status = Status::Correct;
   result_.message = fmt::format("correct in {} trials (max abs error {:.3g}, max rel error {:.3g})", options_.trials,
                                 result_.correctness->max_abs_error, result_.correctness->max_rel_error);
@@ -131,6 +134,7 @@ bool Evaluation::baselines() {
   t.eager = b.eager;
   t.compiled = b.compiled;
   t.baseline_cache_hit = b.cache_hit;
+  t.baseline_recheck = b.recheck;
   if (b.eager) t.speedup_eager = b.eager->median_ms / t.candidate->median_ms;
   if (b.compiled) t.speedup_compiled = b.compiled->median_ms / t.candidate->median_ms;
   guards_->after_baselines(result_);

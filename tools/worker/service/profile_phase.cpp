@@ -20,13 +20,6 @@ namespace kagent::worker {
 
 namespace {
 
-int64_t tensor_bytes(const Values& values) {
-  int64_t n = 0;
-  for (const auto& v : values)
-    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
-  return n;
-}
-
 profiler::RangeProfilerOptions counter_options() {
   profiler::RangeProfilerOptions o;
   const char* keep = std::getenv("KAGENT_PROFILER_KEEP_SESSION");

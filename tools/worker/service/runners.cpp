@@ -61,6 +61,20 @@ std::vector<at::Tensor> outputs_from_ivalue(const c10::IValue& v) {
   throw std::runtime_error("forward returned a " + v.tagKind() + ", not a tensor");
 }
 
+int64_t tensor_bytes(const Values& values) {
+  int64_t n = 0;
+  for (const auto& v : values)
+    if (v.isTensor()) n += static_cast<int64_t>(v.toTensor().nbytes());
+  return n;
+}
+
+int64_t tensor_bytes(const std::vector<at::Tensor>& tensors) {
+  int64_t n = 0;
+  for (const auto& t : tensors)
+    if (t.defined()) n += static_cast<int64_t>(t.nbytes());
+  return n;
+}
+
 Values clone_values(const Values& values) {
   Values out;
   out.reserve(values.size());
@@ -91,6 +105,15 @@ NativeRunner::NativeRunner(const std::string& library_path, const std::string& o
   auto handle_opt = c10::Dispatcher::singleton().findOp({op_name, ""});
   if (!handle_opt) throw CandidateLoadError("the candidate registered no operator " + op_name);
   op_ = handle_opt;
+  // A schema ending in Tensor[] takes the parameters as one collection (kagent::Params on the
+  // candidate's side; inputs are never lists): one list, built once, shares the tensors.
+  const auto& args = op_->schema().arguments();
+  if (!args.empty() && args.back().type()->kind() == c10::TypeKind::ListType) {
+    c10::List<at::Tensor> list;
+    list.reserve(extra_.size());
+    for (const auto& v : extra_) list.push_back(v.toTensor());
+    extra_ = Values{c10::IValue(std::move(list))};
+  }
 }
 
 std::vector<at::Tensor> NativeRunner::run(const Values& inputs) {

@@ -33,7 +33,8 @@ class PythonRunner : public Runner {
 };
 
 // A native candidate: a shared object that registered `op_name` with the dispatcher.
-// `extra` (the model's parameters and buffers) follow the inputs on every call.
+// `extra` (the model's parameters and buffers) follow the inputs on every call, one by one or,
+// when the op's schema ends in Tensor[], as one list (forward_signature.h's conventions).
 class NativeRunner : public Runner {
  public:
   NativeRunner(const std::string& library_path, const std::string& op_name, Values extra);
@@ -58,5 +59,9 @@ std::vector<at::Tensor> outputs_from_ivalue(const c10::IValue& v);
 
 // Deep copy: tensors cloned, scalars copied, so a candidate cannot corrupt what others see.
 Values clone_values(const Values& values);
+
+// The bytes of the tensors among them (scalars and undefined tensors count 0).
+int64_t tensor_bytes(const Values& values);
+int64_t tensor_bytes(const std::vector<at::Tensor>& tensors);
 
 }  // namespace kagent::worker

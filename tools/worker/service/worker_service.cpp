@@ -86,7 +86,7 @@ protocol::BaselinesReply WorkerService::on(const protocol::BaselinesRequest& r) 
   require_gpu(device_);
   at::NoGradGuard no_grad;
   const Baselines b = get_baselines(py_, problem(r.problem), r.options, device_);
-  return {b.eager, b.compiled, b.compiled_error, b.cache_hit};
+  return {b.eager, b.compiled, b.compiled_error, b.cache_hit, b.recheck};
 }
 
 protocol::ShutdownReply WorkerService::on(const protocol::ShutdownRequest&) {

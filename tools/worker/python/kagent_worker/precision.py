@@ -65,21 +65,25 @@ def _tensor_bytes(values):
     return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
 
 
+def _cut(values, lead, keep):
+    return [v.narrow(0, 0, keep).clone() if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape[0] == lead
+            else v for v in values]
+
+
 def precision_inputs(problem, model, device, seed, max_bytes):
     """Inputs for the precision guard, and a note on how they were made: fresh ones from
-    `seed`; cut along the leading dimension when they are larger than `max_bytes` (the fp64
-    runs cost twice the inputs, parameters and outputs each); each floating element's sign
-    drawn at random, unless the reference then gives non-finite outputs (a log, a square
-    root), when the plain inputs are kept."""
+    `seed`; cut along the leading dimension when they, or they and the outputs they make, are
+    larger than `max_bytes` (the fp64 runs cost twice the inputs, parameters and outputs each,
+    and a small-K matmul makes 4 GB from 16 MB); each floating element's sign drawn at random,
+    unless the reference then gives non-finite outputs (a log, a square root), when the plain
+    inputs are kept."""
     inputs = problem.make_inputs(device, seed)
     notes = []
     total = _tensor_bytes(inputs)
     lead = next((v.shape[0] for v in inputs if isinstance(v, torch.Tensor) and v.dim() > 0), None)
+    full = lead
     if total > max_bytes and lead:
-        keep = max(1, lead * max_bytes // total)
-        inputs = [v.narrow(0, 0, keep).clone() if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape[0] == lead
-                  else v for v in inputs]
-        notes.append(f"inputs cut from {lead} to {keep} along dimension 0")
+        lead, inputs = max(1, lead * max_bytes // total), _cut(inputs, lead, max(1, lead * max_bytes // total))
     g = torch.Generator(device=device).manual_seed(seed)
     signed = []
     for v in inputs:
@@ -92,8 +96,15 @@ def precision_inputs(problem, model, device, seed, max_bytes):
             outputs, _ = flatten_outputs(model(*signed))
             finite = all(o.isfinite().float().mean().item() >= 0.99 for o in outputs
                          if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel() > 0)
+            total = _tensor_bytes(signed) + _tensor_bytes(outputs)
+            del outputs
         except Exception:
             finite = False
+    if finite and total > max_bytes and lead and lead > 1:
+        keep = max(1, lead * max_bytes // total)
+        inputs, signed, lead = _cut(inputs, lead, keep), _cut(signed, lead, keep), keep
+    if lead != full:
+        notes.append(f"inputs cut from {full} to {lead} along dimension 0")
     if finite:
         notes.append("signs drawn at random")
         return signed, "; ".join(notes)

@@ -96,9 +96,10 @@ class Problem:
             inputs = list(self._call("get_inputs"))
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def spec(self, device="meta"):
-        """The ProblemSpec as a dict; shapes come from running on `device` (meta costs nothing)."""
-        model = self.make_model(device)
+    def spec(self, device="meta", model=None):
+        """The ProblemSpec as a dict; shapes come from running `model` (default: a new one) on
+        `device` (meta costs nothing)."""
+        model = self.make_model(device) if model is None else model
         inputs = self.make_inputs(device, seed=0)
         names = _forward_arg_names(self.module.Model, len(inputs))
         with torch.no_grad():
@@ -128,20 +129,50 @@ class Problem:
             "params": params,
             "outputs": [{"dtype": dtype_name(o.dtype), "shape": list(o.shape)} for o in outputs],
             "output_is_tuple": is_tuple,
+            "training": model.training,
+            "mode_modules": _mode_modules(model),
             "source": self.source,
             "torch_version": torch.__version__,
         }
 
 
+def _mode_modules(model):
+    """The modules whose output depends on training vs eval mode, as [{type, count}]: BatchNorm
+    (batch statistics in training, running ones in eval), dropout (and RNN dropout between
+    layers) with its probability. The model is evaluated in the mode the problem leaves it in."""
+    counts = {}
+    for m in model.modules():
+        if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            kind = type(m).__name__
+        elif isinstance(m, torch.nn.modules.dropout._DropoutNd):
+            kind = f"{type(m).__name__}(p={m.p:g})"
+        elif isinstance(m, torch.nn.RNNBase) and m.dropout > 0:
+            kind = f"{type(m).__name__}(dropout={m.dropout:g})"
+        else:
+            continue
+        counts[kind] = counts.get(kind, 0) + 1
+    return [{"type": k, "count": n} for k, n in counts.items()]
+
+
 def derive_spec(problem):
-    """Meta tensors first (no memory, no GPU); the real device only when an op has no meta kernel."""
+    """Meta tensors where they work (no memory, no GPU), the real device where they do not: a
+    model whose __init__ needs values (.item() on meta fails) is built there and moved to meta;
+    recurrent modules run on the real device (on meta, an LSTM's forward is a Python loop over
+    time steps that takes 20-50 s for KernelBench's 512 steps); an op without a meta kernel
+    sends the forward there too."""
+    real = "cuda" if torch.cuda.is_available() else "cpu"
     try:
-        return problem.spec("meta")
+        model = problem.make_model("meta")
+    except KagentError:
+        model = problem.make_model(real).to("meta")  # a real failure raises again here
+    if any(isinstance(m, torch.nn.RNNBase) for m in model.modules()):
+        return problem.spec(real)
+    try:
+        return problem.spec("meta", model)
     except KagentError:
         raise
     except Exception:
-        device = "cuda" if torch.cuda.is_available() else "cpu"
-        return problem.spec(device)
+        return problem.spec(real)
 
 
 def open_problem(path):
