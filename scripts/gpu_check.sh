@@ -18,6 +18,9 @@
 #              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
 #   bench      bench/eval (extra arguments after `--`) (~4 min)
+#   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
+#              own eval_kernel_against_ref on the same files (bench/eval/bench_kernelbench_format.py;
+#              needs .carry/kernelbench) (~5 min)
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
 #              those not started within LEVEL3_BUDGET s, default 360, are listed as skipped)
 #   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
@@ -136,6 +139,10 @@ for suite in "${suites[@]}"; do
   bench)
     run_suite bench 420 "speedup|x faster|kagent|KernelBench" "$PY" bench/eval/bench_eval.py --kagent $B/kagent \
       --out "$OUT/bench_eval.json" "${bench_args[@]}" ;;
+  kbformat)
+    run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
+      env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
+      "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

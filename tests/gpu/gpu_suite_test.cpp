@@ -11,6 +11,7 @@
 #include "common/files.h"
 #include "compiler/native_compiler.h"
 #include "compiler/nvcc_command.h"
+#include "evaluation/answer_extensions.h"
 #include "result/eval_result.h"
 #include "worker/client/worker_client.h"
 #include "worker_device.h"
@@ -58,7 +59,12 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
       }
       r.compile = ci;
     } else {
-      r = worker.evaluate(problem, CandidateRef{"kernelbench", "", "", cand_path}, options);
+      // As `kagent eval` does: the answer's load_inline extensions built first, by kagent.
+      CandidateRef cand{"kernelbench", "", "", cand_path};
+      const AnswerExtensions ext = build_answer_extensions(cand_path, co, cand);
+      r = (ext.compile && !ext.compile->ok) ? EvalResult{} : worker.evaluate(problem, cand, options);
+      if (ext.compile && !ext.compile->ok) r.status = Status::CompileError;
+      for (const auto& b : r.extensions) std::cout << fmt::format("     extension {} built by {} {}\n", b.name, b.built_by, b.reason);
     }
     const std::string got = to_string(r.status);
     bool ok = got == e["expect"].get<std::string>() &&

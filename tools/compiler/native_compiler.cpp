@@ -1,18 +1,10 @@
 #include "compiler/native_compiler.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstdint>
-#include <cstdlib>
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <optional>
-#include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
@@ -20,6 +12,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "compiler/binding_generator.h"
+#include "compiler/build_steps.h"
 #include "compiler/compile_cache.h"
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
@@ -40,112 +33,6 @@ constexpr std::string_view kPipelineVersion = "kagent-native-2";  // 2: SASS sto
 constexpr std::chrono::seconds kDisassemblyTimeout{60};
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
-void write_file(const fs::path& p, std::string_view text) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + p.string());
-}
-
-// Which nvcc this is, cheaply: its resolved path, size and mtime (no `nvcc --version` run).
-std::string nvcc_identity(const std::string& nvcc) {
-  fs::path p = nvcc;
-  if (p.filename() == p) {  // a bare name: look it up in PATH as the spawn will
-    if (const char* path = std::getenv("PATH")) {
-      std::stringstream ss(path);
-      std::string dir;
-      while (std::getline(ss, dir, ':'))
-        if (!dir.empty() && fs::exists(fs::path(dir) / p)) {
-          p = fs::path(dir) / p;
-          break;
-        }
-    }
-  }
-  std::error_code ec;
-  fs::path canon = fs::canonical(p, ec);
-  struct stat st{};
-  if (ec || ::stat(canon.c_str(), &st) != 0) return "unknown:" + nvcc;
-  return fmt::format("{}:{}:{}", canon.string(), st.st_size, st.st_mtim.tv_sec);
-}
-
-size_t count_lines(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  if (!s.empty() && s.back() != '\n') ++n;
-  return n;
-}
-
-// A shim folder (torch/extension.h and torch/torch.h), content-addressed inside the cache.
-fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
-  const std::string text = extension_shim_text(tier);
-  const fs::path dir = cache.file_path("shim", sha256_hex(text).substr(0, 16));
-  for (const char* name : {"extension.h", "torch.h"}) {
-    const fs::path header = dir / "torch" / name;
-    if (fs::exists(header)) continue;
-    fs::create_directories(header.parent_path());
-    const fs::path tmp = cache.temp_file_path(name);
-    write_file(tmp, text);
-    cache.publish_file(tmp, header);
-  }
-  return dir;
-}
-
-// What every compiler run of one compile shares: a deadline for all of them together and
-// the address space each process may take.
-struct Limits {
-  std::chrono::steady_clock::time_point deadline;
-  std::chrono::seconds timeout;
-  std::size_t memory_mb = 0;  // 0: none
-
-  std::chrono::milliseconds left() const {
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    return std::max(ms, std::chrono::milliseconds(0));
-  }
-  // Runs one compiler command under these limits.
-  RunResult run(SpawnOptions so) const {
-    if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
-    return run_command(so, left());
-  }
-  // The limit a finished run ran into, or "" when it failed (or not) on its own.
-  std::string hit(const RunResult& r) const {
-    if (r.timed_out) return reason::kCompileTimeout;
-    const bool failed = !r.exit.exited || r.exit.code != 0;
-    if (failed && memory_mb && reports_memory_exhaustion(r.output)) return reason::kCompileMemory;
-    return "";
-  }
-  std::string describe(const std::string& limit) const {
-    if (limit == reason::kCompileTimeout)
-      return fmt::format("kagent: the compile ran past {} ({} s) and was killed with every process it started",
-                         limit, timeout.count());
-    return fmt::format("kagent: a compiler process ran out of {} ({} MiB of address space) and the compile was "
-                       "stopped (deep template instantiation, huge unrolled loops or constant tables; or a limit too "
-                       "low for this toolchain)",
-                       limit, memory_mb);
-  }
-};
-
-// A positive whole number from the environment, or `fallback` when the variable is unset.
-std::size_t env_number(const char* name, std::size_t fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  if (errno || *end || n == 0 || v[0] == '-')
-    throw std::invalid_argument(fmt::format("{} must be a positive whole number, not '{}'", name, v));
-  return static_cast<std::size_t>(n);
-}
-
-Limits resolve_limits(const CompileOptions& o) {
-  Limits l;
-  l.timeout = o.timeout ? *o.timeout
-                        : std::chrono::seconds(env_number("KAGENT_COMPILE_TIMEOUT",
-                                                          static_cast<std::size_t>(kDefaultCompileTimeout.count())));
-  l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
-  l.deadline = std::chrono::steady_clock::now() + l.timeout;
-  return l;
-}
-
 // The folder holding kagent/params.h, content-addressed inside the cache.
 fs::path ensure_params_include(const CompileCache& cache) {
   const std::string_view text = params_header_text();
@@ -154,7 +41,7 @@ fs::path ensure_params_include(const CompileCache& cache) {
   if (fs::exists(header)) return dir;
   fs::create_directories(header.parent_path());
   const fs::path tmp = cache.temp_file_path("params.h");
-  write_file(tmp, text);
+  write_text_file(tmp, text);
   cache.publish_file(tmp, header);
   return dir;
 }
@@ -169,7 +56,7 @@ struct HostObject {
 
 // The per-signature registration object: built once per (types, toolchain), then shared.
 HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup, const Binding& b,
-                              const Limits& limits) {
+                              const CompileLimits& limits) {
   const std::string key =
       Sha256()
           .update(kPipelineVersion)
@@ -187,7 +74,7 @@ HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup,
   if (h.ok) return h;
   TempDir tmp = cache.make_staging(key);
   const fs::path src = tmp.path() / "binding.cpp", obj = tmp.path() / "binding.o";
-  write_file(src, b.host_source);
+  write_text_file(src, b.host_source);
   const auto argv = host_compile_argv(setup, src, obj);
   SpawnOptions so;
   so.argv = argv;
@@ -208,47 +95,6 @@ CompileInfo failure(std::string errors) {
   return info;
 }
 
-// Python.h's folder, asked of the build's Python (only when the real extension.h is used).
-fs::path python_include_dir() {
-  SpawnOptions so;
-  so.argv = {build::kPythonExecutable, "-c", "import sysconfig; print(sysconfig.get_paths()['include'], end='')"};
-  RunResult r = run_command(so, std::chrono::seconds(60));
-  if (!r.exit.exited || r.exit.code != 0) return {};
-  return fs::path(r.output);
-}
-
-bool includes_torch_header(std::string_view source) {
-  return source.find("torch/extension.h") != std::string_view::npos ||
-         source.find("torch/torch.h") != std::string_view::npos;
-}
-
-// The tier to retry with when `errors` show that `tier`'s header lacked something this
-// file uses; nullopt when they are the candidate's own errors.
-std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
-                                  const fs::path& torch_prefix) {
-  if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
-  static const std::regex frontend(R"re(namespace "(torch|pybind11|py)(::\w+)*" has no member|"(PyObject|Py_\w+)")re");
-  static const std::regex aten_ns(R"re(namespace "(at|torch|c10)(::\w+)*" has no member)re");
-  static const std::regex undefined(R"re(^identifier "(\w+)" is undefined$)re");
-  static const std::regex tensor_operator(R"re(^no operator ".*" matches these operands.*Tensor)re");
-  bool aten = false, full = false;
-  std::smatch m;
-  for (const auto& d : errors) {
-    if (d.file == "torch/extension.h" || d.file == "torch/torch.h") full = true;  // clashes with real torch headers
-    if (tier == ShimTier::ATen && std::regex_search(d.message, frontend)) full = true;
-    if (tier == ShimTier::Lite) {
-      if (std::regex_search(d.message, aten_ns) || std::regex_search(d.message, tensor_operator)) aten = true;
-      // An unqualified ATen function (`using namespace torch;`): ATen/ops/<name>.h says so.
-      if (std::regex_match(d.message, m, undefined) &&
-          fs::exists(torch_prefix / "include" / "ATen" / "ops" / (m[1].str() + ".h")))
-        aten = true;
-    }
-  }
-  if (full) return ShimTier::Full;
-  if (aten) return ShimTier::ATen;
-  return std::nullopt;
-}
-
 struct Attempt {
   CompileInfo info;
   std::vector<Diagnostic> errors;
@@ -260,7 +106,7 @@ struct Job {
   const Binding& binding;
   std::string_view source;
   const CompileOptions& options;
-  const Limits& limits;
+  const CompileLimits& limits;
   const fs::path& staging;
 };
 
@@ -272,7 +118,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   const fs::path so = job.staging / (job.binding.op_namespace + ".so");
   std::string full_source(job.source);
   if (!full_source.empty() && full_source.back() != '\n') full_source += '\n';
-  write_file(src, full_source + job.binding.candidate_suffix);
+  write_text_file(src, full_source + job.binding.candidate_suffix);
 
   // The registration object (rarely missing) builds alongside the candidate.
   auto host_future = std::async(std::launch::async,
@@ -355,14 +201,11 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
 CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, const CompileOptions& options) {
   Binding placeholder;
   NvccSetup setup;
-  Limits limits;
+  CompileLimits limits;
   try {
-    limits = resolve_limits(options);
-    setup.nvcc = resolve_nvcc(options.nvcc);
-    setup.arch = options.arch;
-    setup.torch_prefix = build::kTorchPrefix;
+    limits = resolve_compile_limits(options);
+    setup = base_setup(options);
     setup.extra_flags = options.extra_flags;
-    (void)gencode_for(setup.arch);  // validates the arch
     placeholder = generate_binding(spec, source, kPlaceholderNs);
   } catch (const std::invalid_argument& e) {
     return failure(std::string("kagent: ") + e.what());
@@ -375,25 +218,19 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   if (placeholder.uses_params_header) setup.params_include = "<params>";
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
-  const std::string key =
-      Sha256()
-          .update(kPipelineVersion)
-          .update(source)
-          .update(placeholder.candidate_suffix)
-          .update(placeholder.host_source)
-          .update(shell_join(candidate_compile_argv(symbolic, "<src>", "<obj>")))
-          .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
-          .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
-          .update(nvcc_identity(setup.nvcc))
-          .update(nvcc_identity(resolve_cuobjdump(options.cuobjdump)))
-          .update(build::kTorchVersion)
-          .update(setup.arch)
-          .update(to_string(first_tier))
-          .update(extension_shim_text(ShimTier::Lite))
-          .update(extension_shim_text(ShimTier::ATen))
-          .update(placeholder.uses_params_header ? params_header_text() : "")
-          .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit))
-          .hex_digest();
+  Sha256 h;
+  h.update(kPipelineVersion)
+      .update(source)
+      .update(placeholder.candidate_suffix)
+      .update(placeholder.host_source)
+      .update(shell_join(candidate_compile_argv(symbolic, "<src>", "<obj>")))
+      .update(shell_join(host_compile_argv(symbolic, "<binding.cpp>", "<binding.o>")))
+      .update(shell_join(link_argv(symbolic, {"<obj>", "<binding.o>"}, "<so>")))
+      .update(placeholder.uses_params_header ? params_header_text() : "")
+      .update(fmt::format("{}|{}|{}", options.display_name, options.max_errors, options.log_limit));
+  hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
+  h.update(nvcc_identity(resolve_cuobjdump(options.cuobjdump)));  // the SASS summary is part of the entry
+  const std::string key = h.hex_digest();
 
   if (options.use_cache)
     if (auto hit = cache.lookup(key)) return *hit;

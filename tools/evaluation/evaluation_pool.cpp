@@ -97,14 +97,18 @@ std::string EvaluationPool::current_arch() const {
   return arch_for(device_known_ ? device_ : guessed_device_);
 }
 
-CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
-                                    const std::string& arch) {
+CompileOptions EvaluationPool::compile_options(const std::string& display_name, const std::string& arch) const {
   CompileOptions co;
   co.display_name = display_name;
   co.arch = arch;
   co.use_cache = settings_.use_compile_cache;
   if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
-  CompileInfo info = compiler_->submit(spec, source, std::move(co)).get();
+  return co;
+}
+
+CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
+                                    const std::string& arch) {
+  CompileInfo info = compiler_->submit(spec, source, compile_options(display_name, arch)).get();
   std::lock_guard lock(mu_);
   ++counters_.compiles;
   return info;

@@ -65,6 +65,9 @@ class EvaluationPool {
   std::string current_arch() const;
   std::string arch_for(const DeviceInfo& device) const;
 
+  // How this pool compiles for `arch` (cache folder, cache use): for compiles it does not run
+  // itself (a KernelBench answer's load_inline extensions).
+  CompileOptions compile_options(const std::string& display_name, const std::string& arch) const;
   // Compiles on the compile pool (blocks while its queue is full, then until done). Throws what
   // compile_native throws (std::invalid_argument: a problem a native candidate cannot express).
   CompileInfo compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,

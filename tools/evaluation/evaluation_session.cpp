@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "common/files.h"
+#include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
 
 namespace kagent {
@@ -72,7 +73,11 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   EvalResult r;
   r.format = format;
   std::optional<CompileInfo> ci;
+  std::optional<AnswerExtensions> ext;  // kernelbench: its load_inline extensions, built by kagent
+  CandidateRef cand{format, {}, {}, path, {}};
   std::string source, arch;
+  // Compile first (native: on the pool's compile threads; load_inline extensions: on this
+  // thread), while the workers start.
   if (format == "cuda") {
     try {
       source = read_file(path);
@@ -83,6 +88,9 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       r.message = e.what();
       return r;
     }
+  } else if (format == "kernelbench") {
+    arch = pool_->current_arch();
+    ext = build_answer_extensions(path, pool_->compile_options(display_name, arch), cand);
   }
   const auto workers = started();
   if (const auto* err = std::get_if<WorkerError>(&workers)) {
@@ -94,8 +102,24 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   const DeviceInfo& device = std::get<DeviceInfo>(workers);
   r.device = device;
   // The workers' GPU differs from the guess the compile used: build for the one that is there.
-  if (ci && ci->ok && pool_->arch_for(device) != arch) ci = pool_->compile(spec_, source, display_name, pool_->arch_for(device));
-  CandidateRef cand{format, {}, {}, path, {}};
+  if (pool_->arch_for(device) != arch) {
+    if (ci && ci->ok) ci = pool_->compile(spec_, source, display_name, pool_->arch_for(device));
+    if (ext) {
+      cand = CandidateRef{format, {}, {}, path, {}};
+      ext = build_answer_extensions(path, pool_->compile_options(display_name, pool_->arch_for(device)), cand);
+    }
+  }
+  if (ext && ext->compile && !ext->compile->ok) {  // the answer's own sources do not compile
+    r.compile = ext->compile;
+    r.status = Status::CompileError;
+    r.message = "nvcc failed on the answer's load_inline sources";
+    if (!ext->compile->limit.empty()) {  // the compiler was killed: say which limit
+      r.reason = ext->compile->limit;
+      r.message = "the compile of the answer's load_inline sources ran past its " + ext->compile->limit + " limit";
+    }
+    r.phases.push_back(PhaseRecord{"compile", ext->seconds, 0, kFailureCandidate});
+    return r;
+  }
   if (ci) {
     r.compile = *ci;
     if (!ci->ok) {
@@ -122,6 +146,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (ci) got.compile = *ci;
+  if (ext) {
+    if (ext->compile) got.compile = ext->compile;
+    got.phases.insert(got.phases.begin(), PhaseRecord{"compile", ext->seconds, 0, ""});
+  }
   if (!got.device.available) got.device = device;
   return got;
 }

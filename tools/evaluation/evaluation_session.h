@@ -47,7 +47,8 @@ class EvaluationSession {
   DeviceInfo device();
 
   // One whole candidate: compile (cuda: nvcc on the pool's compile threads, for the workers'
-  // GPU) and evaluate on a free worker. `path` is the candidate's
+  // GPU; kernelbench: the answer's load_inline extensions, see answer_extensions.h) and
+  // evaluate on a free worker. `path` is the candidate's
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
   // Thread-safe.
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);

@@ -191,6 +191,18 @@ void from_json(const nlohmann::json& j, PhaseRecord& p) {
   p.failure = get_or<std::string>(j, "failure", "");
 }
 
+// Out of line (not the macro's inline ones): the worker converts these outside this file.
+void to_json(nlohmann::json& j, const ExtensionBuild& e) {
+  j = {{"name", e.name}, {"built_by", e.built_by}, {"reason", e.reason}, {"seconds", e.seconds}};
+}
+
+void from_json(const nlohmann::json& j, ExtensionBuild& e) {
+  e.name = get_or<std::string>(j, "name", "");
+  e.built_by = get_or<std::string>(j, "built_by", "");
+  e.reason = get_or<std::string>(j, "reason", "");
+  e.seconds = get_or(j, "seconds", 0.0);
+}
+
 double EvalResult::guards_seconds() const {
   double s = 0;
   for (const auto& p : phases)
@@ -214,6 +226,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"profile", r.profile},
        {"guards", r.guards},
        {"phases", r.phases},
+       {"extensions", r.extensions},
        {"footprint_bytes", r.footprint_bytes},
        {"eval_seconds", r.eval_seconds},
        {"total_seconds", r.total_seconds},
@@ -233,6 +246,7 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.profile = j.value("profile", nlohmann::json());
   r.guards = j.value("guards", std::vector<GuardFinding>{});
   r.phases = get_or(j, "phases", std::vector<PhaseRecord>{});
+  r.extensions = get_or(j, "extensions", std::vector<ExtensionBuild>{});
   r.footprint_bytes = get_or<int64_t>(j, "footprint_bytes", 0);
   r.eval_seconds = j.value("eval_seconds", 0.0);
   r.total_seconds = j.value("total_seconds", 0.0);

@@ -49,6 +49,7 @@ inline constexpr const char* kCandidateOom = "candidate_oom";    // the candidat
 inline constexpr const char* kEvaluatorError = "evaluator_error";  // a step of kagent's own failed (internal_error)
 inline constexpr const char* kEvaluatorOom = "evaluator_oom";      // ... by running out of GPU memory
 inline constexpr const char* kReferenceFailed = "reference_failed";  // the problem's reference failed (internal_error)
+inline constexpr const char* kLoadInlineOption = "load_inline_option";  // load_inline/load called with an option torch lacks (compile_error)
 // A compiler process ran past one of its limits and was killed (CompileInfo::limit).
 inline constexpr const char* kCompileTimeout = "compile_timeout";
 inline constexpr const char* kCompileMemory = "compile_memory";
@@ -215,6 +216,17 @@ inline constexpr const char* kFailureCandidate = "candidate";  // its verdict (w
 inline constexpr const char* kFailureEvaluator = "evaluator";  // kagent's own step: internal_error
 inline constexpr const char* kFailureProblem = "problem";      // the problem file: problem_error
 
+// One load_inline/load call of a KernelBench answer, as it ran in the worker: kagent's
+// precompiled library (nvcc before the worker was ready), or torch's own build, and why.
+struct ExtensionBuild {
+  std::string name;
+  std::string built_by;  // "kagent" | "torch"
+  std::string reason;    // built_by torch: why kagent did not build it
+  double seconds = 0;    // the call's time in the worker (loading kagent's library, or torch's whole build)
+};
+inline constexpr const char* kBuiltByKagent = "kagent";
+inline constexpr const char* kBuiltByTorch = "torch";
+
 struct EvalResult {
   Status status = Status::InternalError;
   std::string reason;          // reason:: string, may be empty
@@ -228,6 +240,7 @@ struct EvalResult {
   nlohmann::json profile;      // filled by the profile phase; null when absent
   std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
   std::vector<PhaseRecord> phases;  // in the order they ran
+  std::vector<ExtensionBuild> extensions;  // kernelbench: the answer's load_inline/load calls
   int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against
   double eval_seconds = 0;     // worker time for this evaluation (no compile)
   double total_seconds = 0;    // end to end, compile included
@@ -263,6 +276,8 @@ void to_json(nlohmann::json& j, const GuardFinding& g);
 void from_json(const nlohmann::json& j, GuardFinding& g);
 void to_json(nlohmann::json& j, const PhaseRecord& p);
 void from_json(const nlohmann::json& j, PhaseRecord& p);
+void to_json(nlohmann::json& j, const ExtensionBuild& e);
+void from_json(const nlohmann::json& j, ExtensionBuild& e);
 void to_json(nlohmann::json& j, const EvalResult& r);
 void from_json(const nlohmann::json& j, EvalResult& r);
 

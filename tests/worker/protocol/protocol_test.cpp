@@ -79,9 +79,17 @@ TEST_CASE("evaluate and baselines requests, and their replies") {
   CHECK(back.candidate.op_name == "kagent_x::forward");
   CHECK(back.candidate.kernels == std::vector<std::string>{"k1", "k2"});
   CHECK(back.options.trials == 7);
-  const auto kb = round_trip(CandidateRef{"kernelbench", "", "", "/c.py", {}});
+  const auto kb = round_trip(CandidateRef{"kernelbench", "", "", "/c.py", {},
+                                          {PrebuiltExtension{"k3y", "/e.so", "kagent_e", {"f", "g"}}},
+                                          {{"dyn", "cpp_sources is not a constant"}}});
   CHECK(kb.path == "/c.py");
   CHECK(kb.artifact.empty());
+  REQUIRE(kb.extensions.size() == 1);
+  CHECK(kb.extensions[0].key == "k3y");
+  CHECK(kb.extensions[0].library == "/e.so");
+  CHECK(kb.extensions[0].op_namespace == "kagent_e");
+  CHECK(kb.extensions[0].functions == std::vector<std::string>{"f", "g"});
+  CHECK(kb.extension_reasons.at("dyn") == "cpp_sources is not a constant");
 
   BaselinesReply r;
   r.eager = TimingStats{};
@@ -141,4 +149,16 @@ TEST_CASE("an evaluation result keeps its phases through the protocol") {
   CHECK(back.footprint_bytes == int64_t{1} << 30);
   CHECK(back.phase("load") != nullptr);
   CHECK(back.phase("timing") == nullptr);
+}
+
+TEST_CASE("an evaluation result keeps who built each load_inline extension, and why") {
+  EvalResult r;
+  r.status = Status::Correct;
+  r.extensions = {{"fast_ext", kBuiltByKagent, "", 0.02}, {"dyn_ext", kBuiltByTorch, "cpp_sources is not a constant", 41.5}};
+  const auto back = round_trip(r);
+  REQUIRE(back.extensions.size() == 2);
+  CHECK(back.extensions[0].built_by == "kagent");
+  CHECK(back.extensions[1].name == "dyn_ext");
+  CHECK(back.extensions[1].reason == "cpp_sources is not a constant");
+  CHECK(back.extensions[1].seconds == 41.5);
 }

@@ -71,7 +71,8 @@ def test_missing_file():
 def test_a_kernelbench_candidate_gets_the_reference_weights(tmp_path):
     problem = open_problem(write(tmp_path, "p.py", GELU))
     cand = write(tmp_path, "c.py", GELU.replace("class Model(", "class ModelNew("))
-    model_new = load_kernelbench_candidate(cand, problem, "cpu", seed=5)
+    model_new, calls = load_kernelbench_candidate(cand, problem, "cpu", seed=5)
+    assert calls == []
     assert torch.equal(model_new.linear.weight, problem.make_model("cpu", 5).linear.weight)
     with pytest.raises(KagentError) as err:
         load_kernelbench_candidate(write(tmp_path, "none.py", "x = 1\n"), problem, "cpu")

@@ -4,10 +4,24 @@
 
 namespace kagent {
 
+// Out of line (not the macro's inline ones): the worker converts these outside this file.
+void to_json(nlohmann::json& j, const PrebuiltExtension& e) {
+  j = {{"key", e.key}, {"library", e.library}, {"op_namespace", e.op_namespace}, {"functions", e.functions}};
+}
+
+void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
+  e.key = get_or<std::string>(j, "key", "");
+  e.library = get_or<std::string>(j, "library", "");
+  e.op_namespace = get_or<std::string>(j, "op_namespace", "");
+  e.functions = get_or(j, "functions", std::vector<std::string>{});
+}
+
 void to_json(nlohmann::json& j, const CandidateRef& c) {
   j = {{"format", c.format}};
   if (c.format == "kernelbench") {
     j["path"] = c.path;
+    j["extensions"] = c.extensions;
+    j["extension_reasons"] = c.extension_reasons;
   } else {
     j["artifact"] = c.artifact;
     j["op_name"] = c.op_name;
@@ -22,6 +36,8 @@ void from_json(const nlohmann::json& j, CandidateRef& c) {
   c.op_name = get_or<std::string>(j, "op_name", "");
   c.path = get_or<std::string>(j, "path", "");
   c.kernels = get_or(j, "kernels", std::vector<std::string>{});
+  c.extensions = get_or(j, "extensions", std::vector<PrebuiltExtension>{});
+  c.extension_reasons = get_or(j, "extension_reasons", std::map<std::string, std::string>{});
 }
 
 namespace protocol {

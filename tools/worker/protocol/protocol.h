@@ -9,6 +9,7 @@
 // starts a fresh one for the next request.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,15 @@
 
 namespace kagent {
 
+// A load_inline extension of a KernelBench answer that kagent compiled before the worker
+// loads the answer: the worker's load_inline returns its ops when a call's key matches.
+struct PrebuiltExtension {
+  std::string key;           // the normalised call's SHA-256 (kagent_worker/inline_calls.py)
+  std::string library;       // the shared object
+  std::string op_namespace;  // its ops are <op_namespace>::<function>
+  std::vector<std::string> functions;
+};
+
 // What a candidate is, as the worker needs to know it.
 struct CandidateRef {
   std::string format;    // "cuda" | "kernelbench"
@@ -30,7 +40,11 @@ struct CandidateRef {
   std::string op_name;   // cuda: dispatcher name of forward
   std::string path;      // kernelbench: the Python file
   std::vector<std::string> kernels{};  // cuda: the candidate's own kernels (ptxas names), for the guards
+  std::vector<PrebuiltExtension> extensions{};             // kernelbench: what kagent built
+  std::map<std::string, std::string> extension_reasons{};  // kernelbench: extension name -> why torch builds it
 };
+void to_json(nlohmann::json& j, const PrebuiltExtension& e);
+void from_json(const nlohmann::json& j, PrebuiltExtension& e);
 void to_json(nlohmann::json& j, const CandidateRef& c);
 void from_json(const nlohmann::json& j, CandidateRef& c);
 

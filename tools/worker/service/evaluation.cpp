@@ -57,7 +57,12 @@ bool Evaluation::load() {
       PyRef path = check(PyUnicode_FromString(cand.path.c_str()));
       PyRef device = check(PyUnicode_FromString("cuda"));
       PyRef seed = check(PyLong_FromLongLong(options_.seed));
-      PyRef model = ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed});
+      const nlohmann::json ext = {{"prebuilt", cand.extensions}, {"reasons", cand.extension_reasons}};
+      PyRef extensions = check(PyUnicode_FromString(ext.dump().c_str()));
+      PyRef loaded =
+          ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed, extensions});
+      PyRef model = PyRef::borrow(PyTuple_GetItem(loaded.get(), 0));
+      result_.extensions = to_json(PyTuple_GetItem(loaded.get(), 1)).get<std::vector<ExtensionBuild>>();
       guards_->kernelbench_loaded(model, cand.path);
       candidate_ = std::make_unique<PythonRunner>(model);
     } else {
@@ -67,9 +72,11 @@ bool Evaluation::load() {
       candidate_ = std::make_unique<NativeRunner>(cand.artifact, cand.op_name, params_);
     }
   } catch (const PythonError& e) {
-    result_.status = e.kind == "compile_error" ? Status::CompileError
-                     : e.kind == "invalid"     ? Status::Invalid
-                                               : Status::RuntimeError;
+    const bool option = e.kind == reason::kLoadInlineOption;  // torch would refuse the call: no build
+    result_.status = e.kind == "compile_error" || option ? Status::CompileError
+                     : e.kind == "invalid"               ? Status::Invalid
+                                                         : Status::RuntimeError;
+    if (option) result_.reason = reason::kLoadInlineOption;
     result_.message = e.kind == "compile_error" ? "load_inline failed to build the extension" : e.message;
     result_.runtime_error = cut_text(e.message + (e.traceback.empty() ? "" : "\n" + e.traceback));
     if (result_.status == Status::CompileError) {

@@ -7,5 +7,7 @@ candidates stay in C++. The C++ side calls only the functions in `registry.FUNCT
 
 Modules, one job each: loading (errors, executing user files), problem (problems and
 candidates), device (the GPU description), guards (fp64 truth, tampering, threads),
-source_scan (static checks of a KernelBench answer), registry (what C++ calls).
+source_scan (static checks of a KernelBench answer), inline_calls (load_inline calls read
+statically, shared with the orchestrator), inline_patch (load_inline while an answer loads),
+registry (what C++ calls).
 """

@@ -1,7 +1,8 @@
 """Errors with a stable kind, and executing a user's Python file as a module.
 
 The kind lets the C++ side classify a failure without parsing its text: problem_load_error,
-problem_incomplete, file_not_found, candidate_load_error, compile_error, invalid.
+problem_incomplete, file_not_found, candidate_load_error, compile_error, invalid,
+load_inline_option.
 """
 
 import importlib.util
@@ -12,7 +13,7 @@ import traceback
 
 class KagentError(Exception):
     """An error with a stable kind: problem_load_error, problem_incomplete, file_not_found,
-    candidate_load_error, compile_error, invalid."""
+    candidate_load_error, compile_error, invalid, load_inline_option."""
 
     def __init__(self, kind, message):
         super().__init__(message)
@@ -45,6 +46,9 @@ def exec_file(path, kind):
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
+    except KagentError:  # already classified (kagent's load_inline in the file)
+        del sys.modules[name]
+        raise
     except Exception as exc:  # the file's own error, whatever it is
         del sys.modules[name]
         raise KagentError(kind, short_exception(exc, path)) from None

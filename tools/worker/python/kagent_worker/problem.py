@@ -1,13 +1,15 @@
 """Problems: execute a KernelBench file, build its Model and inputs reproducibly by seed,
 derive the ProblemSpec, and load KernelBench-format candidates (ModelNew)."""
 
-import inspect
 import hashlib
+import inspect
+import json
 import os
 import re
 
 import torch
 
+from kagent_worker.inline_patch import InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
 
 def dtype_name(dtype):
@@ -187,23 +189,32 @@ def warm_up(problem, seed=42):
     torch.cuda.synchronize()
 
 
-def load_kernelbench_candidate(path, problem, device, seed=42):
+def load_kernelbench_candidate(path, problem, device, seed=42, extensions="{}"):
     """Executes a KernelBench-format answer (ModelNew, usually with load_inline) and builds
-    ModelNew with the same seed as the reference, so modules get the same weights."""
-    try:
-        module = exec_file(os.path.abspath(path), "candidate_load_error")
-    except KagentError as err:
-        text = err.message
-        # load_inline raises "Error building extension ...": that is a compile error.
-        if "Error building extension" in text or "error:" in text and "ninja" in text.lower():
-            raise KagentError("compile_error", text) from None
-        raise
-    if not hasattr(module, "ModelNew"):
-        raise KagentError("invalid", "the candidate defines no class ModelNew")
-    try:
-        return problem.make_model(device, seed=seed, cls=module.ModelNew)
-    except KagentError as err:
-        raise KagentError("candidate_load_error", err.message.replace("Model(...)", "ModelNew(...)")) from None
+    ModelNew with the same seed as the reference, so modules get the same weights.
+
+    extensions: JSON {"prebuilt": [...], "reasons": {...}} from the orchestrator (see
+    inline_patch.InlineExtensions). Returns (model, the load_inline/load calls made: who
+    built each extension and why)."""
+    spec = json.loads(extensions or "{}")
+    patch = InlineExtensions(spec.get("prebuilt", []), spec.get("reasons", {}))
+    with patch:
+        try:
+            module = exec_file(os.path.abspath(path), "candidate_load_error")
+        except KagentError as err:
+            text = err.message
+            # load_inline raises "Error building extension ...": that is a compile error.
+            if err.kind == "candidate_load_error" and (
+                    "Error building extension" in text or "error:" in text and "ninja" in text.lower()):
+                raise KagentError("compile_error", text) from None
+            raise
+        if not hasattr(module, "ModelNew"):
+            raise KagentError("invalid", "the candidate defines no class ModelNew")
+        try:
+            model = problem.make_model(device, seed=seed, cls=module.ModelNew)
+        except KagentError as err:
+            raise KagentError("candidate_load_error", err.message.replace("Model(...)", "ModelNew(...)")) from None
+    return model, patch.records
 
 
 def compiled_model(model):

@@ -1,0 +1,129 @@
+// load_inline extensions through kagent's nvcc pipeline (no GPU needed): a CUDA answer
+// builds with ptxas resources and hits the cache the second time; a C++-only answer builds
+// and its ops run on the CPU through the dispatcher, loaded by the worker's own patched
+// load_inline; a signature the binding cannot take falls back; the answer's own error is a
+// compile error with its file and line.
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "build_info.h"
+#include "common/subprocess.h"
+#include "compiler/inline_call_reader.h"
+#include "compiler/inline_extension_compiler.h"
+
+using namespace kagent;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string answer(const char* name) { return std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/" + name; }
+
+const fs::path kCacheDir = fs::temp_directory_path() / ("kagent-inline-test-" + std::to_string(::getpid()));
+struct RemoveCache {
+  ~RemoveCache() { fs::remove_all(kCacheDir); }
+} remove_cache;
+
+CompileOptions options() {
+  CompileOptions o;
+  o.cache_dir = kCacheDir.string();
+  o.arch = "sm_90a";
+  return o;
+}
+
+InlineCall only_call(const std::string& path) {
+  const InlineCallScan scan = read_inline_calls(path);
+  REQUIRE(scan.error.empty());
+  REQUIRE(scan.calls.size() == 1);
+  REQUIRE(scan.calls[0].ok);
+  return scan.calls[0].call;
+}
+
+InlineCall cpp_call(std::string name, std::string source, std::vector<std::string> functions) {
+  InlineCall c;
+  c.key = "test";
+  c.name = std::move(name);
+  c.cpp_sources = {std::move(source)};
+  c.functions = std::move(functions);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("KernelBench's example answer builds with ptxas resources; the second build is a cache hit") {
+  const InlineCall call = only_call(answer("elementwise_add.py"));
+  const InlineBuild b = compile_inline_extension(call, options());
+  INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
+  REQUIRE(b.fallback.empty());
+  REQUIRE(b.info.ok);
+  CHECK(fs::exists(b.info.artifact));
+  CHECK(b.info.op_name.rfind("kagent_", 0) == 0);
+  REQUIRE(b.info.resources.size() == 1);
+  CHECK(b.info.resources[0].kernel.find("elementwise_add_kernel") == 0);
+  CHECK(b.info.command.find("-DTORCH_EXTENSION_NAME=elementwise_add") != std::string::npos);
+  MESSAGE("elementwise_add built in " << b.info.seconds << " s");
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const InlineBuild again = compile_inline_extension(call, options());
+  CHECK(again.info.cache_hit);
+  CHECK(again.info.artifact == b.info.artifact);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 1.0);
+}
+
+TEST_CASE("a C++-only answer's ops run on the CPU through the dispatcher, loaded by the worker's load_inline") {
+  const InlineCall call = only_call(answer("cpp_only.py"));
+  const InlineBuild b = compile_inline_extension(call, options());
+  INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
+  REQUIRE(b.fallback.empty());
+  REQUIRE(b.info.ok);
+  // The worker's path: the answer runs with load_inline patched, ModelNew calls kagent's op.
+  const std::string script = R"py(
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from kagent_worker.inline_patch import InlineExtensions
+from kagent_worker.loading import exec_file
+prebuilt = [{"key": sys.argv[3], "library": sys.argv[4], "op_namespace": sys.argv[5],
+             "functions": ["axpb", "both", "shape_plus"]}]
+with InlineExtensions(prebuilt) as p:
+    m = exec_file(sys.argv[2], "candidate_load_error")
+x = torch.tensor([1.0, -2.0])
+assert torch.equal(m.ModelNew()(x), torch.tensor([5.0, -1.0])), m.ModelNew()(x)
+assert torch.equal(m.ext.axpb(x, 1.5, 2, True), -(x * 1.5 + 2))
+assert m.ext.shape_plus(torch.zeros(2, 3), [4, 5]) == [2, 3, 4, 5]
+a, b = m.ext.both(x, None)
+assert torch.equal(a, x + 1) and torch.equal(b, x)
+print(json.dumps(p.records))
+)py";
+  SpawnOptions so;
+  so.argv = {build::kPythonExecutable, "-c", script, std::string(KAGENT_SOURCE_DIR) + "/tools/worker/python",
+             answer("cpp_only.py"), call.key, b.info.artifact, b.info.op_name};
+  const RunResult r = run_command(so, std::chrono::seconds(120));
+  INFO(r.output);
+  CHECK(r.exit.exited);
+  CHECK(r.exit.code == 0);
+  CHECK(r.output.find(R"("name": "cpp_only_ext", "built_by": "kagent")") != std::string::npos);
+}
+
+TEST_CASE("a function the binding cannot take falls back to torch; the answer's own error is a compile error") {
+  // Overloaded: which one to bind is ambiguous (pybind11 would refuse too), so torch decides.
+  const InlineBuild overloaded = compile_inline_extension(
+      cpp_call("overloaded_ext", "int64_t twice(int64_t x) { return 2 * x; }\ndouble twice(double x) { return 2 * x; }\n",
+               {"twice"}),
+      options());
+  INFO("log: " << overloaded.info.log);
+  CHECK_FALSE(overloaded.info.ok);
+  CHECK(overloaded.fallback.find("kagent's build of overloaded_ext failed outside the answer's own code") == 0);
+
+  const InlineBuild broken = compile_inline_extension(
+      cpp_call("broken_ext", "int64_t twice(int64_t x) {\n  return 2 * y;\n}\n", {"twice"}), options());
+  INFO("errors: " << broken.info.errors);
+  CHECK_FALSE(broken.info.ok);
+  CHECK(broken.fallback.empty());
+  CHECK(broken.info.errors.find("broken_ext/main.cpp:3:") != std::string::npos);
+  CHECK(broken.info.errors.find("return 2 * y;") != std::string::npos);
+}

@@ -1,0 +1,70 @@
+// build_answer_extensions on the answers of tests/worker/python/answers: what kagent builds
+// goes into the CandidateRef (library, op namespace, functions, the call's key); what it
+// leaves to torch keeps a reason per extension; nothing is built for a call torch would refuse.
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+
+#include "evaluation/answer_extensions.h"
+
+using namespace kagent;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kCacheDir = fs::temp_directory_path() / ("kagent-answer-ext-test-" + std::to_string(::getpid()));
+struct RemoveCache {
+  ~RemoveCache() { fs::remove_all(kCacheDir); }
+} remove_cache;
+
+std::string answer(const char* name) { return std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/" + name; }
+
+CompileOptions options() {
+  CompileOptions o;
+  o.cache_dir = kCacheDir.string();
+  o.arch = "sm_90a";
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("an answer kagent can build: its extension is in the CandidateRef, the compile phase timed") {
+  CandidateRef cand{"kernelbench", "", "", answer("cpp_only.py")};
+  const AnswerExtensions ext = build_answer_extensions(cand.path, options(), cand);
+  REQUIRE(ext.compile);
+  INFO(ext.compile->errors << ext.compile->log);
+  CHECK(ext.compile->ok);
+  CHECK(ext.seconds > 0);
+  CHECK(ext.compile->seconds == ext.seconds);
+  CHECK(cand.extension_reasons.empty());
+  REQUIRE(cand.extensions.size() == 1);
+  const auto& e = cand.extensions[0];
+  CHECK(fs::exists(e.library));
+  CHECK(e.op_namespace.rfind("kagent_", 0) == 0);
+  CHECK(e.functions == std::vector<std::string>{"axpb", "both", "shape_plus"});
+  CHECK(e.key.size() == 64);
+}
+
+TEST_CASE("calls kagent leaves to torch are not built, and each says why; an own PYBIND11_MODULE is read") {
+  CandidateRef dyn{"kernelbench", "", "", answer("dynamic_sources.py")};
+  const AnswerExtensions d = build_answer_extensions(dyn.path, options(), dyn);
+  CHECK(dyn.extension_reasons.at("dyn_ext").find("cpp_sources is not a constant") == 0);
+  // own_bind binds itself with a plain PYBIND11_MODULE: kagent builds it, its functions from there.
+  REQUIRE(d.compile);
+  INFO(d.compile->errors << d.compile->log);
+  CHECK(d.compile->ok);
+  REQUIRE(dyn.extensions.size() == 1);
+  CHECK(dyn.extensions[0].functions == std::vector<std::string>{"twice"});
+  CHECK_FALSE(dyn.extension_reasons.contains("own_bind"));
+
+  CandidateRef typo{"kernelbench", "", "", answer("unknown_option.py")};
+  CHECK_FALSE(build_answer_extensions(typo.path, options(), typo).compile);
+  CHECK(typo.extension_reasons.at("typo_ext") == "unknown option extra_cuda_flags");
+
+  CandidateRef missing{"kernelbench", "", "", "/nonexistent/answer.py"};
+  build_answer_extensions(missing.path, options(), missing);
+  CHECK(missing.extension_reasons.at("*").find("kagent could not read the file") == 0);
+}

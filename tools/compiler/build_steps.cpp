@@ -1,0 +1,189 @@
+#include "compiler/build_steps.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "common/sha256.h"
+#include "common/subprocess.h"
+#include "compiler/compile_diagnostics.h"
+
+namespace fs = std::filesystem;
+
+namespace kagent {
+
+void write_text_file(const fs::path& p, std::string_view text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::chrono::milliseconds CompileLimits::left() const {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return std::max(ms, std::chrono::milliseconds(0));
+}
+
+RunResult CompileLimits::run(SpawnOptions so) const {
+  if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
+  return run_command(so, left());
+}
+
+std::string CompileLimits::hit(const RunResult& r) const {
+  if (r.timed_out) return reason::kCompileTimeout;
+  const bool failed = !r.exit.exited || r.exit.code != 0;
+  if (failed && memory_mb && reports_memory_exhaustion(r.output)) return reason::kCompileMemory;
+  return "";
+}
+
+std::string CompileLimits::describe(const std::string& limit) const {
+  if (limit == reason::kCompileTimeout)
+    return fmt::format("kagent: the compile ran past {} ({} s) and was killed with every process it started", limit,
+                       timeout.count());
+  return fmt::format("kagent: a compiler process ran out of {} ({} MiB of address space) and the compile was "
+                     "stopped (deep template instantiation, huge unrolled loops or constant tables; or a limit too "
+                     "low for this toolchain)",
+                     limit, memory_mb);
+}
+
+namespace {
+
+// A positive whole number from the environment, or `fallback` when the variable is unset.
+std::size_t env_number(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  if (errno || *end || n == 0 || v[0] == '-')
+    throw std::invalid_argument(fmt::format("{} must be a positive whole number, not '{}'", name, v));
+  return static_cast<std::size_t>(n);
+}
+
+}  // namespace
+
+NvccSetup base_setup(const CompileOptions& o) {
+  NvccSetup s;
+  s.nvcc = resolve_nvcc(o.nvcc);
+  s.arch = o.arch;
+  s.torch_prefix = build::kTorchPrefix;
+  (void)gencode_for(s.arch);  // validates the arch
+  return s;
+}
+
+CompileLimits resolve_compile_limits(const CompileOptions& o) {
+  CompileLimits l;
+  l.timeout = o.timeout ? *o.timeout
+                        : std::chrono::seconds(env_number("KAGENT_COMPILE_TIMEOUT",
+                                                          static_cast<std::size_t>(kDefaultCompileTimeout.count())));
+  l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
+  l.deadline = std::chrono::steady_clock::now() + l.timeout;
+  return l;
+}
+
+std::string nvcc_identity(const std::string& nvcc) {
+  fs::path p = nvcc;
+  if (p.filename() == p) {  // a bare name: look it up in PATH as the spawn will
+    if (const char* path = std::getenv("PATH")) {
+      std::stringstream ss(path);
+      std::string dir;
+      while (std::getline(ss, dir, ':'))
+        if (!dir.empty() && fs::exists(fs::path(dir) / p)) {
+          p = fs::path(dir) / p;
+          break;
+        }
+    }
+  }
+  std::error_code ec;
+  fs::path canon = fs::canonical(p, ec);
+  struct stat st{};
+  if (ec || ::stat(canon.c_str(), &st) != 0) return "unknown:" + nvcc;
+  return fmt::format("{}:{}:{}", canon.string(), st.st_size, st.st_mtim.tv_sec);
+}
+
+size_t count_lines(std::string_view s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  if (!s.empty() && s.back() != '\n') ++n;
+  return n;
+}
+
+fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
+  const std::string text = extension_shim_text(tier);
+  const fs::path dir = cache.file_path("shim", sha256_hex(text).substr(0, 16));
+  for (const char* name : {"extension.h", "torch.h", "types.h"}) {
+    const fs::path header = dir / "torch" / name;
+    if (fs::exists(header)) continue;
+    fs::create_directories(header.parent_path());
+    const fs::path tmp = cache.temp_file_path(name);
+    write_text_file(tmp, text);
+    cache.publish_file(tmp, header);
+  }
+  return dir;
+}
+
+fs::path python_include_dir() {
+  SpawnOptions so;
+  so.argv = {build::kPythonExecutable, "-c", "import sysconfig; print(sysconfig.get_paths()['include'], end='')"};
+  RunResult r = run_command(so, std::chrono::seconds(60));
+  if (!r.exit.exited || r.exit.code != 0) return {};
+  return fs::path(r.output);
+}
+
+void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch, ShimTier first_tier) {
+  h.update(nvcc_identity(nvcc))
+      .update(build::kTorchVersion)
+      .update(arch)
+      .update(to_string(first_tier))
+      .update(extension_shim_text(ShimTier::Lite))
+      .update(extension_shim_text(ShimTier::ATen));
+}
+
+bool includes_torch_header(std::string_view source) {
+  for (std::string_view header : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
+    if (source.find(header) != std::string_view::npos) return true;
+  return false;
+}
+
+std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
+                                  const fs::path& torch_prefix) {
+  if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
+  // cudafe++'s wording first, then g++'s (the .cpp part of a load_inline extension), whose
+  // quotes are typographic under a UTF-8 locale.
+  static const std::string q = "(?:'|\xE2\x80\x98|\xE2\x80\x99)";
+  static const std::regex frontend(R"re(namespace "(torch|pybind11|py)(::\w+)*" has no member|"(PyObject|Py_\w+)"|is not a member of )re" +
+                                   q + R"re((torch|pybind11|py)(::\w+)*)re" + q + "|" + q + R"re((PyObject|Py_\w+))re" + q);
+  static const std::regex aten_ns(R"re(namespace "(at|torch|c10)(::\w+)*" has no member|is not a member of )re" + q +
+                                  R"re((at|torch|c10)(::\w+)*)re" + q);
+  static const std::regex undefined(R"re(^identifier "(\w+)" is undefined$|^)re" + q + R"re((\w+))re" + q +
+                                    R"re( was not declared in this scope.*)re");
+  static const std::regex tensor_operator(R"re(^no operator ".*" matches these operands.*Tensor|^no match for )re" + q +
+                                          R"re(operator.*Tensor)re");
+  bool aten = false, full = false;
+  std::smatch m;
+  for (const auto& d : errors) {
+    if (d.file == "torch/extension.h" || d.file == "torch/torch.h") full = true;  // clashes with real torch headers
+    if (tier == ShimTier::ATen && std::regex_search(d.message, frontend)) full = true;
+    if (tier == ShimTier::Lite) {
+      if (std::regex_search(d.message, aten_ns) || std::regex_search(d.message, tensor_operator)) aten = true;
+      // An unqualified ATen function (`using namespace torch;`): ATen/ops/<name>.h says so.
+      if (std::regex_match(d.message, m, undefined) &&
+          fs::exists(torch_prefix / "include" / "ATen" / "ops" / ((m[1].matched ? m[1] : m[2]).str() + ".h")))
+        aten = true;
+    }
+  }
+  if (full) return ShimTier::Full;
+  if (aten) return ShimTier::ATen;
+  return std::nullopt;
+}
+
+}  // namespace kagent

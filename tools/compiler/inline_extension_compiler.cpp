@@ -1,0 +1,314 @@
+#include "compiler/inline_extension_compiler.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "common/sha256.h"
+#include "common/subprocess.h"
+#include "compiler/build_steps.h"
+#include "compiler/compile_cache.h"
+#include "compiler/compile_diagnostics.h"
+#include "compiler/extension_shim.h"
+#include "compiler/inline_binding.h"
+#include "compiler/nvcc_command.h"
+#include "compiler/ptxas_resources.h"
+
+namespace fs = std::filesystem;
+
+namespace kagent {
+
+namespace {
+
+constexpr std::string_view kPipelineVersion = "kagent-inline-1";
+constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
+
+// "\n".join(head + parts), as load_inline writes its files.
+std::string join_lines(std::vector<std::string> head, const std::vector<std::string>& parts) {
+  head.insert(head.end(), parts.begin(), parts.end());
+  std::string out;
+  for (size_t i = 0; i < head.size(); ++i) out += (i ? "\n" : "") + head[i];
+  return out;
+}
+
+std::vector<std::string> non_empty(const std::vector<std::string>& flags) {
+  std::vector<std::string> out;
+  for (const auto& f : flags)
+    if (!f.empty()) out.push_back(f);
+  return out;
+}
+
+// What both parts get besides nvcc_command's flags: the extension's name and include paths.
+std::vector<std::string> shared_flags(const InlineCall& c) {
+  std::vector<std::string> a{"-DTORCH_EXTENSION_NAME=" + c.name, "-DTORCH_API_INCLUDE_EXTENSION_H"};
+  for (const auto& p : non_empty(c.extra_include_paths)) a.push_back("-I" + p);
+  return a;
+}
+
+// extra_cflags go to the host compiler (load_inline gives them to c++ directly).
+std::vector<std::string> cpp_argv(const NvccSetup& s, const InlineCall& c, const fs::path& src, const fs::path& obj) {
+  auto a = host_compile_argv(s, src, obj);
+  for (const auto& f : shared_flags(c)) a.push_back(f);
+  for (const auto& f : non_empty(c.extra_cflags)) a.insert(a.end(), {"-Xcompiler", f});
+  return a;
+}
+
+std::vector<std::string> cuda_argv(const NvccSetup& s, const InlineCall& c, const fs::path& src, const fs::path& obj) {
+  NvccSetup with = s;
+  with.extra_flags = shared_flags(c);
+  for (const auto& f : non_empty(c.extra_cuda_cflags)) with.extra_flags.push_back(f);
+  return candidate_compile_argv(with, src, obj);
+}
+
+// extra_ldflags: -l/-L as nvcc takes them, -Wl,x as -Xlinker x, anything else to the host compiler.
+std::vector<std::string> so_argv(const NvccSetup& s, const InlineCall& c, const std::vector<fs::path>& objs,
+                                 const fs::path& so) {
+  auto a = link_argv(s, objs, so);
+  for (const auto& f : non_empty(c.extra_ldflags)) {
+    if (f.rfind("-l", 0) == 0 || f.rfind("-L", 0) == 0) {
+      a.push_back(f);
+    } else if (f.rfind("-Wl,", 0) == 0) {
+      a.insert(a.end(), {"-Xlinker", f.substr(4)});
+    } else {
+      a.insert(a.end(), {"-Xcompiler", f});
+    }
+  }
+  return a;
+}
+
+struct Part {
+  std::string display;  // "<name>/main.cpp" as torch names its files
+  std::string text;     // without kagent's binding
+  std::string suffix;   // kagent's binding (main.cpp only)
+  fs::path src, obj;
+};
+
+struct PartResult {
+  RunResult run;
+  std::vector<Diagnostic> errors;
+  std::string shown;
+  bool ok = false;
+};
+
+PartResult compile_part(const Part& p, const std::vector<std::string>& argv, const fs::path& staging,
+                        const CompileLimits& limits) {
+  PartResult r;
+  write_text_file(p.src, p.text + p.suffix);
+  SpawnOptions so;
+  so.argv = argv;
+  so.env_set = {"TMPDIR=" + staging.string()};
+  r.run = limits.run(so);
+  r.ok = !r.run.timed_out && r.run.exit.exited && r.run.exit.code == 0;
+  DiagnosticsContext ctx;
+  ctx.display_name = p.display;
+  ctx.replacements = {{p.src.string(), p.display}, {staging.string() + "/", ""}};
+  ctx.source = p.text;
+  ctx.user_lines = p.suffix.empty() ? 0 : static_cast<int>(count_lines(p.text));
+  r.shown = "$ " + shell_join(argv) + "\n" + map_paths(r.run.output, ctx);
+  if (!r.ok) r.errors = parse_errors(r.run.output, ctx);
+  return r;
+}
+
+struct Attempt {
+  InlineBuild build;
+  std::vector<Diagnostic> errors;
+  bool cacheable = true;
+};
+
+// Whether an error sits in the answer's own text (then it is the answer's compile error).
+bool in_answer(const Diagnostic& d, const InlineCall& c) {
+  return !d.in_binding && (d.file == c.name + "/main.cpp" || d.file == c.name + "/cuda.cu");
+}
+
+Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::path& staging, const std::string& ns,
+                   const CompileOptions& options, const CompileLimits& limits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Part cpp{call.name + "/main.cpp", inline_cpp_text(call), inline_binding_suffix(call.functions, ns),
+           staging / "main.cpp", staging / "main.o"};
+  std::optional<Part> cuda;
+  if (!call.cuda_sources.empty())
+    cuda = Part{call.name + "/cuda.cu", inline_cuda_text(call), "", staging / "cuda.cu", staging / "cuda.o"};
+
+  Attempt a;
+  CompileInfo& info = a.build.info;
+  const auto cpp_cmd = cpp_argv(setup, call, cpp.src, cpp.obj);
+  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, limits); });
+  std::optional<PartResult> cu;
+  std::vector<std::string> cu_cmd;
+  if (cuda) {
+    cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
+    cu = compile_part(*cuda, cu_cmd, staging, limits);
+  }
+  PartResult cp = cpp_future.get();
+
+  std::string shown = cu ? cu->shown + "\n" + cp.shown : cp.shown;
+  info.command = cu ? shell_join(cu_cmd) + " & " + shell_join(cpp_cmd) : shell_join(cpp_cmd);
+  info.limit = limits.hit(cp.run);
+  if (info.limit.empty() && cu) info.limit = limits.hit(cu->run);
+  long peak_kb = std::max(cp.run.exit.peak_rss_kb, cu ? cu->run.exit.peak_rss_kb : 0L);
+  bool ok = cp.ok && (!cu || cu->ok);
+  std::string link_output;
+  if (ok) {
+    std::vector<fs::path> objs{cpp.obj};
+    if (cuda) objs.push_back(cuda->obj);
+    const fs::path so = staging / (ns + ".so");
+    const auto la = so_argv(setup, call, objs, so);
+    SpawnOptions spawn;
+    spawn.argv = la;
+    spawn.env_set = {"TMPDIR=" + staging.string()};
+    RunResult linked = limits.run(spawn);
+    shown += "\n$ " + shell_join(la) + "\n" + linked.output;
+    info.command += " && " + shell_join(la);
+    ok = !linked.timed_out && linked.exit.exited && linked.exit.code == 0;
+    if (ok) info.artifact = so.string();
+    else link_output = linked.output;
+    info.limit = limits.hit(linked);
+    peak_kb = std::max(peak_kb, linked.exit.peak_rss_kb);
+  }
+  info.peak_rss_mb = peak_kb / 1024;
+  info.ok = ok;
+  info.op_name = ns;
+  info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  info.log = cut_log(shown, options.log_limit);
+  if (cu) info.resources = parse_ptxas_resources(cu->run.output);
+  if (ok) return a;
+  if (!info.limit.empty()) {  // the answer's build ran into a limit (torch's would too): its compile error
+    a.cacheable = false;       // a limit's verdict depends on the limit and the machine's load
+    info.errors = limits.describe(info.limit);
+    return a;
+  }
+  if (cu) a.errors = cu->errors;
+  a.errors.insert(a.errors.end(), cp.errors.begin(), cp.errors.end());
+  bool answers = false;
+  for (const auto& d : a.errors) answers = answers || in_answer(d, call);
+  if (answers) {
+    std::vector<Diagnostic> own;
+    for (const auto& d : a.errors)
+      if (in_answer(d, call)) own.push_back(d);
+    info.errors = format_errors(own, options.max_errors);
+  } else {
+    const std::string why = !a.errors.empty() ? a.errors.front().message
+                            : !link_output.empty() ? "the link failed"
+                                                   : "the build failed with no error kagent recognised";
+    a.build.fallback = fmt::format("kagent's build of {} failed outside the answer's own code: {}", call.name,
+                                   why.substr(0, why.find('\n')));
+    info.errors = a.build.fallback;
+  }
+  return a;
+}
+
+}  // namespace
+
+void from_json(const nlohmann::json& j, InlineCall& c) {
+  c = InlineCall{};
+  c.key = j.at("key").get<std::string>();
+  const auto& call = j.at("call");
+  c.name = call.at("name").get<std::string>();
+  auto list = [&](const char* k, std::vector<std::string>& out) {
+    if (call.contains(k)) out = call.at(k).get<std::vector<std::string>>();
+  };
+  list("cpp_sources", c.cpp_sources);
+  list("cuda_sources", c.cuda_sources);
+  list("functions", c.functions);
+  list("extra_cflags", c.extra_cflags);
+  list("extra_cuda_cflags", c.extra_cuda_cflags);
+  list("extra_ldflags", c.extra_ldflags);
+  list("extra_include_paths", c.extra_include_paths);
+  c.no_implicit_headers = call.value("no_implicit_headers", false);
+}
+
+std::string inline_cpp_text(const InlineCall& call) {
+  std::vector<std::string> head;
+  if (!call.no_implicit_headers) head.push_back("#include <torch/extension.h>");
+  return join_lines(head, call.cpp_sources) + "\n";
+}
+
+std::string inline_cuda_text(const InlineCall& call) {
+  std::vector<std::string> head;
+  if (!call.no_implicit_headers) head = {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
+  return join_lines(head, call.cuda_sources) + "\n";
+}
+
+InlineBuild compile_inline_extension(const InlineCall& call, const CompileOptions& options) {
+  NvccSetup setup;
+  CompileLimits limits;
+  try {
+    limits = resolve_compile_limits(options);
+    setup = base_setup(options);
+  } catch (const std::invalid_argument& e) {
+    InlineBuild b;
+    b.fallback = std::string("kagent cannot build for this target: ") + e.what();
+    return b;
+  }
+  CompileCache cache(CompileCache::default_dir(options.cache_dir));
+  const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
+  NvccSetup symbolic = setup;
+  if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
+  Sha256 h;
+  h.update(kPipelineVersion)
+      .update(inline_cpp_text(call))
+      .update(inline_binding_suffix(call.functions, kPlaceholderNs))
+      .update(inline_cuda_text(call))
+      .update(shell_join(cpp_argv(symbolic, call, "<src>", "<obj>")))
+      .update(shell_join(cuda_argv(symbolic, call, "<src>", "<obj>")))
+      .update(shell_join(so_argv(symbolic, call, {"<obj>"}, "<so>")))
+      .update(fmt::format("{}|{}", options.max_errors, options.log_limit));
+  hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
+  const std::string key = h.hex_digest();
+  // A fallback is stored as a failed build whose errors start with this marker.
+  constexpr std::string_view kFallbackMarker = "kagent's build of ";
+  auto from_cache = [&](CompileInfo info) {
+    InlineBuild b;
+    if (!info.ok && info.errors.rfind(kFallbackMarker, 0) == 0) b.fallback = info.errors;
+    b.info = std::move(info);
+    return b;
+  };
+  if (options.use_cache)
+    if (auto hit = cache.lookup(key)) return from_cache(*hit);
+  auto lock = cache.lock(key);
+  if (options.use_cache)
+    if (auto hit = cache.lookup(key)) return from_cache(*hit);
+
+  const std::string ns = "kagent_" + key.substr(0, 16);
+  TempDir staging = cache.make_staging(key);
+  const std::string all_sources = inline_cpp_text(call) + inline_cuda_text(call);
+  auto setup_for = [&](ShimTier tier) {
+    NvccSetup s = setup;
+    if (tier == ShimTier::Full) {
+      s.python_include = python_include_dir();
+    } else {
+      s.shim_include = ensure_shim(cache, tier);
+    }
+    return s;
+  };
+  ShimTier tier = first_tier;
+  Attempt a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
+  double spent = a.build.info.seconds;
+  long peak_mb = a.build.info.peak_rss_mb;
+  std::string notes;
+  while (!a.build.info.ok && a.cacheable) {
+    auto next = next_tier(tier, all_sources, a.errors, setup.torch_prefix);
+    if (!next) break;
+    notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
+                         to_string(*next), to_string(tier));
+    tier = *next;
+    a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
+    spent += a.build.info.seconds;
+    peak_mb = std::max(peak_mb, a.build.info.peak_rss_mb);
+  }
+  a.build.info.seconds = spent;
+  a.build.info.peak_rss_mb = peak_mb;
+  a.build.info.log = notes + a.build.info.log;
+  if (!a.cacheable) return a.build;
+  InlineBuild out;
+  out.fallback = a.build.fallback;
+  out.info = cache.publish(key, staging, std::move(a.build.info), /*replace=*/!options.use_cache);
+  return out;
+}
+
+}  // namespace kagent

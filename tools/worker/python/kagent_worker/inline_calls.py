@@ -1,0 +1,360 @@
+"""The torch.utils.cpp_extension.load_inline / load calls of a KernelBench answer, read
+statically (the file is parsed, never run) and normalised, so the orchestrator can compile
+them with kagent's nvcc pipeline before the worker is ready, and the worker can recognise
+the same call when the answer makes it.
+
+Both sides use this module: the orchestrator runs it as a script (python3 -I, no torch) on
+the answer's file; the worker imports it (normalize, call_key) inside its patched
+load_inline. A call's key is the SHA-256 of its normalised arguments, so a call whose
+arguments at run time differ from what was read here simply misses and falls back to
+torch's own load_inline.
+
+Constant folding covers what answers write: string literals and their concatenation,
+module-level (and same-function) variables assigned constants, f-strings of constants,
+str.join, textwrap.dedent, lists, tuples and dicts of constants.
+"""
+
+import ast
+import hashlib
+import json
+import re
+import sys
+import textwrap
+
+# load_inline's parameters in order (torch 2.11; tests compare with inspect.signature).
+LOAD_INLINE_PARAMS = [
+    "name", "cpp_sources", "cuda_sources", "sycl_sources", "functions", "extra_cflags", "extra_cuda_cflags",
+    "extra_sycl_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose", "with_cuda",
+    "with_sycl", "is_python_module", "with_pytorch_error_handling", "keep_intermediates", "use_pch",
+    "no_implicit_headers",
+]
+LOAD_PARAMS = [
+    "name", "sources", "extra_cflags", "extra_cuda_cflags", "extra_sycl_cflags", "extra_ldflags",
+    "extra_include_paths", "build_directory", "verbose", "with_cuda", "with_sycl", "is_python_module",
+    "is_standalone", "keep_intermediates",
+]
+# Options that change nothing kagent builds (where torch puts files, what it prints, a
+# precompiled header, how C++ exceptions reach Python: the dispatcher turns them into
+# RuntimeError as pybind does).
+IGNORED = {"build_directory", "verbose", "keep_intermediates", "use_pch", "with_pytorch_error_handling"}
+
+
+class Unsupported(Exception):
+    """The call is valid for torch but kagent's light path does not build it; the message says why."""
+
+
+class NotConstant(Exception):
+    pass
+
+
+def _strings(value, what):
+    """None, a string or a list of strings -> a list of strings."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise Unsupported(f"{what} is not a string or a list of strings")
+
+
+class _CppName(str):
+    """The C++ function a PYBIND11_MODULE's m.def binds (a docstring is a plain str)."""
+
+
+_PYBIND_MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{")
+_COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+
+
+def pybind_module_functions(sources):
+    """{python name: C++ function} from the sources' own PYBIND11_MODULE, when it holds only
+    `m.def("name", &function[, "doc"]);` statements (anything else, such as py::arg
+    defaults, lambdas or classes, is Unsupported: the ops would not behave the same)."""
+    found = {}
+    for src in sources:
+        text = _COMMENTS.sub(" ", src)
+        for m in _PYBIND_MODULE.finditer(text):
+            depth, i = 1, m.end()
+            while i < len(text) and depth:
+                depth += {"{": 1, "}": -1}.get(text[i], 0)
+                i += 1
+            statement = re.compile(r'\s*' + m.group(1) + r'\.def\(\s*"(\w+)"\s*,\s*&?\s*(\w+)\s*(?:,\s*"[^"]*"\s*)?\)\s*')
+            for part in text[m.end():i - 1].split(";"):
+                if not part.strip():
+                    continue
+                d = statement.fullmatch(part)
+                if not d:
+                    raise Unsupported(f"its own PYBIND11_MODULE binds more than plain functions: {part.strip()[:60]}")
+                found[d.group(1)] = _CppName(d.group(2))
+    if not found:
+        raise Unsupported("no functions= list and no PYBIND11_MODULE kagent can read")
+    return found
+
+
+def normalize(kind, arguments):
+    """The arguments of a load_inline call (a dict by parameter name; absent ones take
+    torch's defaults) -> what kagent builds from, or Unsupported. `load` (source files on
+    disk) is never built by kagent."""
+    if kind != "load_inline":
+        raise Unsupported("load() builds source files named at run time; kagent precompiles only load_inline")
+    unknown = sorted(set(arguments) - set(LOAD_INLINE_PARAMS))
+    if unknown:
+        raise Unsupported(f"unknown option {unknown[0]}")
+    a = dict(arguments)
+    if not isinstance(a.get("name"), str) or not a["name"].isidentifier():
+        raise Unsupported("the extension's name is not an identifier")
+    if _strings(a.get("sycl_sources"), "sycl_sources") or a.get("with_sycl") or _strings(
+            a.get("extra_sycl_cflags"), "extra_sycl_cflags"):
+        raise Unsupported("SYCL sources")
+    if a.get("is_python_module", True) is not True:
+        raise Unsupported("is_python_module=False (the library is loaded as plain ops)")
+    cuda_sources = _strings(a.get("cuda_sources"), "cuda_sources")
+    if a.get("with_cuda") is False and cuda_sources:
+        raise Unsupported("with_cuda=False with CUDA sources")
+    functions = a.get("functions")
+    if functions is None:  # the sources bind themselves: kagent binds what their module lists
+        functions = pybind_module_functions(_strings(a.get("cpp_sources"), "cpp_sources") + cuda_sources)
+    if isinstance(functions, str):
+        functions = [functions]
+    if isinstance(functions, (list, tuple)) and all(isinstance(f, str) for f in functions):
+        functions = {f: f for f in functions}
+    if not isinstance(functions, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                  for k, v in functions.items()):
+        raise Unsupported("functions is not a list of names or a dict of names to docstrings")
+    for f in functions:
+        if not f.isidentifier():
+            raise Unsupported(f"function name {f!r} is not an identifier")
+    if not functions:
+        raise Unsupported("functions is empty")
+    no_implicit_headers = a.get("no_implicit_headers", False)
+    if not isinstance(no_implicit_headers, bool):
+        raise Unsupported("no_implicit_headers is not a bool")
+    return {
+        "name": a["name"],
+        "cpp_sources": _strings(a.get("cpp_sources"), "cpp_sources"),
+        "cuda_sources": cuda_sources,
+        # docstrings change nothing kagent builds; "name=cpp_function" where the two differ
+        "functions": sorted(f"{f}={v}" if isinstance(v, _CppName) and v != f else f for f, v in functions.items()),
+        "extra_cflags": _strings(a.get("extra_cflags"), "extra_cflags"),
+        "extra_cuda_cflags": _strings(a.get("extra_cuda_cflags"), "extra_cuda_cflags"),
+        "extra_ldflags": _strings(a.get("extra_ldflags"), "extra_ldflags"),
+        "extra_include_paths": _strings(a.get("extra_include_paths"), "extra_include_paths"),
+        "no_implicit_headers": no_implicit_headers,
+    }
+
+
+def call_key(normalized):
+    text = json.dumps(normalized, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --------------------------------------------------------------------------- static reading
+
+_CPP_EXTENSION = "torch.utils.cpp_extension"
+
+
+class _Folder:
+    """Evaluates constant expressions over an environment of names already folded."""
+
+    def __init__(self, env, aliases):
+        self.env = env
+        self.aliases = aliases  # local name -> dotted module path it stands for
+
+    def dotted(self, node):
+        """`torch.utils.cpp_extension.load_inline` (through import aliases) or None."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in self.aliases:
+            return None
+        return ".".join([self.aliases[node.id]] + parts[::-1])
+
+    def fold(self, node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, int, float, bool, type(None))):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in self.env:
+                return self.env[node.id]
+            raise NotConstant(f"`{node.id}` is not a module-level constant")
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [self.fold(e) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            if any(k is None for k in node.keys):
+                raise NotConstant("a dict with ** unpacking")
+            return {self.fold(k): self.fold(v) for k, v in zip(node.keys, node.values)}
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.fold(node.left), self.fold(node.right)
+            if type(left) is type(right) and isinstance(left, (str, list)):
+                return left + right
+            raise NotConstant("+ of values that are not both strings or both lists")
+        if isinstance(node, ast.JoinedStr):
+            out = []
+            for part in node.values:
+                if isinstance(part, ast.Constant):
+                    out.append(part.value)
+                elif isinstance(part, ast.FormattedValue) and part.format_spec is None:
+                    value = self.fold(part.value)
+                    out.append({-1: str, 115: str, 114: repr, 97: ascii}[part.conversion](value))
+                else:
+                    raise NotConstant("an f-string with a format spec")
+            return "".join(out)
+        if isinstance(node, ast.Call) and not node.keywords:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr == "join" and len(node.args) == 1:
+                sep, items = self.fold(func.value), self.fold(node.args[0])
+                if isinstance(sep, str) and isinstance(items, list) and all(isinstance(i, str) for i in items):
+                    return sep.join(items)
+            if isinstance(func, ast.Attribute) and func.attr in ("strip", "lstrip", "rstrip") and not node.args:
+                s = self.fold(func.value)
+                if isinstance(s, str):
+                    return getattr(s, func.attr)()
+            if self.dotted(func) == "textwrap.dedent" and len(node.args) == 1:
+                s = self.fold(node.args[0])
+                if isinstance(s, str):
+                    return textwrap.dedent(s)
+        raise NotConstant(f"{type(node).__name__} at line {getattr(node, 'lineno', '?')} is not a constant")
+
+
+def _note_import(node, aliases):
+    if isinstance(node, ast.Import):
+        for a in node.names:
+            if a.asname:
+                aliases[a.asname] = a.name
+            else:
+                top = a.name.split(".")[0]
+                aliases[top] = top
+    elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        for a in node.names:
+            aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+
+
+def _assign(node, folder):
+    """Assignments: a constant value enters the folder's names, anything else leaves them."""
+    env = folder.env
+    if isinstance(node, ast.Assign):
+        targets, value = node.targets, node.value
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets, value = [node.target], node.value
+    elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        try:
+            if not isinstance(node.op, ast.Add):
+                raise NotConstant("not +=")
+            env[node.target.id] = folder.fold(ast.BinOp(node.target, ast.Add(), node.value))
+        except NotConstant:
+            env.pop(node.target.id, None)
+        return
+    else:
+        return
+    for t in targets:
+        if isinstance(t, ast.Name):
+            try:
+                env[t.id] = folder.fold(value)
+            except NotConstant:
+                env.pop(t.id, None)
+        else:  # tuple unpacking and the like: those names are no longer known constants
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name):
+                    env.pop(n.id, None)
+
+
+def _read_call(node, kind, folder):
+    params = LOAD_INLINE_PARAMS if kind == "load_inline" else LOAD_PARAMS
+    record = {"kind": kind, "line": node.lineno, "name": None}
+    try:
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise Unsupported("*args or **kwargs in the call")
+        if len(node.args) > len(params):
+            raise Unsupported("more positional arguments than the function takes")
+        arguments = dict(zip(params, node.args))
+        for k in node.keywords:
+            arguments[k.arg] = k.value
+        try:  # the name first: every reason below is recorded under it
+            name = folder.fold(arguments["name"]) if "name" in arguments else None
+            record["name"] = name if isinstance(name, str) else None
+        except NotConstant:
+            pass
+        unknown = sorted(set(arguments) - set(params))
+        if unknown:
+            record["unknown_option"] = unknown[0]
+            raise Unsupported(f"unknown option {unknown[0]}")
+        folded = {}
+        for p, value_node in arguments.items():
+            if p in IGNORED:
+                continue
+            try:
+                folded[p] = folder.fold(value_node)
+            except NotConstant as nc:
+                raise Unsupported(f"{p} is not a constant ({nc})") from None
+        normalized = normalize(kind, folded)
+        record.update(ok=True, key=call_key(normalized), call=normalized)
+    except Unsupported as u:
+        record.update(ok=False, reason=str(u))
+    return record
+
+
+def _scan(node, folder, out):
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            target = folder.dotted(n.func)
+            if target in (f"{_CPP_EXTENSION}.load_inline", f"{_CPP_EXTENSION}.load"):
+                out.append(_read_call(n, target.rsplit(".", 1)[1], folder))
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+def _walk(body, folder, out):
+    """Statements in order: imports and constants update the folder; load_inline/load calls
+    are read with the names known at that point. A function or class body is read with a
+    copy (its assignments stay local). A guess that differs from what the file does at run
+    time only makes the call's key miss, and torch's load_inline builds it."""
+    for stmt in body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            _note_import(stmt, folder.aliases)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in stmt.decorator_list:
+                _scan(d, folder, out)
+            _walk(stmt.body, _Folder(dict(folder.env), dict(folder.aliases)), out)
+        elif any(isinstance(getattr(stmt, f, None), list) for f in _BLOCKS):
+            for field, value in ast.iter_fields(stmt):
+                for v in value if isinstance(value, list) and field not in _BLOCKS else [value]:
+                    if isinstance(v, ast.AST):
+                        _scan(v, folder, out)
+            for field in _BLOCKS:
+                for s in getattr(stmt, field, None) or []:
+                    _walk(s.body if isinstance(s, ast.ExceptHandler) else [s], folder, out)
+        else:
+            _scan(stmt, folder, out)
+            _assign(stmt, folder)
+
+
+def extract_calls(source):
+    """Every load_inline/load call in the source, in order: {"kind", "line", "name", "ok",
+    "key", "call"} where kagent can build it, else {"ok": false, "reason"}."""
+    calls = []
+    _walk(ast.parse(source).body, _Folder({}, {}), calls)
+    return calls
+
+
+def main(argv):
+    """python3 inline_calls.py ANSWER.py -> JSON on stdout: {"calls": [...]} or {"error": "..."}."""
+    try:  # the orchestrator runs this on untrusted text: bound its memory (it never runs the text)
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+    except (ImportError, ValueError, OSError):
+        pass
+    try:
+        with open(argv[1], encoding="utf-8", errors="replace") as f:
+            source = f.read()
+        out = {"calls": extract_calls(source)}
+    except SyntaxError as e:
+        out = {"error": f"SyntaxError: {e.msg} (line {e.lineno})"}
+    except (RecursionError, MemoryError) as e:
+        out = {"error": f"{type(e).__name__} while reading the file"}
+    sys.stdout.write(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

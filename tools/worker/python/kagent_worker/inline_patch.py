@@ -1,0 +1,120 @@
+"""torch.utils.cpp_extension.load_inline and load, replaced while a KernelBench answer loads.
+
+A call whose normalised arguments match an extension kagent already compiled (its key, see
+inline_calls.py) gets a module whose attributes are the compiled ops, called through the
+dispatcher; ModelNew runs unchanged. Any other call goes to torch's own function, and the
+record says why. A call with an option torch does not know is the candidate's error, said
+in one line.
+"""
+
+import difflib
+import inspect
+import time
+import types
+
+from kagent_worker import inline_calls
+from kagent_worker.loading import KagentError
+
+
+def _unknown_option_error(fn_name, real, args, kwargs):
+    """The KagentError for a call torch's function would refuse, or None when it binds."""
+    sig = inspect.signature(real)
+    try:
+        sig.bind(*args, **kwargs)
+        return None
+    except TypeError as exc:
+        known = list(sig.parameters)
+        unknown = [k for k in kwargs if k not in sig.parameters]
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            import torch
+            message = (f"{fn_name}() got an option torch {torch.__version__} does not know: "
+                       f"{unknown[0]}{hint}")
+        else:
+            message = f"{fn_name}() refused its arguments: {exc}"
+        return KagentError("load_inline_option", message)
+
+
+class InlineExtensions:
+    """Context manager: while it is open, load_inline/load resolve to kagent's builds.
+
+    prebuilt: [{"key", "library", "op_namespace", "functions"}] from the orchestrator's compile;
+    reasons: {extension name: why kagent did not build it}, for the record of a fallback.
+    """
+
+    def __init__(self, prebuilt=(), reasons=None):
+        self.prebuilt = {p["key"]: p for p in prebuilt}
+        self.reasons = dict(reasons or {})
+        self.records = []
+        self._saved = None
+
+    def __enter__(self):
+        from torch.utils import cpp_extension
+        self._module = cpp_extension
+        self._saved = (cpp_extension.load_inline, cpp_extension.load)
+        real_inline, real_load = self._saved
+
+        def load_inline(*args, **kwargs):
+            return self._call("load_inline", real_inline, args, kwargs)
+
+        def load(*args, **kwargs):
+            return self._call("load", real_load, args, kwargs)
+
+        for fn, real in ((load_inline, real_inline), (load, real_load)):
+            fn.__wrapped__ = real
+            fn.__doc__ = real.__doc__
+        cpp_extension.load_inline, cpp_extension.load = load_inline, load
+        return self
+
+    def __exit__(self, *exc):
+        self._module.load_inline, self._module.load = self._saved
+        return False
+
+    def _call(self, fn_name, real, args, kwargs):
+        err = _unknown_option_error(fn_name, real, args, kwargs)
+        if err is not None:
+            raise err
+        bound = inspect.signature(real).bind(*args, **kwargs)
+        name = str(bound.arguments.get("name"))
+        start = time.perf_counter()
+        try:
+            key = inline_calls.call_key(inline_calls.normalize(fn_name, dict(bound.arguments)))
+            hit = self.prebuilt.get(key)
+            reason = None if hit else self._reason(name, "its arguments at run time differ from what kagent "
+                                                         "read in the file")
+        except inline_calls.Unsupported as u:
+            hit, reason = None, self._reason(name, str(u))
+        record = {"name": name, "built_by": "kagent" if hit else "torch", "reason": "" if hit else reason}
+        try:
+            if hit:
+                return self._bind(hit, name)
+            try:
+                return real(*args, **kwargs)
+            except Exception as exc:
+                if "Error building extension" in str(exc):
+                    raise KagentError("compile_error", f"{exc}\n(built by torch's {fn_name}: kagent did not, "
+                                                       f"because {reason})") from None
+                raise
+        finally:
+            record["seconds"] = round(time.perf_counter() - start, 4)
+            self.records.append(record)
+
+    def _reason(self, name, otherwise):
+        if name in self.reasons:
+            return self.reasons[name]
+        if "*" in self.reasons:  # the orchestrator could not read the file
+            return self.reasons["*"]
+        if not self.prebuilt and not self.reasons:
+            return "kagent built nothing for this answer (it was not read before it ran)"
+        return otherwise
+
+    @staticmethod
+    def _bind(hit, name):
+        import torch
+        torch.ops.load_library(hit["library"])
+        ops = getattr(torch.ops, hit["op_namespace"])
+        module = types.ModuleType(str(name), f"{name}: built by kagent, functions called through the dispatcher")
+        for fn in hit["functions"]:
+            setattr(module, fn, getattr(ops, fn).default)
+        return module
