@@ -82,7 +82,7 @@ TEST_CASE("a candidate without forward, and one with the wrong signature (real n
 
 TEST_CASE("the worker cannot start: 14, internal error") {
   EvalCli cli;
-  KagentRun r = cli.eval({cli.write("relu.py", kProblem), cli.write("k.cu", "")},
+  KagentRun r = cli.eval({cli.write("relu.py", test::kReluProblem), cli.write("k.cu", "")},
                          {"KAGENT_WORKER=/nonexistent/kagent-worker"});
   CHECK(r.status == exit_status::kInternal);
   check_one_line(r, "/nonexistent/kagent-worker");
@@ -95,7 +95,7 @@ TEST_CASE("no CUDA device visible: 15, and the verdict says the candidate did no
                                                          "class ModelNew(torch.nn.Module):\n"
                                                          "    def forward(self, x):\n"
                                                          "        return torch.relu(x)\n");
-  KagentRun r = cli.eval({cli.write("relu.py", kProblem), candidate}, {"CUDA_VISIBLE_DEVICES="});
+  KagentRun r = cli.eval({cli.write("relu.py", test::kReluProblem), candidate}, {"CUDA_VISIBLE_DEVICES="});
   INFO(r.out);
   CHECK(r.status == exit_status::kNoGpu);
   check_one_line(r, "no CUDA device visible");
