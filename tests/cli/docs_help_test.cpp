@@ -40,7 +40,7 @@ std::vector<fs::path> doc_files() {
 DocFlags read_docs(const std::vector<std::string>& commands) {
   const std::set<std::string> known(commands.begin(), commands.end());
   // A command, another program, or a flag (at a word's start).
-  const std::regex token(R"(kagent ([a-z]+)|\b(ctest|cmake|pytest|python3?|nvcc|ncu|git|pip|bash|kagent-worker)\b|(^|[\s\[|(`/,])(--?[A-Za-z][\w-]*))");
+  const std::regex token(R"(kagent ([a-z]+)|\b(ctest|cmake|pytest|python3?|nvcc|ncu|git|pip|bash|kagent-worker|sbatch|cuobjdump|OpenRLHF)\b|(^|[\s\[|(`/,])(--?[A-Za-z][\w-]*))");
   DocFlags docs;
   for (const auto& file : doc_files()) {
     const std::string stem = file.stem().string();
