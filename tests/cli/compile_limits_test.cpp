@@ -55,6 +55,10 @@ struct Files {
     so.argv = {KAGENT_BINARY_DIR "/kagent", "eval", problem, kernel, "--json", "--no-compile-cache", "--cache-dir",
                (dir.path() / "cache").string()};
     so.env_set = std::move(env);
+    // A kagent killed here leaves its worker's log (and torch's scratch) in its TMPDIR: the
+    // test's own folder, removed with it.
+    fs::create_directories(dir.path() / "tmp");
+    so.env_set.push_back("TMPDIR=" + (dir.path() / "tmp").string());
     return so;
   }
 };
