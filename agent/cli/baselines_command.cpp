@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "cli/eval_flags.h"
 #include "cli/suite_flags.h"
 #include "collect/baselines_table.h"
@@ -36,7 +37,7 @@ struct BaselinesArgs {
 };
 
 int fail(int code, const std::string& line) {
-  std::cerr << "kagent baselines: error: " << line << "\n";
+  print_error("baselines", line);
   return code;
 }
 

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "build_info.h"
 #include "cli/collect_view.h"
 #include "cli/solve_settings.h"
@@ -46,7 +47,7 @@ struct CollectArgs {
 };
 
 int fail(int code, const std::string& line) {
-  std::cerr << "kagent collect: error: " << line << "\n";
+  print_error("collect", line);
   return code;
 }
 
@@ -116,7 +117,7 @@ int run_merge(const CollectArgs& a) {
                                                     : collect_exit::kUsage;
     return fail(code, e.what());
   }
-  for (const auto& w : s.warnings) std::cerr << "kagent collect: warning: " << w << "\n";
+  for (const auto& w : s.warnings) print_warning("collect", w);
   std::cout << fmt::format("merged    {} collection(s) into {}: {} problems, {} samples, {} duplicate(s) dropped, {} problem(s) cannot run\n",
                            runs.size(), out.string(), s.problems, s.samples, s.duplicates_dropped, s.problem_errors);
   std::cout << metrics::render_metrics_table(json::parse(read_file(out / collect::kMetricsFile)));
@@ -196,7 +197,7 @@ int run_collect(CollectArgs a) {
       return fail(collect_exit::kUsage, fmt::format("cannot create the collection folder {}: {}", out.string(), e.what()));
     }
   }
-  for (const auto& w : store->warnings()) std::cerr << "kagent collect: warning: " << w << "\n";
+  for (const auto& w : store->warnings()) print_warning("collect", w);
 
   // 5. The samples, with the progress view.
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
@@ -233,7 +234,7 @@ int run_collect(CollectArgs a) {
   };
   collect::CollectOutcome out = collect::run_collection(*store, problems, rc, cancel);
   view.close();
-  if (!shared_warning.empty()) std::cerr << "kagent collect: warning: " << shared_warning << "\n";
+  if (!shared_warning.empty()) print_warning("collect", shared_warning);
 
   // 6. What the run leaves: baselines, metrics, summary, the table.
   const PoolCounters counters = pool->counters();

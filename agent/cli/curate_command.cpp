@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cli/dataset_exit.h"
+#include "cli/errors.h"
 #include "common/files.h"
 #include "curate/dataset_card.h"
 #include "curate/reasoning_stats.h"
@@ -34,11 +35,11 @@ int run_curate(CurateArgs a) {
   try {
     src = dataset::read_runs(paths);
   } catch (const std::exception& e) {
-    std::cerr << "kagent curate: error: " << e.what() << "\n";
+    print_error("curate", e.what());
     return dataset_exit::kBadInput;
   }
   for (const auto& w : src.warnings)
-    if (!a.quiet) std::cerr << "kagent curate: warning: " << w << "\n";
+    if (!a.quiet) print_warning("curate", w);
   if (a.single_per_fused > 0) a.criteria.single_per_fused = a.single_per_fused;
   a.criteria.dedupe = !a.keep_duplicates;
   const auto selection = curate::select(src.trajectories, a.criteria);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "cli/dataset_exit.h"
+#include "cli/errors.h"
 #include "common/files.h"
 #include "dataset/jsonl_writer.h"
 #include "rollout/rollout_rows.h"
@@ -40,11 +41,11 @@ int run_rollout(const RolloutArgs& a) {
     opts.preset = preset_from(a);
     src = dataset::read_runs(std::vector<fs::path>(a.runs.begin(), a.runs.end()));
   } catch (const std::exception& e) {
-    std::cerr << "kagent rollout: error: " << e.what() << "\n";
+    print_error("rollout", e.what());
     return dataset_exit::kBadInput;
   }
   for (const auto& w : src.warnings)
-    if (!a.quiet) std::cerr << "kagent rollout: warning: " << w << "\n";
+    if (!a.quiet) print_warning("rollout", w);
   opts.gamma = a.gamma;
   opts.group_normalise = a.group_norm;
   const auto samples = rollout::sample_rows(src.trajectories, opts);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
 #include "cli/eval_flags.h"
 
 #ifdef KAGENT_WITH_SERVE
@@ -54,7 +55,7 @@ int run_serve(ServeArgs a) {
     store = std::make_unique<serve::EpisodeStore>(data);
     tasks = std::make_unique<serve::TaskSource>(a.problems, data);
   } catch (const std::exception& e) {
-    std::cerr << "kagent serve: error: " << e.what() << "\n";
+    print_error("serve", e.what());
     return serve_exit::kBadInput;
   }
   EvaluationSettings settings = evaluation_settings(a.eval);
@@ -98,7 +99,7 @@ int run_serve(ServeArgs a) {
   try {
     port = server.bind();
   } catch (const std::exception& e) {
-    std::cerr << "kagent serve: error: " << e.what() << "\n";
+    print_error("serve", e.what());
     starter.join();
     return serve_exit::kCannotListen;
   }

@@ -30,8 +30,9 @@ std::vector<json> read_jsonl(const fs::path& file) {
 
 // Runs a Python check on a file; 77 means a package it needs is not installed.
 int python_check(const std::string& script, const std::string& file, const std::string& work) {
-  const std::string cmd = "python3 " + std::string(KAGENT_SOURCE_DIR) + "/" + script + " " + file + " " + work + " > " + work +
-                          "/check.log 2>&1";
+  // TMPDIR inside the test's folder: torch (under TRL) leaves its inductor cache folder there.
+  const std::string cmd = "mkdir -p " + work + "/tmp && TMPDIR=" + work + "/tmp python3 " + std::string(KAGENT_SOURCE_DIR) +
+                          "/" + script + " " + file + " " + work + " > " + work + "/check.log 2>&1";
   const int st = std::system(cmd.c_str());
   const int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   if (code != 0) MESSAGE(kagent::read_file(work + "/check.log"));
