@@ -51,15 +51,6 @@ int fail(int code, const std::string& line) {
   return code;
 }
 
-int llm_exit(llm::ErrorKind k) {
-  switch (k) {
-    case llm::ErrorKind::MissingKey:
-    case llm::ErrorKind::Config: return collect_exit::kLlmConfig;
-    case llm::ErrorKind::Cancelled: return collect_exit::kInterrupted;
-    default: return collect_exit::kLlmFailed;
-  }
-}
-
 json manifest_config(const CollectArgs& a, const llm::LlmConfig& cfg, const collect::SuiteFilter& filter) {
   json c = run_config(a.run, "", cfg);
   c.erase("problem");
@@ -162,7 +153,7 @@ int run_collect(CollectArgs a) {
     client = std::make_unique<llm::LimitedClient>(llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}}),
                                                   llm_cfg.max_in_flight, &cancel);
   } catch (const llm::LlmError& e) {
-    return fail(llm_exit(e.kind()), e.what());
+    return fail(llm_error_exit(e.kind()), e.what());
   }
 
   // 3. One worker per GPU and the compile pool, shared by every problem.
@@ -290,7 +281,7 @@ int run_collect(CollectArgs a) {
   // 7. The status: the worst thing that happened.
   if (!out.internal_error.empty()) return fail(collect_exit::kInternal, out.internal_error);
   if (out.aborted) {
-    const int code = sigint.interrupted() ? collect_exit::kInterrupted : llm_exit(out.aborted->kind);
+    const int code = sigint.interrupted() ? collect_exit::kInterrupted : llm_error_exit(out.aborted->kind);
     return fail(code, fmt::format("{} (resume: kagent collect --resume {})", out.aborted->what(), store->dir().string()));
   }
   if (out.samples_stopped > 0)

@@ -41,15 +41,6 @@ int fail(int code, const std::string& line) {
   return code;
 }
 
-int llm_exit(llm::ErrorKind k) {
-  switch (k) {
-    case llm::ErrorKind::MissingKey:
-    case llm::ErrorKind::Config: return solve_exit::kLlmConfig;
-    case llm::ErrorKind::Cancelled: return solve_exit::kInterrupted;
-    default: return solve_exit::kLlmFailed;
-  }
-}
-
 int run_solve(SolveArgs a) {
   const auto started = std::chrono::steady_clock::now();
   // 1. The run folder, when resuming: its settings replace the defaults.
@@ -77,7 +68,7 @@ int run_solve(SolveArgs a) {
     llm_cfg = llm::resolve_llm_config(a.run.llm);
     client = llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}});
   } catch (const llm::LlmError& e) {
-    return fail(llm_exit(e.kind()), e.what());
+    return fail(llm_error_exit(e.kind()), e.what());
   }
 
   // 3. The problem and the workers; on a first run these take minutes, so they say so.
@@ -151,7 +142,7 @@ int run_solve(SolveArgs a) {
       all_llm = all_llm && !s.recorded && !s.interrupted.empty();
       for (const auto& turn : s.trajectory.turns) no_gpu_verdicts |= turn.eval && turn.eval->reason == reason::kNoGpu;
     }
-    if (out.aborted) code = sigint.interrupted() ? solve_exit::kInterrupted : llm_exit(out.aborted->kind);
+    if (out.aborted) code = sigint.interrupted() ? solve_exit::kInterrupted : llm_error_exit(out.aborted->kind);
     else if (all_llm) code = solve_exit::kLlmFailed;
     else if (no_gpu_verdicts) code = solve_exit::kNoGpu;  // only when a verdict needed the GPU
   } else if (sigint.interrupted()) {
@@ -189,6 +180,15 @@ int run_solve(SolveArgs a) {
 }
 
 }  // namespace
+
+int llm_error_exit(llm::ErrorKind kind) {
+  switch (kind) {
+    case llm::ErrorKind::MissingKey:
+    case llm::ErrorKind::Config: return solve_exit::kLlmConfig;
+    case llm::ErrorKind::Cancelled: return solve_exit::kInterrupted;
+    default: return solve_exit::kLlmFailed;
+  }
+}
 
 Command add_solve_command(CLI::App& app) {
   auto a = std::make_shared<SolveArgs>();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "cli/command.h"
+#include "llm/llm_error.h"
 
 namespace kagent::cli {
 
@@ -21,5 +22,9 @@ inline constexpr int kInternal = 14;
 inline constexpr int kNoGpu = 15;          // no CUDA device: answers were compiled, not run
 inline constexpr int kInterrupted = 130;
 }  // namespace solve_exit
+
+// The exit status of an LLM failure that ends a run: kLlmConfig, kInterrupted or kLlmFailed
+// (`kagent collect` uses the same numbers).
+int llm_error_exit(llm::ErrorKind kind);
 
 }  // namespace kagent::cli

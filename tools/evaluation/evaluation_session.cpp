@@ -68,6 +68,20 @@ std::optional<Timing> EvaluationSession::baselines() {
   return lease.client().baselines(problem_, pool_->settings().options);
 }
 
+namespace {
+
+// The verdict of a compile that failed: `status` with `message`, or, when a limit killed the
+// compiler, that status with the limit as its reason ("<what> ran past its compile_timeout limit").
+void compile_failed(EvalResult& r, const CompileInfo& ci, Status status, const std::string& message,
+                    const std::string& what) {
+  r.compile = ci;
+  r.status = status;
+  r.reason = ci.limit.empty() ? ci.reason : ci.limit;
+  r.message = ci.limit.empty() ? message : what + " ran past its " + ci.limit + " limit";
+}
+
+}  // namespace
+
 EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
                                             const std::string& display_name) {
   EvalResult r;
@@ -110,30 +124,21 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     }
   }
   if (ext && ext->compile && !ext->compile->ok) {  // the answer's own sources do not compile
-    r.compile = ext->compile;
-    r.status = Status::CompileError;
-    r.message = "nvcc failed on the answer's load_inline sources";
-    if (!ext->compile->limit.empty()) {  // the compiler was killed: say which limit
-      r.reason = ext->compile->limit;
-      r.message = "the compile of the answer's load_inline sources ran past its " + ext->compile->limit + " limit";
-    }
+    compile_failed(r, *ext->compile, Status::CompileError, "nvcc failed on the answer's load_inline sources",
+                   "the compile of the answer's load_inline sources");
     r.phases.push_back(PhaseRecord{"compile", ext->seconds, 0, kFailureCandidate});
     return r;
   }
   if (ci) {
-    r.compile = *ci;
     if (!ci->ok) {
-      r.status = ci->reason.empty() ? Status::CompileError : Status::Invalid;
-      r.reason = ci->reason;
-      r.message = ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
-                  : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
-                                                             : "nvcc failed";
-      if (!ci->limit.empty()) {  // the compiler was killed: say which limit, keep compile_error
-        r.reason = ci->limit;
-        r.message = "the compile ran past its " + ci->limit + " limit";
-      }
+      compile_failed(r, *ci, ci->reason.empty() ? Status::CompileError : Status::Invalid,
+                     ci->reason == reason::kMissingForward     ? "the candidate defines no forward function"
+                     : ci->reason == reason::kSignatureMismatch ? "forward does not have the signature the problem needs"
+                                                                : "nvcc failed",
+                     "the compile");
       return r;
     }
+    r.compile = *ci;
     cand.artifact = ci->artifact;
     cand.op_name = ci->op_name;
     for (const auto& k : ci->resources) cand.kernels.push_back(k.kernel);
