@@ -39,7 +39,7 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 14> kScopes{
 }};
 
 // Prefixes of the bare kernel name (C-linkage library kernels carry no namespace).
-constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kPrefixes{{
+constexpr std::array<std::pair<std::string_view, std::string_view>, 48> kPrefixes{{
     {"nvjet_", "cublas"},  // cuBLASLt's Hopper/Blackwell GEMMs
     // PyTorch's memory-efficient attention (xformers' CUTLASS kernels): fp32 SDPA runs these
     {"fmha_cutlassF", "mem_efficient_attention"},
@@ -66,9 +66,21 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 38> kPrefixe
     {"reduce_1Block_kernel", "cublas"},
     {"scal_kernel", "cublas"},
     {"axpy_kernel", "cublas"},
-    {"implicit_convolve_", "cudnn"},
-    {"explicit_convolve_", "cudnn"},
-    {"precomputed_convolve_", "cudnn"},
+    // cuDNN's engines that carry no namespace: implicit_convolve_sgemm, implicit_convolveNd_sgemm
+    // (3-D convs), convolveNd_dgrad_float_engine (transposed 3-D convs), wgrad_alg0_engine, ...
+    {"implicit_convolve", "cudnn"},
+    {"explicit_convolve", "cudnn"},
+    {"precomputed_convolve", "cudnn"},
+    {"convolveNd_", "cudnn"},
+    {"wgrad_alg", "cudnn"},
+    {"dgrad_engine", "cudnn"},
+    {"dgrad2d_", "cudnn"},
+    {"dgrad_1x1_", "cudnn"},
+    {"conv2d_grouped_direct_kernel", "cudnn"},
+    {"im2col4d_kernel", "cudnn"},
+    {"flip_filter", "cudnn"},
+    {"scalePackedTensor_kernel", "cudnn"},
+    {"kern_precompute_indices", "cudnn"},
     {"fft2d_", "cudnn"},
     {"fft1d_", "cudnn"},
     {"winograd", "cudnn"},

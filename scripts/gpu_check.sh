@@ -8,7 +8,7 @@
 #
 #   tests      ctest: the CPU suites in parallel, then every GPU suite alone (~6 min)
 #   cpu        the CPU suites only (~2 min)
-#   verdicts   GPU verdict suite: every tests/gpu/kernels candidate gets its expected verdict (~3 min)
+#   verdicts   GPU verdict suite: every tests/gpu/kernels candidate gets its expected verdict (~6 min)
 #   guards     the reward-hack guard suite: every hack of tests/gpu/hacks caught (KernelBench
 #              problems at official sizes among them), every correct kernel clean (~3 min)
 #   sandbox    the sandbox suite (~1 min)
@@ -29,6 +29,10 @@
 #              (bench/memory; ~10 min); sweep1, sweep2: its two halves
 #   collect    `kagent baselines` then `kagent collect` over 40 problems with a replay model
 #              (bench/collect/gpu_collect.sh; ~7 min)
+#   collect2   issue 16 on a 2-GPU machine: baselines, then collect --gpus 0,1, --gpus 0 and --gpus 1
+#              over the same 40 problems (bench/collect/gpu_collect_2gpu.sh; ~5 min)
+#   refwrap    reference-wrapping answers on 3-D convs and SDPA, whose library kernels were once
+#              taken for the answer's own: each rejected / no_kernel (~2 min)
 #   baselines  two evaluations at once (shared-GPU warning, nothing cached), a doctored
 #              cached baseline caught and replaced (~1 min)
 #
@@ -120,7 +124,7 @@ for suite in "${suites[@]}"; do
     run_suite tests-cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8
     run_suite tests-gpu 480 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 400 -L gpu -V ;;
   cpu) run_suite cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8 ;;
-  verdicts) run_suite verdicts 300 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
+  verdicts) run_suite verdicts 480 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
   guards) run_suite guards 300 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
   sandbox) run_suite sandbox 150 "Sandbox suite:|^FAIL" $B/tests/gpu/kagent_sandbox_suite_tests ;;
   timer)
@@ -129,7 +133,7 @@ for suite in "${suites[@]}"; do
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
   ncu)
     run_suite ncu 120 "^probe|within|differ|kernels" env OUT="$OUT" bash scripts/ncu_check.sh $B
-    run_suite profiler-cost 200 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
+    run_suite profiler-cost 330 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
   examples)
     run_suite example-eval 120 "verdict|speedup|gpu " $B/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu
     runs=$(mktemp -d)
@@ -156,10 +160,13 @@ for suite in "${suites[@]}"; do
     part=all; [ "$suite" != sweep ] && part=${suite#sweep}/2
     run_suite "$suite" 540 "^sweep|internal_error|out of memory|Softmax|ReLU" env OUT="$OUT" SWEEP_PART=$part \
       bash bench/memory/sweep.sh $B/kagent ;;
-  collect) run_suite collect 560 "^\| [0-9]|^collection:|^check:|^level [0-9]|whole script" env OUT="$OUT" \
+  collect) run_suite collect 560 "^\| [0-9]|^collection:|^check:|^expected:|^level [0-9]|whole script" env OUT="$OUT" \
       bash bench/collect/gpu_collect.sh $B/kagent ;;
+  collect2) run_suite collect2 560 "^[ABC] |^  gpu|^evaluations per|^speedups on|^\| [0-9]|whole script" env OUT="$OUT" \
+      bash bench/collect/gpu_collect_2gpu.sh $B/kagent ;;
   roofline) run_suite roofline 420 "flops|missing|failed|no own|roofline check rc" env OUT="$OUT" \
       bash scripts/roofline_check.sh $B ;;
+  refwrap) run_suite refwrap 240 "^ok|^FAIL|reference wrappers" bash scripts/refwrap_check.sh $B/kagent ;;
   baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

@@ -240,6 +240,16 @@ int run_collect(CollectArgs a) {
   int failed_samples = 0;
   for (const auto& [key, line] : index.samples) failed_samples += line.value("status", "") == "failed" ? 1 : 0;
   const double minutes = out.wall_seconds / 60.0;
+  // Per worker (per GPU): its evaluations, the time it was held, and the time it sat free while
+  // a request waited for a worker (0 when the GPUs are fed).
+  json per_gpu = json::array();
+  for (const auto& w : counters.workers)
+    per_gpu.push_back({{"gpu", w.gpu},
+                       {"evaluations", w.evaluations},
+                       {"eval_seconds", w.eval_seconds},
+                       {"busy_seconds", w.held_seconds},
+                       {"busy_ratio", out.wall_seconds > 0 ? w.held_seconds / out.wall_seconds : 0.0},
+                       {"idle_while_queued_seconds", w.idle_while_queued_seconds}});
   store->write_file(collect::kSummaryFile,
                     json({{"problems", problems.size()},
                           {"problem_errors", index.problem_errors.size()},
@@ -252,6 +262,7 @@ int run_collect(CollectArgs a) {
                           {"gpus", device.available ? workers_n : 0},
                           {"wall_seconds", out.wall_seconds},
                           {"evals_per_gpu_minute", minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0},
+                          {"per_gpu", per_gpu},
                           {"updated_at", traj::now_iso8601()}})
                             .dump(2) +
                         "\n");
@@ -262,6 +273,12 @@ int run_collect(CollectArgs a) {
                              problems.size() - index.problem_errors.size(), index.problem_errors.size(),
                              counters.evaluations, out.wall_seconds,
                              minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0);
+    if (counters.workers.size() > 1)
+      for (const auto& w : counters.workers)
+        std::cout << fmt::format("gpu {:<5} {} evaluations, busy {:.1f} s of {:.1f} s ({:.0f}%), idle while work was queued {:.2f} s\n",
+                                 w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.held_seconds,
+                                 out.wall_seconds, out.wall_seconds > 0 ? 100.0 * w.held_seconds / out.wall_seconds : 0.0,
+                                 w.idle_while_queued_seconds);
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -108,6 +108,16 @@ for tf in glob.glob(os.path.join(col, "problems", "*", "trajectories.jsonl")):
 lines += ["", "| turn | answer | problems x samples | verdicts |", "|---|---|---|---|"]
 for (turn, kind), c in sorted(verdicts.items()):
     lines.append(f"| {turn} | {kind} | {sum(c.values())} | " + ", ".join(f"{k} {v}" for k, v in c.most_common()) + " |")
+# What the replay implies: a reference-wrapping answer runs no kernel of its own (rejected,
+# no_kernel), a kernel from bench/collect/kernels is correct, a shifted reference is not.
+ref = verdicts.get((1, "reference"), collections.Counter())
+ker = verdicts.get((2, "kernel"), collections.Counter())
+shifted = verdicts.get((2, "shifted"), collections.Counter())
+ref_ok, ker_ok = ref.get("rejected (no_kernel)", 0), ker.get("correct", 0)
+shifted_bad = sum(v for k, v in shifted.items() if k.startswith("correct"))
+lines.append(f"expected: reference answers rejected (no_kernel) {ref_ok} of {sum(ref.values())}, kernels correct "
+             f"{ker_ok} of {sum(ker.values())}, shifted answers correct {shifted_bad} (expected 0) -> "
+             f"{'OK' if ref_ok == sum(ref.values()) and ker_ok == sum(ker.values()) and shifted_bad == 0 else 'MISMATCH'}")
 try:
     s = json.load(open(os.path.join(col, "summary.json")))
     lines += ["", f"collection: {s['problems']} problems, {s['samples_done']}/{s['samples_expected']} samples recorded, "

@@ -2,7 +2,7 @@
 (problem, sample, turn), in the KernelBench answer format (a ```python block with ModelNew).
 
   turn 1  every problem: a reference-wrapping ModelNew (the problem's own Model, renamed): the
-          work is PyTorch's, so the guards are expected to reject most (no kernel of its own)
+          work is PyTorch's, so every one is expected `rejected` (no_kernel: no kernel of its own)
   turn 2  the problems with a kernel in bench/collect/kernels/ (Triton): that kernel, expected
           correct; every other problem: the reference-wrapping ModelNew with its output shifted
           by one, expected incorrect

@@ -199,3 +199,33 @@ TEST_CASE("bad input: one clear line and a distinct exit status") {
     one_error_line(r, "collect");
   }
 }
+
+TEST_CASE("--gpus 0,1: one worker per GPU, and the work spreads over both") {
+  // Compile-only workers see no GPU, so two of them run here; each answers its share of the
+  // evaluations, and the summary gives each one's evaluations and busy time.
+  TempDir dir("kagent-collect-gpus");
+  const auto names = write_tiny_suite(dir, "suite");
+  const int samples = 2, turns = 2;
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", names, samples, turns, 0);
+  auto args = collect_args(dir.str() + "/suite", replay, dir.str() + "/run", samples, turns);
+  args.insert(args.end(), {"--gpus", "0,1"});
+  KagentRun r = run_kagent(args, {}, dir.str());
+  INFO(r.out << r.err);
+  REQUIRE(r.status == 0);
+  const json summary = json::parse(kagent::read_file(dir.str() + "/run/summary.json"));
+  const json& per_gpu = summary.at("per_gpu");
+  REQUIRE(per_gpu.size() == 2);
+  CHECK(per_gpu[0].at("gpu") == 0);
+  CHECK(per_gpu[1].at("gpu") == 1);
+  int64_t total = 0;
+  for (const auto& g : per_gpu) {
+    INFO(g.dump());
+    CHECK(g.at("evaluations").get<int64_t>() > 0);  // both workers started and answered
+    CHECK(g.at("busy_seconds").get<double>() > 0);
+    CHECK(g.at("idle_while_queued_seconds").get<double>() >= 0);
+    total += g.at("evaluations").get<int64_t>();
+  }
+  CHECK(total == summary.at("evaluations").get<int64_t>());
+  CHECK(r.out.find("gpu 0 ") != std::string::npos);
+  CHECK(r.out.find("gpu 1 ") != std::string::npos);
+}

@@ -30,6 +30,17 @@ TEST_CASE("library_of knows ATen, cuBLAS (incl. Hopper nvjet), cuDNN, CUTLASS, T
   CHECK(library_of("void implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, "
                    "float const*, int, float*, float const*, kernel_conv_params, unsigned long long, int, float, float, "
                    "int, float const*, float const*, bool, int, int)") == "cudnn");
+  // cuDNN's 3-D engines, seen as "own" on the H200 when a reference-wrapping answer ran
+  // KernelBench's 3-D convs (level1/66, level1/72, level2/27, level2/78).
+  CHECK(library_of("void implicit_convolveNd_sgemm<float, 3, 1024, 5, 5, 3, 3, 3, 1, false, false, true>(int, int, int, "
+                   "float const*, int, float*, float const*, kernel_convNd_params, unsigned long long, int, float, "
+                   "float, int, float const*, float const*, bool, int, int)") == "cudnn");
+  CHECK(library_of("void convolveNd_dgrad_float_engine<float, 3, 512, 6, 5, 3, 3, 3, false>(int, int, int, float const*, "
+                   "int, float const*, int, float*, kernel_gradNd_params, unsigned long long, int, unsigned long long, "
+                   "int, float, int, int)") == "cudnn");
+  CHECK(library_of("void wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, int, float const*, int, "
+                   "float*, float const*, kernel_grad_params, unsigned long long, int, float, int, int, int, int)") ==
+        "cudnn");
   CHECK(library_of("triton_poi_fused_add_relu_0") == "triton");
   CHECK(library_of("void at_cuda_detail::cub::DeviceRadixSortOnesweepKernel<int>(int*)") == "cub");
   CHECK(library_of("void cub::CUB_300001_SM_900::detail::reduce::DeviceReduceKernel<float>(float*)") == "cub");

@@ -17,6 +17,7 @@
 #include "compiler/extension_shim.h"
 #include "compiler/inline_binding.h"
 #include "compiler/nvcc_command.h"
+#include "compiler/nvcc_split.h"
 #include "compiler/ptxas_resources.h"
 
 namespace fs = std::filesystem;
@@ -95,14 +96,15 @@ struct PartResult {
   bool ok = false;
 };
 
+// The CUDA part runs nvcc's two front ends side by side (nvcc_split.h).
 PartResult compile_part(const Part& p, const std::vector<std::string>& argv, const fs::path& staging,
-                        const CompileLimits& limits) {
+                        const CompileLimits& limits, bool cuda) {
   PartResult r;
   write_text_file(p.src, p.text + p.suffix);
   SpawnOptions so;
   so.argv = argv;
   so.env_set = {"TMPDIR=" + staging.string()};
-  r.run = limits.run(so);
+  r.run = cuda ? run_nvcc_split(so, limits, staging / "nvcc") : limits.run(so);
   r.ok = !r.run.timed_out && r.run.exit.exited && r.run.exit.code == 0;
   DiagnosticsContext ctx;
   ctx.display_name = p.display;
@@ -137,12 +139,12 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   Attempt a;
   CompileInfo& info = a.build.info;
   const auto cpp_cmd = cpp_argv(setup, call, cpp.src, cpp.obj);
-  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, limits); });
+  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, limits, false); });
   std::optional<PartResult> cu;
   std::vector<std::string> cu_cmd;
   if (cuda) {
     cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
-    cu = compile_part(*cuda, cu_cmd, staging, limits);
+    cu = compile_part(*cuda, cu_cmd, staging, limits, true);
   }
   PartResult cp = cpp_future.get();
 

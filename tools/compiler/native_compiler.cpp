@@ -17,6 +17,7 @@
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
 #include "compiler/nvcc_command.h"
+#include "compiler/nvcc_split.h"
 #include "compiler/params_header.h"
 #include "compiler/ptxas_resources.h"
 #include "compiler/sass_dump.h"
@@ -141,7 +142,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   spawn.env_set = {"TMPDIR=" + job.staging.string()};
   RunResult compiled;
   try {
-    compiled = job.limits.run(spawn);
+    compiled = run_nvcc_split(spawn, job.limits, job.staging / "nvcc");
   } catch (const std::exception& e) {
     host_future.wait();
     info.errors = fmt::format("kagent: cannot run nvcc ({}): {}", setup.nvcc, e.what());

@@ -15,6 +15,8 @@ struct EvaluationPool::Worker {
   explicit Worker(WorkerOptions o) : client(std::move(o)) {}
   WorkerClient client;
   bool busy = false;
+  std::chrono::steady_clock::time_point changed_at = std::chrono::steady_clock::now();  // leased or freed
+  WorkerCounters stats;
 };
 
 EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::move(settings)) {
@@ -33,6 +35,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
       wo.gpu = g;
     }
     workers_.push_back(std::make_unique<Worker>(std::move(wo)));
+    workers_.back()->stats.gpu = g.value_or(-1);
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
   device_file_ = fs::path(cache_) / fmt::format("device-{}.json", settings_.hide_gpus ? std::string("none")
@@ -116,27 +119,60 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
 
 WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.front()->client; }
 
+void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
+  const double dt = std::chrono::duration<double>(now - last_change_).count();
+  last_change_ = now;
+  if (waiting_ == 0) return;
+  for (auto& w : workers_)
+    if (!w->busy) w->stats.idle_while_queued_seconds += dt;
+}
+
 PoolCounters EvaluationPool::counters() const {
   std::lock_guard lock(mu_);
-  return counters_;
+  PoolCounters c = counters_;
+  const auto now = std::chrono::steady_clock::now();
+  const double pending = waiting_ > 0 ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
+  for (const auto& w : workers_) {
+    WorkerCounters s = w->stats;
+    if (w->busy) s.held_seconds += std::chrono::duration<double>(now - w->changed_at).count();
+    else s.idle_while_queued_seconds += pending;
+    c.workers.push_back(s);
+  }
+  return c;
 }
 
 EvaluationPool::Lease::Lease(EvaluationPool& pool) : pool_(pool) {
   std::unique_lock lock(pool_.mu_);
+  pool_.account_locked(std::chrono::steady_clock::now());
+  ++pool_.waiting_;
   pool_.free_.wait(lock, [&] {
-    for (size_t i = 0; i < pool_.workers_.size(); ++i)
-      if (!pool_.workers_[i]->busy) {
+    bool found = false;
+    for (size_t i = 0; i < pool_.workers_.size(); ++i) {
+      const auto& w = *pool_.workers_[i];
+      if (!w.busy && (!found || w.changed_at < pool_.workers_[index_]->changed_at)) {
         index_ = i;
-        return pool_.workers_[i]->busy = true;
+        found = true;
       }
-    return false;
+    }
+    return found;
   });
+  const auto now = std::chrono::steady_clock::now();
+  pool_.account_locked(now);
+  --pool_.waiting_;
+  Worker& w = *pool_.workers_[index_];
+  w.busy = true;
+  w.changed_at = now;
 }
 
 EvaluationPool::Lease::~Lease() {
   {
     std::lock_guard lock(pool_.mu_);
-    pool_.workers_[index_]->busy = false;
+    const auto now = std::chrono::steady_clock::now();
+    pool_.account_locked(now);
+    Worker& w = *pool_.workers_[index_];
+    w.busy = false;
+    w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
+    w.changed_at = now;
   }
   pool_.free_.notify_one();
 }
@@ -147,6 +183,8 @@ void EvaluationPool::Lease::count_evaluation(double seconds) {
   std::lock_guard lock(pool_.mu_);
   ++pool_.counters_.evaluations;
   pool_.counters_.worker_busy_seconds += seconds;
+  ++pool_.workers_[index_]->stats.evaluations;
+  pool_.workers_[index_]->stats.eval_seconds += seconds;
 }
 
 }  // namespace kagent

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <filesystem>
 #include <future>
@@ -34,11 +35,21 @@ struct EvaluationSettings {
   EvalOptions options;                    // the worker's (trials, seed, tolerances, timing, guards, ...)
 };
 
+// One worker's share (one GPU's, in `kagent collect --gpus`).
+struct WorkerCounters {
+  int gpu = -1;                           // its CUDA device index; -1: the default one
+  int64_t evaluations = 0;
+  double eval_seconds = 0;                // inside evaluate requests
+  double held_seconds = 0;                // leased for any request (loads and baselines too)
+  double idle_while_queued_seconds = 0;   // free while some request waited for a worker
+};
+
 // What the pool has done so far (for progress and throughput).
 struct PoolCounters {
   int64_t evaluations = 0;                // requests answered by a worker (evaluate)
   int64_t compiles = 0;                   // nvcc runs and cache hits
   double worker_busy_seconds = 0;         // summed over the workers
+  std::vector<WorkerCounters> workers;    // per worker, in --gpus order
 };
 
 class EvaluationPool {
@@ -73,7 +84,8 @@ class EvaluationPool {
   CompileInfo compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
                       const std::string& arch);
 
-  // A free worker, held for one request (waits until one is free).
+  // A free worker, held for one request (waits until one is free). Of several free workers
+  // the one free longest, so that work spreads over every GPU.
   class Lease {
    public:
     explicit Lease(EvaluationPool& pool);
@@ -105,8 +117,12 @@ class EvaluationPool {
   DeviceInfo guessed_device_;             // from the last run, before the workers answer
   std::once_flag start_once_;
   std::shared_future<std::optional<WorkerError>> started_;  // hello (+ prepare) of every worker
+  // Charges the time since the last change to the free workers while a request waits.
+  void account_locked(std::chrono::steady_clock::time_point now);
   mutable std::mutex mu_;
   std::condition_variable free_;
+  int waiting_ = 0;                       // requests blocked in Lease's constructor
+  std::chrono::steady_clock::time_point last_change_ = std::chrono::steady_clock::now();
   DeviceInfo device_;
   bool device_known_ = false;
   bool device_saved_ = false;

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# `kagent collect` on a 2-GPU machine (nvidia-h200-x2), in one device call (about 5 minutes
+# once kagent is built), over the suite and zero-latency replay of gpu_collect.sh (40 problems
+# of levels 1 and 2; per problem a reference-wrapping answer, then a Triton kernel or a shifted
+# reference):
+#   1. kagent baselines --gpus 0,1: eager and torch.compile of every problem, into one cache
+#      that the three collections below share (so each measures the evaluation pipeline only)
+#   2. kagent collect --gpus 0,1   (A: both GPUs)
+#   3. kagent collect --gpus 0     (B: GPU 0 alone)
+#   4. kagent collect --gpus 1     (C: GPU 1 alone)
+#   5. a summary ($OUT/collect_2gpu.md): A's per-GPU evaluations, busy time and time idle while
+#      work was queued, and the GPU each evaluation ran on (device UUIDs); evaluations per
+#      GPU-minute of A against B; for every correct kernel, its speedup on GPU 0 (B) against GPU 1
+#      (C), and the eager baselines each GPU measured
+# usage: bash bench/collect/gpu_collect_2gpu.sh KAGENT
+# Outputs in $OUT (default ./gpu-out): collect-2gpu/{suite.txt,replay.jsonl,baselines,A,B,C} and
+# the logs. KAGENT_KERNELBENCH_DIR as in gpu_collect.sh.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+KAGENT=$(realpath "${1:?usage: gpu_collect_2gpu.sh KAGENT}")
+OUT=${OUT:-./gpu-out}
+mkdir -p "$OUT"
+OUT=$(realpath "$OUT")
+KB=${KAGENT_KERNELBENCH_DIR:-}
+if [ -z "$KB" ]; then
+  if [ -d .carry/kernelbench-problems ]; then KB=.carry/kernelbench-problems; else KB=../shared/kernelbench; fi
+fi
+KB=$(realpath "$KB")
+PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
+[ -x "$PY" ] || PY=$(command -v python3)
+PATH=$(dirname "$PY"):$PATH
+export PATH
+CACHE=$(mktemp -d)
+trap 'rm -rf "$CACHE"' EXIT
+export KAGENT_CACHE_DIR=$CACHE
+D=$OUT/collect-2gpu
+rm -rf "$D"
+mkdir -p "$D"
+T0=$(date +%s)
+nvidia-smi --query-gpu=index,name,uuid,memory.used --format=csv | tee "$D/gpu.txt"
+
+echo "== replay"
+"$PY" bench/collect/make_replay.py "$KB" bench/collect/problems.txt "$D" --samples 1 --delay-ms 0 || exit 1
+
+echo "== kagent baselines --gpus 0,1 (limit ${BASELINES_LIMIT:-200} s)"
+start=$(date +%s)
+timeout -k 10 "${BASELINES_LIMIT:-200}" "$KAGENT" baselines "$D/suite.txt" --out "$D/baselines" --gpus 0,1 \
+  > "$D/baselines.log" 2>&1
+echo "baselines rc=$? in $(( $(date +%s) - start )) s"
+tail -3 "$D/baselines.log"
+
+rc=0
+for run in "A 0,1" "B 0" "C 1"; do
+  set -- $run
+  echo "== kagent collect --gpus $2 ($1; limit ${COLLECT_LIMIT:-120} s)"
+  start=$(date +%s)
+  timeout -k 10 "${COLLECT_LIMIT:-120}" "$KAGENT" collect "$D/suite.txt" -n 1 -t 2 --format kernelbench \
+    --llm "replay:$D/replay.jsonl" --out "$D/$1" --gpus "$2" > "$D/collect_$1.log" 2>&1
+  r=$?
+  [ $r -ne 0 ] && rc=$r
+  echo "collect $1 rc=$r in $(( $(date +%s) - start )) s"
+  grep -E "^done|^gpu " "$D/collect_$1.log"
+done
+
+echo "== summary"
+"$PY" - "$D" "$OUT/collect_2gpu.md" "$(( $(date +%s) - T0 ))" <<'PY'
+import collections, glob, json, math, os, sys
+d, out_md, total_s = sys.argv[1], sys.argv[2], int(sys.argv[3])
+lines = ["# kagent collect on two GPUs (bench/collect/gpu_collect_2gpu.sh)", "",
+         "GPUs: " + open(os.path.join(d, "gpu.txt")).read().strip().replace("\n", "; "), ""]
+
+def load(run):
+    col = os.path.join(d, run)
+    try:
+        s = json.load(open(os.path.join(col, "summary.json")))
+    except (OSError, ValueError):
+        return None, {}
+    turns = {}
+    for tf in glob.glob(os.path.join(col, "problems", "*", "trajectories.jsonl")):
+        name = os.path.basename(os.path.dirname(tf))
+        for line in open(tf):
+            if line.strip():
+                for i, t in enumerate(json.loads(line).get("turns", [])):
+                    turns[(name, i + 1)] = t.get("eval") or {}
+    return s, turns
+
+runs = {r: load(r) for r in "ABC"}
+for r, gpus in (("A", "0,1"), ("B", "0"), ("C", "1")):
+    s, turns = runs[r]
+    if s is None:
+        lines.append(f"{r} (--gpus {gpus}): no summary.json: the collection did not finish")
+        continue
+    verdicts = collections.Counter(ev.get("status", "?") for ev in turns.values())
+    lines.append(f"{r} (--gpus {gpus}): {s['samples_done']}/{s['samples_expected']} samples, {s['evaluations']} evaluations "
+                 f"on {s['gpus']} GPU(s) in {s['wall_seconds']:.1f} s: **{s['evals_per_gpu_minute']:.1f} evaluations per "
+                 f"GPU-minute**; verdicts " + ", ".join(f"{k} {v}" for k, v in verdicts.most_common()))
+    for g in s.get("per_gpu", []):
+        lines.append(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy {g['busy_seconds']:.1f} s "
+                     f"({g['busy_ratio']:.0%} of the run), idle while work was queued {g['idle_while_queued_seconds']:.2f} s")
+    uuids = collections.Counter((ev.get("device") or {}).get("uuid", "?") for ev in turns.values() if ev.get("device"))
+    lines.append("  evaluations by device: " + ", ".join(f"{u[:12]}.. {n}" for u, n in sorted(uuids.items())))
+sa, sb = runs["A"][0], runs["B"][0]
+if sa and sb:
+    lines += ["", f"evaluations per GPU-minute: {sa['evals_per_gpu_minute']:.1f} on two GPUs against "
+              f"{sb['evals_per_gpu_minute']:.1f} on one ({sa['evals_per_gpu_minute'] / max(sb['evals_per_gpu_minute'], 1e-9):.2f}x "
+              f"per GPU); wall {sa['wall_seconds']:.1f} s against {sb['wall_seconds']:.1f} s "
+              f"({sb['wall_seconds'] / max(sa['wall_seconds'], 1e-9):.2f}x faster)"]
+
+# The same correct kernels on GPU 0 (B) and GPU 1 (C).
+tb, tc = runs["B"][1], runs["C"][1]
+rows, diffs = [], []
+for key in sorted(set(tb) & set(tc)):
+    eb, ec = tb[key], tc[key]
+    if eb.get("status") == "correct" and ec.get("status") == "correct":
+        b, c = eb["timing"], ec["timing"]
+        sp_b, sp_c = b.get("speedup_eager"), c.get("speedup_eager")
+        if sp_b and sp_c:
+            diff = sp_c / sp_b - 1
+            diffs.append(abs(diff))
+            rows.append(f"| {key[0]} | {key[1]} | {b['candidate']['median_ms']:.4f} | {c['candidate']['median_ms']:.4f} | "
+                        f"{sp_b:.3f}x | {sp_c:.3f}x | {diff:+.1%} |")
+lines += ["", "Correct kernels, GPU 0 (B) against GPU 1 (C):", "",
+          "| problem | turn | GPU 0 ms | GPU 1 ms | speedup GPU 0 | speedup GPU 1 | difference |", "|---|---|---|---|---|---|---|"]
+lines += rows or ["| (none) | | | | | | |"]
+if diffs:
+    lines.append(f"\nspeedups on GPU 0 and GPU 1: largest difference {max(diffs):.1%}, median "
+                 f"{sorted(diffs)[len(diffs) // 2]:.1%} over {len(diffs)} correct kernel(s)")
+# Eager as each GPU timed it in the baselines step (the re-check of a cached baseline runs on
+# whichever GPU prepares the problem).
+tables = sorted(glob.glob(os.path.join(d, "baselines", "*.json")))
+if tables:
+    t = json.load(open(tables[0]))
+    lines.append(f"baselines: {len(t['rows'])} problems timed over both GPUs, {len(t.get('failures', []))} cannot run")
+lines.append(f"whole script: {total_s} s")
+open(out_md, "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+PY
+echo "== done in $(( $(date +%s) - T0 )) s"
+exit $rc
