@@ -20,23 +20,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 KAGENT=$(realpath "${1:?usage: gpu_collect.sh KAGENT}")
-OUT=${OUT:-./gpu-out}
-mkdir -p "$OUT"
-OUT=$(realpath "$OUT")
 SAMPLES=${SAMPLES:-1}
-KB=${KAGENT_KERNELBENCH_DIR:-}
-if [ -z "$KB" ]; then
-  if [ -d .carry/kernelbench-problems ]; then KB=.carry/kernelbench-problems; else KB=../shared/kernelbench; fi
-fi
-KB=$(realpath "$KB")
-PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=$(command -v python3)
-PATH=$(dirname "$PY"):$PATH
-export PATH
-# A fresh cache: every baseline is measured here, not found from an earlier call.
-CACHE=$(mktemp -d)
-trap 'rm -rf "$CACHE"' EXIT
-export KAGENT_CACHE_DIR=$CACHE
+. bench/collect/gpu_env.sh
 gpu_flags=()
 [ -n "${GPUS:-}" ] && gpu_flags=(--gpus "$GPUS")
 D=$OUT/collect-gpu

@@ -18,21 +18,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 KAGENT=$(realpath "${1:?usage: gpu_collect_2gpu.sh KAGENT}")
-OUT=${OUT:-./gpu-out}
-mkdir -p "$OUT"
-OUT=$(realpath "$OUT")
-KB=${KAGENT_KERNELBENCH_DIR:-}
-if [ -z "$KB" ]; then
-  if [ -d .carry/kernelbench-problems ]; then KB=.carry/kernelbench-problems; else KB=../shared/kernelbench; fi
-fi
-KB=$(realpath "$KB")
-PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=$(command -v python3)
-PATH=$(dirname "$PY"):$PATH
-export PATH
-CACHE=$(mktemp -d)
-trap 'rm -rf "$CACHE"' EXIT
-export KAGENT_CACHE_DIR=$CACHE
+. bench/collect/gpu_env.sh
 D=$OUT/collect-2gpu
 rm -rf "$D"
 mkdir -p "$D"
