@@ -141,7 +141,7 @@ for suite in "${suites[@]}"; do
       --llm replay:examples/elementwise_gelu.replay.jsonl --runs-dir "$runs"
     rm -rf "$runs" ;;
   bench)
-    run_suite bench 420 "speedup|x faster|kagent|KernelBench" "$PY" bench/eval/bench_eval.py --kagent $B/kagent \
+    run_suite bench 560 "speedup|x faster|kagent|KernelBench" "$PY" bench/eval/bench_eval.py --kagent $B/kagent \
       --out "$OUT/bench_eval.json" "${bench_args[@]}" ;;
   kbformat)
     run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
