@@ -127,7 +127,8 @@ std::optional<NvccSteps> parse_nvcc_dryrun(std::string_view dryrun) {
   const std::string gen = " --gen_module_id_file ";
   const size_t at = cudafe.find(gen);
   if (at == std::string::npos) return std::nullopt;
-  cudafe.replace(at, gen.size(), " ");
+  // Built anew rather than replace()d in place: g++ 12 warns (-Wrestrict) on the latter.
+  cudafe = cudafe.substr(0, at) + " " + cudafe.substr(at + gen.size());
 
   s.host = {cmds[0], cudafe};
   s.device.assign(cmds.begin() + 2, cmds.end() - 1);
