@@ -273,12 +273,12 @@ int run_collect(CollectArgs a) {
                              problems.size() - index.problem_errors.size(), index.problem_errors.size(),
                              counters.evaluations, out.wall_seconds,
                              minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0);
-    if (counters.workers.size() > 1)
-      for (const auto& w : counters.workers)
+    if (per_gpu.size() > 1)
+      for (const auto& g : per_gpu)
         std::cout << fmt::format("gpu {:<5} {} evaluations, busy {:.1f} s of {:.1f} s ({:.0f}%), idle while work was queued {:.2f} s\n",
-                                 w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.held_seconds,
-                                 out.wall_seconds, out.wall_seconds > 0 ? 100.0 * w.held_seconds / out.wall_seconds : 0.0,
-                                 w.idle_while_queued_seconds);
+                                 g["gpu"].get<int>() < 0 ? std::string("-") : std::to_string(g["gpu"].get<int>()),
+                                 g["evaluations"].get<int64_t>(), g["busy_seconds"].get<double>(), out.wall_seconds,
+                                 100.0 * g["busy_ratio"].get<double>(), g["idle_while_queued_seconds"].get<double>());
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -48,7 +48,7 @@ namespace {
 bool entry_matches(const json& entry, const json& tag) {
   if (!tag.is_object()) return true;
   for (const char* key : {"problem", "sample", "turn"})
-    if (entry.contains(key) && (!tag.is_object() || !tag.contains(key) || tag[key] != entry[key])) return false;
+    if (entry.contains(key) && (!tag.contains(key) || tag[key] != entry[key])) return false;
   return true;
 }
 }  // namespace

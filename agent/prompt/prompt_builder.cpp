@@ -90,9 +90,9 @@ json task_variables(const ProblemSpec& spec, AnswerFormat format, const Baseline
   }
   // Many parameters (a whole model): grouped by module, alike blocks folded, one line each,
   // in place of one line per tensor; a native forward then takes them as one kagent::Params.
-  const bool grouped = spec.params.size() > kMaxPositionalParams;
+  const bool grouped = param_passing(spec) == ParamPassing::Collection;
   v["params_grouped"] = grouped;
-  v["params_collection"] = format == AnswerFormat::Cuda && param_passing(spec) == ParamPassing::Collection;
+  v["params_collection"] = format == AnswerFormat::Cuda && grouped;
   v["params_arg"] = params_arg_name(spec);
   v["param_count"] = spec.params.size();
   size_t buffers = 0;

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "common/files.h"
+
 namespace kagent {
 
 namespace {
@@ -24,20 +26,28 @@ std::runtime_error gz_error(const std::string& what, const std::filesystem::path
 }  // namespace
 
 void write_gzip_file(const std::filesystem::path& path, std::string_view text) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    GzHandle out(gzopen(tmp.c_str(), "wb6"));
-    if (!out) throw gz_error("cannot create", tmp);
-    while (!text.empty()) {
-      const unsigned chunk = static_cast<unsigned>(std::min<size_t>(text.size(), INT_MAX / 2));
-      if (gzwrite(out.get(), text.data(), chunk) != static_cast<int>(chunk)) throw gz_error("cannot write", tmp);
-      text.remove_prefix(chunk);
-    }
-    if (gzclose(out.release()) != Z_OK) throw gz_error("cannot write", tmp);
+  // Compressed in memory (gzip framing, level 6), then written as any file is: a temp name
+  // of its own and one rename (files.h).
+  z_stream z{};
+  if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) throw gz_error("cannot compress", path);
+  const std::unique_ptr<z_stream, int (*)(z_stream*)> end(&z, deflateEnd);
+  std::string out;
+  char buf[1 << 16];
+  int flush = Z_NO_FLUSH;
+  while (flush != Z_FINISH) {
+    const size_t chunk = std::min<size_t>(text.size(), INT_MAX / 2);
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+    z.avail_in = static_cast<uInt>(chunk);
+    text.remove_prefix(chunk);
+    flush = text.empty() ? Z_FINISH : Z_NO_FLUSH;
+    do {
+      z.next_out = reinterpret_cast<Bytef*>(buf);
+      z.avail_out = sizeof buf;
+      if (deflate(&z, flush) == Z_STREAM_ERROR) throw gz_error("cannot compress", path);
+      out.append(buf, sizeof buf - z.avail_out);
+    } while (z.avail_out == 0);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw gz_error("cannot rename to " + path.string() + ":", tmp);
+  write_file_atomic(path, out);
 }
 
 std::string read_gzip_file(const std::filesystem::path& path) {

@@ -76,6 +76,8 @@ struct RunResult {
   bool timed_out = false;
   std::string output;   // stdout and stderr, interleaved as written
   double seconds = 0;
+  // Ran to the end and exited 0.
+  bool succeeded() const { return !timed_out && exit.exited && exit.code == 0; }
 };
 
 // Runs a command to completion, capturing its output; kills it (its process group) after

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "common/guarded_spawn.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "compiler/compile_diagnostics.h"
@@ -91,18 +92,7 @@ CompileLimits resolve_compile_limits(const CompileOptions& o) {
 }
 
 std::string nvcc_identity(const std::string& nvcc) {
-  fs::path p = nvcc;
-  if (p.filename() == p) {  // a bare name: look it up in PATH as the spawn will
-    if (const char* path = std::getenv("PATH")) {
-      std::stringstream ss(path);
-      std::string dir;
-      while (std::getline(ss, dir, ':'))
-        if (!dir.empty() && fs::exists(fs::path(dir) / p)) {
-          p = fs::path(dir) / p;
-          break;
-        }
-    }
-  }
+  fs::path p = resolve_in_path(nvcc);  // the binary the spawn will run
   std::error_code ec;
   fs::path canon = fs::canonical(p, ec);
   struct stat st{};
@@ -117,18 +107,32 @@ size_t count_lines(std::string_view s) {
   return n;
 }
 
-fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
-  const std::string text = extension_shim_text(tier);
-  const fs::path dir = cache.file_path("shim", sha256_hex(text).substr(0, 16));
-  for (const char* name : {"extension.h", "torch.h", "types.h"}) {
-    const fs::path header = dir / "torch" / name;
+fs::path ensure_header_folder(const CompileCache& cache, std::string_view kind, std::string_view text,
+                              std::initializer_list<std::string_view> names) {
+  const fs::path dir = cache.file_path(std::string(kind), sha256_hex(text).substr(0, 16));
+  for (std::string_view name : names) {
+    const fs::path header = dir / name;
     if (fs::exists(header)) continue;
     fs::create_directories(header.parent_path());
-    const fs::path tmp = cache.temp_file_path(name);
+    const fs::path tmp = cache.temp_file_path(header.filename().string());
     write_text_file(tmp, text);
     cache.publish_file(tmp, header);
   }
   return dir;
+}
+
+fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
+  return ensure_header_folder(cache, "shim", extension_shim_text(tier),
+                              {"torch/extension.h", "torch/torch.h", "torch/types.h"});
+}
+
+NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python) {
+  if (tier != ShimTier::Full) {
+    base.shim_include = ensure_shim(cache, tier);
+  } else if (needs_python) {
+    base.python_include = python_include_dir();
+  }
+  return base;
 }
 
 fs::path python_include_dir() {

@@ -6,11 +6,15 @@
 
 #include <chrono>
 #include <cstddef>
+#include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "common/sha256.h"
 #include "common/subprocess.h"
@@ -52,6 +56,11 @@ std::string nvcc_identity(const std::string& nvcc);
 
 size_t count_lines(std::string_view s);
 
+// A folder inside the cache (under `kind`, named by the text's hash) holding `text` at each
+// of `names` (relative paths), each published once.
+std::filesystem::path ensure_header_folder(const CompileCache& cache, std::string_view kind, std::string_view text,
+                                           std::initializer_list<std::string_view> names);
+
 // A shim folder (torch/extension.h, torch/torch.h and torch/types.h), content-addressed
 // inside the cache.
 std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
@@ -70,5 +79,38 @@ bool includes_torch_header(std::string_view source);
 // file uses; nullopt when they are the file's own errors.
 std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
                                   const std::filesystem::path& torch_prefix);
+
+// `base` for a header tier: the shim folder first on the include path, or, for the real
+// header, Python.h's folder (when `needs_python`).
+NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python);
+
+// Builds with `first` tier's header, then with the next tier while the errors show the cheaper
+// one lacked something (never after a limit was hit). `build(tier)` makes one attempt (with
+// `errors`); `info_of(attempt)` is its CompileInfo, which at the end holds the seconds and peak
+// memory of every attempt and, in its log, a line per rebuild.
+template <class Build, class InfoOf>
+auto build_over_tiers(ShimTier first, std::string_view source, const std::filesystem::path& torch_prefix, Build build,
+                      InfoOf info_of) {
+  ShimTier tier = first;
+  auto a = build(tier);
+  double spent = info_of(a).seconds;
+  long peak_mb = info_of(a).peak_rss_mb;
+  std::string notes;
+  while (!info_of(a).ok && info_of(a).limit.empty()) {
+    const auto next = next_tier(tier, source, a.errors, torch_prefix);
+    if (!next) break;
+    notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
+                         to_string(*next), to_string(tier));
+    tier = *next;
+    a = build(tier);
+    spent += info_of(a).seconds;
+    peak_mb = std::max(peak_mb, info_of(a).peak_rss_mb);
+  }
+  CompileInfo& info = info_of(a);
+  info.seconds = spent;
+  info.peak_rss_mb = peak_mb;
+  info.log = notes + info.log;
+  return a;
+}
 
 }  // namespace kagent

@@ -22,7 +22,7 @@ InlineCallScan read_inline_calls(const std::filesystem::path& answer, std::chron
     scan.error = std::string("cannot run Python to read the answer: ") + e.what();
     return scan;
   }
-  if (r.timed_out || !r.exit.exited || r.exit.code != 0) {
+  if (!r.succeeded()) {
     scan.error = "reading the answer's load_inline calls failed (" +
                  (r.timed_out ? std::string("timed out") : r.exit.describe()) + ")";
     return scan;

@@ -28,6 +28,8 @@ namespace {
 
 constexpr std::string_view kPipelineVersion = "kagent-inline-1";
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
+// A fallback to torch's build is cached as a failed build whose errors start with this.
+constexpr std::string_view kFallbackMarker = "kagent's build of ";
 
 // "\n".join(head + parts), as load_inline writes its files.
 std::string join_lines(std::vector<std::string> head, const std::vector<std::string>& parts) {
@@ -105,7 +107,7 @@ PartResult compile_part(const Part& p, const std::vector<std::string>& argv, con
   so.argv = argv;
   so.env_set = {"TMPDIR=" + staging.string()};
   r.run = cuda ? run_nvcc_split(so, limits, staging / "nvcc") : limits.run(so);
-  r.ok = !r.run.timed_out && r.run.exit.exited && r.run.exit.code == 0;
+  r.ok = r.run.succeeded();
   DiagnosticsContext ctx;
   ctx.display_name = p.display;
   ctx.replacements = {{p.src.string(), p.display}, {staging.string() + "/", ""}};
@@ -166,7 +168,7 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
     RunResult linked = limits.run(spawn);
     shown += "\n$ " + shell_join(la) + "\n" + linked.output;
     info.command += " && " + shell_join(la);
-    ok = !linked.timed_out && linked.exit.exited && linked.exit.code == 0;
+    ok = linked.succeeded();
     if (ok) info.artifact = so.string();
     else link_output = linked.output;
     info.limit = limits.hit(linked);
@@ -186,18 +188,16 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   }
   if (cu) a.errors = cu->errors;
   a.errors.insert(a.errors.end(), cp.errors.begin(), cp.errors.end());
-  bool answers = false;
-  for (const auto& d : a.errors) answers = answers || in_answer(d, call);
-  if (answers) {
-    std::vector<Diagnostic> own;
-    for (const auto& d : a.errors)
-      if (in_answer(d, call)) own.push_back(d);
+  std::vector<Diagnostic> own;
+  for (const auto& d : a.errors)
+    if (in_answer(d, call)) own.push_back(d);
+  if (!own.empty()) {
     info.errors = format_errors(own, options.max_errors);
   } else {
     const std::string why = !a.errors.empty() ? a.errors.front().message
                             : !link_output.empty() ? "the link failed"
                                                    : "the build failed with no error kagent recognised";
-    a.build.fallback = fmt::format("kagent's build of {} failed outside the answer's own code: {}", call.name,
+    a.build.fallback = fmt::format("{}{} failed outside the answer's own code: {}", kFallbackMarker, call.name,
                                    why.substr(0, why.find('\n')));
     info.errors = a.build.fallback;
   }
@@ -262,8 +262,6 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
       .update(fmt::format("{}|{}", options.max_errors, options.log_limit));
   hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
   const std::string key = h.hex_digest();
-  // A fallback is stored as a failed build whose errors start with this marker.
-  constexpr std::string_view kFallbackMarker = "kagent's build of ";
   auto from_cache = [&](CompileInfo info) {
     InlineBuild b;
     if (!info.ok && info.errors.rfind(kFallbackMarker, 0) == 0) b.fallback = info.errors;
@@ -279,33 +277,14 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   const std::string ns = "kagent_" + key.substr(0, 16);
   TempDir staging = cache.make_staging(key);
   const std::string all_sources = inline_cpp_text(call) + inline_cuda_text(call);
-  auto setup_for = [&](ShimTier tier) {
-    NvccSetup s = setup;
-    if (tier == ShimTier::Full) {
-      s.python_include = python_include_dir();
-    } else {
-      s.shim_include = ensure_shim(cache, tier);
-    }
-    return s;
-  };
-  ShimTier tier = first_tier;
-  Attempt a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
-  double spent = a.build.info.seconds;
-  long peak_mb = a.build.info.peak_rss_mb;
-  std::string notes;
-  while (!a.build.info.ok && a.cacheable) {
-    auto next = next_tier(tier, all_sources, a.errors, setup.torch_prefix);
-    if (!next) break;
-    notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
-                         to_string(*next), to_string(tier));
-    tier = *next;
-    a = build_once(call, setup_for(tier), staging.path(), ns, options, limits);
-    spent += a.build.info.seconds;
-    peak_mb = std::max(peak_mb, a.build.info.peak_rss_mb);
-  }
-  a.build.info.seconds = spent;
-  a.build.info.peak_rss_mb = peak_mb;
-  a.build.info.log = notes + a.build.info.log;
+  // cacheable is false exactly when a limit was hit, where the tiers stop too.
+  Attempt a = build_over_tiers(
+      first_tier, all_sources, setup.torch_prefix,
+      [&](ShimTier tier) {
+        return build_once(call, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(), ns, options,
+                          limits);
+      },
+      [](Attempt& at) -> CompileInfo& { return at.build.info; });
   if (!a.cacheable) return a.build;
   InlineBuild out;
   out.fallback = a.build.fallback;

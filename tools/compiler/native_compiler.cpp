@@ -36,15 +36,7 @@ constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 
 // The folder holding kagent/params.h, content-addressed inside the cache.
 fs::path ensure_params_include(const CompileCache& cache) {
-  const std::string_view text = params_header_text();
-  const fs::path dir = cache.file_path("include", sha256_hex(text).substr(0, 16));
-  const fs::path header = dir / kParamsHeaderName;
-  if (fs::exists(header)) return dir;
-  fs::create_directories(header.parent_path());
-  const fs::path tmp = cache.temp_file_path("params.h");
-  write_text_file(tmp, text);
-  cache.publish_file(tmp, header);
-  return dir;
+  return ensure_header_folder(cache, "include", params_header_text(), {kParamsHeaderName});
 }
 
 struct HostObject {
@@ -84,7 +76,7 @@ HostObject ensure_host_object(const CompileCache& cache, const NvccSetup& setup,
   h.log = "$ " + shell_join(argv) + "\n" + r.output;
   h.limit = limits.hit(r);
   h.peak_rss_kb = r.exit.peak_rss_kb;
-  if (r.timed_out || !r.exit.exited || r.exit.code != 0) return h;
+  if (!r.succeeded()) return h;
   cache.publish_file(obj, h.object);
   h.ok = true;
   return h;
@@ -158,7 +150,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
   info.limit = job.limits.hit(compiled);
   if (info.limit.empty()) info.limit = host.limit;
   long peak_kb = std::max(compiled.exit.peak_rss_kb, host.peak_rss_kb);
-  bool ok = compiled.exit.exited && compiled.exit.code == 0 && !compiled.timed_out;
+  bool ok = compiled.succeeded();
   if (!host.log.empty()) shown += "\n" + host.log;
   if (ok && host.ok) {
     const auto la = link_argv(setup, {obj, host.object}, so);
@@ -167,7 +159,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
     log += "\n" + linked.output;
     shown += "\n$ " + shell_join(la) + "\n" + map_paths(linked.output, ctx);
     info.command += " && " + shell_join(la);
-    ok = linked.exit.exited && linked.exit.code == 0 && !linked.timed_out;
+    ok = linked.succeeded();
     info.limit = job.limits.hit(linked);
     peak_kb = std::max(peak_kb, linked.exit.peak_rss_kb);
   }
@@ -244,34 +236,11 @@ CompileInfo compile_native(const ProblemSpec& spec, std::string_view source, con
   if (binding.uses_params_header) setup.params_include = ensure_params_include(cache);
   TempDir staging = cache.make_staging(key);
   const Job job{cache, binding, source, options, limits, staging.path()};
-  auto setup_for = [&](ShimTier tier) {
-    NvccSetup s = setup;
-    if (tier == ShimTier::Full) {
-      if (includes_torch_header(source)) s.python_include = python_include_dir();
-    } else {
-      s.shim_include = ensure_shim(cache, tier);
-    }
-    return s;
-  };
-  ShimTier tier = first_tier;
-  Attempt a = build_once(job, setup_for(tier));
-  double spent = a.info.seconds;
-  long peak_mb = a.info.peak_rss_mb;
-  std::string notes;
-  // A cheaper header that lacked what this file uses: the next tier, at its cost.
-  while (!a.info.ok && a.info.limit.empty()) {
-    auto next = next_tier(tier, source, a.errors, setup.torch_prefix);
-    if (!next) break;
-    notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
-                         to_string(*next), to_string(tier));
-    tier = *next;
-    a = build_once(job, setup_for(tier));
-    spent += a.info.seconds;
-    peak_mb = std::max(peak_mb, a.info.peak_rss_mb);
-  }
-  a.info.seconds = spent;
-  a.info.peak_rss_mb = std::max(a.info.peak_rss_mb, peak_mb);
-  a.info.log = notes + a.info.log;
+  const bool needs_python = includes_torch_header(source);
+  Attempt a = build_over_tiers(
+      first_tier, source, setup.torch_prefix,
+      [&](ShimTier tier) { return build_once(job, setup_for_tier(setup, tier, cache, needs_python)); },
+      [](Attempt& at) -> CompileInfo& { return at.info; });
   if (!a.cacheable) return a.info;  // timeouts and internal failures may not repeat
   return cache.publish(key, staging, std::move(a.info), /*replace=*/!options.use_cache);
 }

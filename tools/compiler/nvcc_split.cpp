@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/sha256.h"
+#include "compiler/compile_cache.h"
 
 namespace fs = std::filesystem;
 
@@ -61,19 +62,6 @@ std::string value_after(const std::vector<std::string>& w, std::string_view flag
   return it != w.end() && std::next(it) != w.end() ? *std::next(it) : std::string();
 }
 
-bool succeeded(const RunResult& r) { return !r.timed_out && r.exit.exited && r.exit.code == 0; }
-
-// nvcc's intermediate files (tens of MB with torch's headers) go when the compile is done.
-struct RemovedAtEnd {
-  fs::path dir;
-  explicit RemovedAtEnd(fs::path d) : dir(std::move(d)) {}
-  RemovedAtEnd(const RemovedAtEnd&) = delete;
-  RemovedAtEnd& operator=(const RemovedAtEnd&) = delete;
-  ~RemovedAtEnd() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-};
 
 }  // namespace
 
@@ -151,12 +139,12 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
   std::error_code ec;
   fs::create_directories(keep_dir, ec);
   if (ec) return limits.run(so);
-  const RemovedAtEnd intermediates{keep_dir};
+  const TempDir intermediates(keep_dir);  // nvcc's intermediates (tens of MB with torch's headers)
   SpawnOptions dry = so;
   dry.argv.insert(dry.argv.end(), {"-dryrun", "--keep", "--keep-dir", keep_dir.string()});
   const RunResult plan = limits.run(dry);
   // An nvcc that refuses the command says so best itself.
-  if (!succeeded(plan)) return limits.run(so);
+  if (!plan.succeeded()) return limits.run(so);
   const auto steps = parse_nvcc_dryrun(plan.output);
   if (!steps) return limits.run(so);
   write_text_file(steps->module_id_file, module_id_for(steps->source));
@@ -169,15 +157,15 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
       step.argv = {"/bin/sh", "-c", c};
       step.env_set.insert(step.env_set.end(), steps->environment.begin(), steps->environment.end());
       out.push_back(limits.run(step));
-      if (!succeeded(out.back())) break;
+      if (!out.back().succeeded()) break;
     }
     return out;
   };
   auto device_future = std::async(std::launch::async, run_chain, std::cref(steps->device));
   std::vector<RunResult> results = run_chain(steps->host);
-  const bool host_ok = results.size() == steps->host.size() && succeeded(results.back());
+  const bool host_ok = results.size() == steps->host.size() && results.back().succeeded();
   std::vector<RunResult> device = device_future.get();
-  const bool device_ok = device.size() == steps->device.size() && succeeded(device.back());
+  const bool device_ok = device.size() == steps->device.size() && device.back().succeeded();
   long peak_kb = 0;
   for (const auto& r : device) peak_kb = std::max(peak_kb, r.exit.peak_rss_kb);
   // nvcc stops at the first failed step, so a failed host front end hides the device steps.
@@ -195,7 +183,7 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
   for (const auto& r : results) {
     out.output += r.output;
     peak_kb = std::max(peak_kb, r.exit.peak_rss_kb);
-    if (!succeeded(r)) {
+    if (!r.succeeded()) {
       out.exit = r.exit;
       out.timed_out = r.timed_out;
       break;

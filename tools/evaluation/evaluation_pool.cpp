@@ -113,7 +113,7 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
                                     const std::string& arch) {
   CompileInfo info = compiler_->submit(spec, source, compile_options(display_name, arch)).get();
   std::lock_guard lock(mu_);
-  ++counters_.compiles;
+  ++compiles_;
   return info;
 }
 
@@ -129,13 +129,16 @@ void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
 
 PoolCounters EvaluationPool::counters() const {
   std::lock_guard lock(mu_);
-  PoolCounters c = counters_;
+  PoolCounters c;
+  c.compiles = compiles_;
   const auto now = std::chrono::steady_clock::now();
   const double pending = waiting_ > 0 ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
   for (const auto& w : workers_) {
     WorkerCounters s = w->stats;
     if (w->busy) s.held_seconds += std::chrono::duration<double>(now - w->changed_at).count();
     else s.idle_while_queued_seconds += pending;
+    c.evaluations += s.evaluations;
+    c.worker_busy_seconds += s.eval_seconds;
     c.workers.push_back(s);
   }
   return c;
@@ -181,8 +184,6 @@ WorkerClient& EvaluationPool::Lease::client() { return pool_.workers_[index_]->c
 
 void EvaluationPool::Lease::count_evaluation(double seconds) {
   std::lock_guard lock(pool_.mu_);
-  ++pool_.counters_.evaluations;
-  pool_.counters_.worker_busy_seconds += seconds;
   ++pool_.workers_[index_]->stats.evaluations;
   pool_.workers_[index_]->stats.eval_seconds += seconds;
 }

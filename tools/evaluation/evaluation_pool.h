@@ -46,9 +46,9 @@ struct WorkerCounters {
 
 // What the pool has done so far (for progress and throughput).
 struct PoolCounters {
-  int64_t evaluations = 0;                // requests answered by a worker (evaluate)
+  int64_t evaluations = 0;                // requests answered by a worker (evaluate): the workers' sum
   int64_t compiles = 0;                   // nvcc runs and cache hits
-  double worker_busy_seconds = 0;         // summed over the workers
+  double worker_busy_seconds = 0;         // the workers' eval_seconds, summed
   std::vector<WorkerCounters> workers;    // per worker, in --gpus order
 };
 
@@ -126,7 +126,7 @@ class EvaluationPool {
   DeviceInfo device_;
   bool device_known_ = false;
   bool device_saved_ = false;
-  PoolCounters counters_;
+  int64_t compiles_ = 0;
 };
 
 }  // namespace kagent

@@ -83,7 +83,8 @@ def precision_inputs(problem, model, device, seed, max_bytes):
     lead = next((v.shape[0] for v in inputs if isinstance(v, torch.Tensor) and v.dim() > 0), None)
     full = lead
     if total > max_bytes and lead:
-        lead, inputs = max(1, lead * max_bytes // total), _cut(inputs, lead, max(1, lead * max_bytes // total))
+        keep = max(1, lead * max_bytes // total)
+        inputs, lead = _cut(inputs, lead, keep), keep
     g = torch.Generator(device=device).manual_seed(seed)
     signed = []
     for v in inputs:
@@ -102,7 +103,7 @@ def precision_inputs(problem, model, device, seed, max_bytes):
             finite = False
     if finite and total > max_bytes and lead and lead > 1:
         keep = max(1, lead * max_bytes // total)
-        inputs, signed, lead = _cut(inputs, lead, keep), _cut(signed, lead, keep), keep
+        signed, lead = _cut(signed, lead, keep), keep  # only `signed` is returned on this path
     if lead != full:
         notes.append(f"inputs cut from {full} to {lead} along dimension 0")
     if finite:
