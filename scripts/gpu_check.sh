@@ -162,7 +162,7 @@ for suite in "${suites[@]}"; do
       bash bench/memory/sweep.sh $B/kagent ;;
   collect) run_suite collect 560 "^\| [0-9]|^collection:|^check:|^expected:|^level [0-9]|whole script" env OUT="$OUT" \
       bash bench/collect/gpu_collect.sh $B/kagent ;;
-  collect2) run_suite collect2 560 "^[ABC] |^  gpu|^evaluations per|^speedups on|^\| [0-9]|whole script" env OUT="$OUT" \
+  collect2) run_suite collect2 560 "^[ABC] |^  gpu|^  problems whose|^evaluations per|^speedups on|^eager re-checks|whole script" env OUT="$OUT" \
       bash bench/collect/gpu_collect_2gpu.sh $B/kagent ;;
   roofline) run_suite roofline 420 "flops|missing|failed|no own|roofline check rc" env OUT="$OUT" \
       bash scripts/roofline_check.sh $B ;;

@@ -1,21 +1,18 @@
 #!/usr/bin/env bash
-# The GPU part of `kagent serve`'s load test, one command on the H200 machine (run
+# The GPU part of `kagent serve`'s load test, one command on a GPU machine (run
 # scripts/prepare_carry.sh here first and carry .carry):
 #   bash scripts/serve_gpu.sh [COLLECTION]
 # Builds kagent and the load tool in build-gpu, then runs 200 steps with real evaluation
-# (correctness, timing, profile) from 16 clients on one GPU worker: GPU-bound throughput and
-# step latency. Then, on a collection evaluated on the GPU (COLLECTION, or the one
+# (correctness, timing, profile) from 16 clients, one GPU worker per GPU of the machine
+# (SERVE_WORKERS to change it), over the 40 KernelBench problems of bench/collect/problems.txt
+# at their official sizes: episodes of two turns, the answers of bench/collect/make_replay.py (a
+# reference-wrapping ModelNew, then a Triton kernel or the reference shifted). GPU-bound
+# throughput and step latency. Then, on a collection evaluated on the GPU (COLLECTION, or the one
 # bench/collect/gpu_collect.sh left in $OUT/collect-gpu/collection), kagent curate and kagent
 # rollout. Logs go to $OUT (or ./gpu-out): build.log, serve_gpu.txt, curated/, rollout/.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-OUT=${OUT:-$PWD/gpu-out}
-mkdir -p "$OUT"
-PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
-[ -x "$PY" ] || PY=$(command -v python3)
-PATH=$(dirname "$PY"):$PATH
-export PATH
-export KAGENT_CACHE_DIR=${KAGENT_CACHE_DIR:-/tmp/kagent-cache}
+. bench/collect/gpu_env.sh
 # The carried cpp-httplib and the brotli libraries it needs.
 [ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 extra=()
@@ -29,9 +26,13 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE
 rc=$?
 echo "build rc=$rc in $(( $(date +%s) - start )) s" | tee "$OUT/serve_gpu.txt"
 if [ $rc -ne 0 ]; then grep -E "error|FAILED|httplib" "$OUT/build.log" | head -20; exit 1; fi
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee -a "$OUT/serve_gpu.txt"
-echo "== build-gpu/bench/serve/serve_load --gpu --workers 1 --clients 16 --steps 200 --turns 4" | tee -a "$OUT/serve_gpu.txt"
-timeout 240 build-gpu/bench/serve/serve_load --gpu --workers 1 --clients 16 --steps 200 --turns 4 2>&1 | tee -a "$OUT/serve_gpu.txt"
+nvidia-smi --query-gpu=index,name,driver_version --format=csv,noheader | tee -a "$OUT/serve_gpu.txt"
+workers=${SERVE_WORKERS:-$(nvidia-smi -L | grep -c '^GPU')}
+D=$OUT/serve-problems
+"$PY" bench/collect/make_replay.py "$KB" bench/collect/problems.txt "$D" --samples 1 | tee -a "$OUT/serve_gpu.txt"
+args=(--gpu --workers "$workers" --clients 16 --steps 200 --turns 2 --problems "$D/suite.txt" --replay "$D/replay.jsonl")
+echo "== build-gpu/bench/serve/serve_load ${args[*]}" | tee -a "$OUT/serve_gpu.txt"
+timeout -k 10 420 build-gpu/bench/serve/serve_load "${args[@]}" 2>&1 | tee -a "$OUT/serve_gpu.txt"
 echo "serve_load rc=${PIPESTATUS[0]}" | tee -a "$OUT/serve_gpu.txt"
 
 COLLECTION=${1:-$OUT/collect-gpu/collection}

@@ -22,6 +22,9 @@ json baseline_row(const SuiteProblem& p, const std::optional<Timing>& t, bool co
   put("compiled_ms", "compiled_noise", t ? t->compiled : std::nullopt);
   row["compiled_error"] = t && t->eager && compiled_asked && !t->compiled ? "torch.compile failed" : "";
   row["cache_hit"] = t ? t->baseline_cache_hit : false;
+  // A cached eager time is measured again before use: what this GPU measured now (the cache
+  // may hold another GPU's time: a per-GPU comparison reads this).
+  row["recheck_eager_ms"] = t && t->baseline_recheck ? json(t->baseline_recheck->measured_ms) : json(nullptr);
   std::string contention = "unknown";
   json others = json::array();
   if (t && t->contention && t->contention->known) {

@@ -15,7 +15,9 @@
 namespace kagent::collect {
 
 // One problem's row: {"problem", "level", "eager_ms", "eager_noise", "compiled_ms",
-// "compiled_noise", "compiled_error", "cache_hit", "contention", "shared_with", "trusted"}.
+// "compiled_noise", "compiled_error", "cache_hit", "recheck_eager_ms", "contention", "shared_with",
+// "trusted"}. recheck_eager_ms: eager as measured again on this GPU when the times came from
+// the cache (null otherwise).
 // contention: "idle" (NVML saw no other process), "shared" (another process used the GPU:
 // the times are not trusted and were not cached), "unknown" (not asked, or NVML did not answer).
 nlohmann::json baseline_row(const SuiteProblem& problem, const std::optional<Timing>& timing, bool compiled_asked);

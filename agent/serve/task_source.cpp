@@ -16,7 +16,8 @@ TaskSource::TaskSource(const fs::path& suite_root, const fs::path& data_dir) : p
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(suite_root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".py") continue;
-    const fs::path rel = fs::relative(it->path(), suite_root);
+    // Lexically: a suite of symlinks keeps its own layout (fs::relative would follow the link).
+    const fs::path rel = it->path().lexically_relative(suite_root);
     const std::string stem = it->path().stem().string();
     tasks_[(rel.parent_path() / stem).generic_string()] = fs::absolute(it->path()).string();
     ++stems[stem];

@@ -8,14 +8,18 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstddef>
+#include <cstdlib>
 #include <map>
 
 #include "sandbox/credentials.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/sandbox_policy.h"
+#include "sandbox/scratch_dir.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/violation_monitor.h"
 #include "sandbox/violation_verdict.h"
@@ -242,4 +246,25 @@ TEST_CASE("a violation turns any verdict into runtime_error with the sandbox's r
   nlohmann::json error_reply = {{"ok", false}, {"error", {{"kind", "bad_request"}}}};
   apply_violations(error_reply, net);
   CHECK_FALSE(error_reply.contains("result"));
+}
+
+TEST_CASE("scratch parent: a folder under a private one is out of the sandbox uid's reach; /tmp instead") {
+  // Made in /tmp itself, whose ancestors this test knows: searchable by others everywhere.
+  REQUIRE(searchable_by_others("/tmp"));
+  std::string made = "/tmp/kagent-scratch-parent-XXXXXX";
+  REQUIRE(::mkdtemp(made.data()));  // 0700
+  const std::string inner = made + "/tmp";
+  REQUIRE(::mkdir(inner.c_str(), 0755) == 0);
+  CHECK(searchable_by_others("/"));
+  CHECK_FALSE(searchable_by_others(made));
+  CHECK_FALSE(searchable_by_others(inner));  // open itself, behind a private parent
+  CHECK_FALSE(searchable_by_others(inner + "/missing"));
+  CHECK_FALSE(searchable_by_others("relative/path"));
+  CHECK(default_scratch_parent(inner) == "/tmp");
+  REQUIRE(::chmod(made.c_str(), 0755) == 0);
+  CHECK(searchable_by_others(inner));
+  CHECK(searchable_by_others(inner + "/"));
+  CHECK(default_scratch_parent(inner) == inner);
+  ::rmdir(inner.c_str());
+  ::rmdir(made.c_str());
 }

@@ -26,6 +26,9 @@ struct Served {
     write_tiny_suite(dir, "suite");
     suite = dir.str() + "/suite";
     cache = dir.str() + "/cache";
+    // A suite folder of links to problems kept elsewhere (how one serves a subset of KernelBench).
+    std::filesystem::create_directories(suite + "/level3");
+    std::filesystem::create_symlink(suite + "/level1/1_relu.py", suite + "/level3/9_linked.py");
   }
   std::vector<std::string> env() const { return {"KAGENT_CACHE_DIR=" + cache}; }
 };
@@ -102,6 +105,14 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     REQUIRE(del);
     CHECK(del->status == 200);
     check_error(c->Get(("/v1/episodes/" + id).c_str()), 404, "unknown_episode");
+  }
+
+  SUBCASE("a problem linked into the suite is a task under its link's name and folder") {
+    for (const char* task : {"level3/9_linked", "9_linked"}) {
+      auto r = post(*c, "/v1/episodes", {{"task_id", task}});
+      REQUIRE(r);
+      CHECK_MESSAGE(r->status == 200, task, ": ", r->body);
+    }
   }
 
   SUBCASE("a retried request_id answers the recorded step without evaluating again") {

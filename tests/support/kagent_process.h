@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,8 +97,11 @@ inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vec
   if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
   std::vector<std::string> argv = {std::string(KAGENT_BINARY_DIR) + "/kagent"};
   argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t parent = ::getpid();
   p.pid = ::fork();
   if (p.pid == 0) {
+    // kagent (and through it its workers) goes with a test or benchmark that is killed.
+    if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || ::getppid() != parent) ::_exit(125);
     if (::chdir(cwd.c_str()) != 0) ::_exit(126);
     if (p.pty >= 0) ::close(p.pty);
     const int o = ::open(p.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -1,10 +1,13 @@
 #include "evaluation/evaluation_pool.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "common/files.h"
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
+#include "evaluation/worker_choice.h"
 #include "sandbox/cuda_probe.h"
 
 namespace kagent {
@@ -17,6 +20,13 @@ struct EvaluationPool::Worker {
   bool busy = false;
   std::chrono::steady_clock::time_point changed_at = std::chrono::steady_clock::now();  // leased or freed
   WorkerCounters stats;
+  std::set<std::string> problems;  // asked about in an earlier request: loaded in the worker, unless it restarted since
+};
+
+struct EvaluationPool::Waiter {
+  const std::string& problem;
+  std::optional<size_t> worker;  // set by assign_locked
+  int passed_over = 0;
 };
 
 EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::move(settings)) {
@@ -53,17 +63,28 @@ EvaluationPool::~EvaluationPool() {
 void EvaluationPool::start(const std::string& warm_problem) {
   std::call_once(start_once_, [&] {
     started_ = std::async(std::launch::async, [this, warm_problem]() -> std::optional<WorkerError> {
-                 for (auto& w : workers_) {
-                   auto hello = w->client.hello();
-                   if (auto* err = std::get_if<WorkerError>(&hello)) return *err;
-                   {
-                     std::lock_guard lock(mu_);
-                     if (!device_known_) device_ = std::get<DeviceInfo>(hello);
-                     device_known_ = true;
+                 // Every worker at once: each imports torch and measures its GPU's DRAM bandwidth
+                 // (seconds), which one after the other would hold the last GPU back.
+                 std::vector<std::future<std::variant<DeviceInfo, WorkerError>>> hellos;
+                 for (auto& w : workers_)
+                   hellos.push_back(std::async(std::launch::async, [&w, &warm_problem] {
+                     auto hello = w->client.hello();
+                     if (std::holds_alternative<DeviceInfo>(hello) && !warm_problem.empty()) w->client.prepare(warm_problem);
+                     return hello;
+                   }));
+                 std::optional<WorkerError> error;
+                 for (size_t i = 0; i < hellos.size(); ++i) {
+                   auto hello = hellos[i].get();
+                   if (auto* err = std::get_if<WorkerError>(&hello)) {
+                     if (!error) error = *err;
+                     continue;
                    }
-                   if (!warm_problem.empty()) w->client.prepare(warm_problem);
+                   std::lock_guard lock(mu_);
+                   if (!warm_problem.empty()) workers_[i]->problems.insert(warm_problem);
+                   if (!device_known_) device_ = std::get<DeviceInfo>(hello);
+                   device_known_ = true;
                  }
-                 return std::nullopt;
+                 return error;
                }).share();
   });
 }
@@ -122,7 +143,7 @@ WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.fron
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - last_change_).count();
   last_change_ = now;
-  if (waiting_ == 0) return;
+  if (queue_.empty()) return;
   for (auto& w : workers_)
     if (!w->busy) w->stats.idle_while_queued_seconds += dt;
 }
@@ -132,7 +153,7 @@ PoolCounters EvaluationPool::counters() const {
   PoolCounters c;
   c.compiles = compiles_;
   const auto now = std::chrono::steady_clock::now();
-  const double pending = waiting_ > 0 ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
+  const double pending = !queue_.empty() ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
   for (const auto& w : workers_) {
     WorkerCounters s = w->stats;
     if (w->busy) s.held_seconds += std::chrono::duration<double>(now - w->changed_at).count();
@@ -144,40 +165,53 @@ PoolCounters EvaluationPool::counters() const {
   return c;
 }
 
-EvaluationPool::Lease::Lease(EvaluationPool& pool) : pool_(pool) {
+void EvaluationPool::assign_locked(std::chrono::steady_clock::time_point now) {
+  bool any = false;
+  while (!queue_.empty()) {
+    std::vector<size_t> free;  // the worker free longest first
+    for (size_t i = 0; i < workers_.size(); ++i)
+      if (!workers_[i]->busy) free.push_back(i);
+    if (free.empty()) break;
+    std::stable_sort(free.begin(), free.end(),
+                     [&](size_t a, size_t b) { return workers_[a]->changed_at < workers_[b]->changed_at; });
+    std::vector<const std::set<std::string>*> holds;
+    for (size_t i : free) holds.push_back(&workers_[i]->problems);
+    std::vector<const std::string*> waiting;
+    for (const Waiter* q : queue_) waiting.push_back(&q->problem);
+    const WorkerChoice c = choose_worker(holds, waiting, queue_.front()->passed_over >= kMaxPassedOver);
+    const size_t pick = c.request, worker = free[c.worker];
+    for (size_t q = 0; q < pick; ++q) ++queue_[q]->passed_over;
+    Worker& w = *workers_[worker];
+    w.busy = true;
+    w.changed_at = now;
+    queue_[pick]->worker = worker;
+    queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(pick));
+    any = true;
+  }
+  if (any) assigned_.notify_all();
+}
+
+EvaluationPool::Lease::Lease(EvaluationPool& pool, const std::string& problem) : pool_(pool), problem_(problem) {
   std::unique_lock lock(pool_.mu_);
-  pool_.account_locked(std::chrono::steady_clock::now());
-  ++pool_.waiting_;
-  pool_.free_.wait(lock, [&] {
-    bool found = false;
-    for (size_t i = 0; i < pool_.workers_.size(); ++i) {
-      const auto& w = *pool_.workers_[i];
-      if (!w.busy && (!found || w.changed_at < pool_.workers_[index_]->changed_at)) {
-        index_ = i;
-        found = true;
-      }
-    }
-    return found;
-  });
   const auto now = std::chrono::steady_clock::now();
   pool_.account_locked(now);
-  --pool_.waiting_;
-  Worker& w = *pool_.workers_[index_];
-  w.busy = true;
-  w.changed_at = now;
+  Waiter me{problem_, std::nullopt, 0};
+  pool_.queue_.push_back(&me);
+  pool_.assign_locked(now);
+  pool_.assigned_.wait(lock, [&] { return me.worker.has_value(); });
+  index_ = *me.worker;
 }
 
 EvaluationPool::Lease::~Lease() {
-  {
-    std::lock_guard lock(pool_.mu_);
-    const auto now = std::chrono::steady_clock::now();
-    pool_.account_locked(now);
-    Worker& w = *pool_.workers_[index_];
-    w.busy = false;
-    w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
-    w.changed_at = now;
-  }
-  pool_.free_.notify_one();
+  std::lock_guard lock(pool_.mu_);
+  const auto now = std::chrono::steady_clock::now();
+  pool_.account_locked(now);
+  Worker& w = *pool_.workers_[index_];
+  w.busy = false;
+  w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
+  w.changed_at = now;
+  if (!problem_.empty()) w.problems.insert(problem_);
+  pool_.assign_locked(now);
 }
 
 WorkerClient& EvaluationPool::Lease::client() { return pool_.workers_[index_]->client; }

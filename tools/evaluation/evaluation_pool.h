@@ -84,11 +84,16 @@ class EvaluationPool {
   CompileInfo compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
                       const std::string& arch);
 
-  // A free worker, held for one request (waits until one is free). Of several free workers
-  // the one free longest, so that work spreads over every GPU.
+  // A worker held for one request about `problem` (waits until one is handed over). Requests
+  // are served in order of arrival, with one exception: a worker that frees up goes first to a
+  // waiting request whose problem it already holds (loaded, reference run), since another
+  // worker would load it again (seconds per KernelBench problem). A request passed over that
+  // way kMaxPassedOver times is served next. Without such a match, the worker free longest
+  // takes the oldest request, so that work spreads over every GPU; no worker stays free while
+  // a request waits.
   class Lease {
    public:
-    explicit Lease(EvaluationPool& pool);
+    explicit Lease(EvaluationPool& pool, const std::string& problem = {});
     ~Lease();
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;
@@ -98,6 +103,7 @@ class EvaluationPool {
 
    private:
     EvaluationPool& pool_;
+    std::string problem_;
     size_t index_ = 0;
   };
 
@@ -107,8 +113,11 @@ class EvaluationPool {
 
   PoolCounters counters() const;
 
+  static constexpr int kMaxPassedOver = 4;
+
  private:
   struct Worker;
+  struct Waiter;
   EvaluationSettings settings_;
   std::string cache_;
   std::vector<std::unique_ptr<Worker>> workers_;
@@ -119,9 +128,11 @@ class EvaluationPool {
   std::shared_future<std::optional<WorkerError>> started_;  // hello (+ prepare) of every worker
   // Charges the time since the last change to the free workers while a request waits.
   void account_locked(std::chrono::steady_clock::time_point now);
+  // Hands free workers to waiting requests (the rule above Lease).
+  void assign_locked(std::chrono::steady_clock::time_point now);
   mutable std::mutex mu_;
-  std::condition_variable free_;
-  int waiting_ = 0;                       // requests blocked in Lease's constructor
+  std::condition_variable assigned_;
+  std::vector<Waiter*> queue_;            // requests blocked in Lease's constructor, oldest first
   std::chrono::steady_clock::time_point last_change_ = std::chrono::steady_clock::now();
   DeviceInfo device_;
   bool device_known_ = false;

@@ -43,7 +43,7 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   } else {
     const auto workers = pool_->started();
     if (const auto* err = std::get_if<WorkerError>(&workers)) return problem_error(*err);
-    EvaluationPool::Lease lease(*pool_);
+    EvaluationPool::Lease lease(*pool_, problem_);
     spec_or = lease.client().load_problem(problem);
   }
   if (auto* err = std::get_if<WorkerError>(&spec_or)) return problem_error(*err);
@@ -64,7 +64,7 @@ DeviceInfo EvaluationSession::device() {
 
 std::optional<Timing> EvaluationSession::baselines() {
   if (!device().available) return std::nullopt;
-  EvaluationPool::Lease lease(*pool_);
+  EvaluationPool::Lease lease(*pool_, problem_);
   return lease.client().baselines(problem_, pool_->settings().options);
 }
 
@@ -145,7 +145,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   }
   EvalResult got;
   {
-    EvaluationPool::Lease lease(*pool_);
+    EvaluationPool::Lease lease(*pool_, problem_);
     const auto start = std::chrono::steady_clock::now();
     got = lease.client().evaluate(problem_, cand, pool_->settings().options);
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -78,6 +79,25 @@ ScratchDir prepare_scratch(const std::string& requested) {
   if (!std::getenv("USER")) s.environment.emplace_back("USER", "kagent-sandbox");
   if (!std::getenv("LOGNAME")) s.environment.emplace_back("LOGNAME", "kagent-sandbox");
   return s;
+}
+
+bool searchable_by_others(const std::string& dir) {
+  if (dir.empty() || dir[0] != '/') return false;
+  // Each prefix ending before a '/' (the root first), then the folder itself.
+  for (size_t end = 1; end != std::string::npos; end = dir.find('/', end + 1)) {
+    const std::string prefix = end == 1 ? std::string("/") : dir.substr(0, end);
+    struct stat st {};
+    if (::stat(prefix.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH)) return false;
+  }
+  struct stat st {};
+  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH);
+}
+
+std::string default_scratch_parent(const std::string& tmpdir) {
+  if (searchable_by_others(tmpdir)) return tmpdir;
+  for (const char* shared : {"/tmp", "/var/tmp"})
+    if (searchable_by_others(shared) && ::access(shared, W_OK) == 0) return shared;
+  return tmpdir;
 }
 
 void export_environment(const ScratchDir& scratch) {

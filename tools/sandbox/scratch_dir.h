@@ -23,6 +23,16 @@ ScratchDir prepare_scratch(const std::string& requested);
 // setenv() for every variable: call before the interpreter starts, which copies the environment.
 void export_environment(const ScratchDir& scratch);
 
+// Whether a process of another uid reaches `dir` by its path with no capability: every folder
+// on the way searchable by others. The sandbox's uid keeps CAP_DAC_READ_SEARCH, but access(2)
+// drops capabilities, and gcc (which Triton runs to build its launcher) tests TMPDIR with it:
+// under a private folder it falls back to /tmp, outside the scratch folder.
+bool searchable_by_others(const std::string& dir);
+
+// Where a worker's scratch folder goes when none is configured: `tmpdir` ($TMPDIR) when the
+// sandbox's uid can reach it so, else the first of /tmp and /var/tmp that it can, else `tmpdir`.
+std::string default_scratch_parent(const std::string& tmpdir);
+
 // rm -rf that removes symlinks instead of following them and stays on one filesystem.
 void remove_tree(const std::string& root);
 

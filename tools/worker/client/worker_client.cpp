@@ -14,6 +14,7 @@
 #include "build_info.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/process_table.h"
+#include "sandbox/scratch_dir.h"
 #include "sandbox/violation_verdict.h"
 #include "common/sha256.h"
 #include "worker/protocol/baseline_cache.h"
@@ -105,7 +106,8 @@ std::optional<WorkerError> WorkerClient::start_once() {
   sandbox::SandboxPolicy policy = *policy_;
   if (policy.enabled) {
     // A fresh scratch folder per worker process: nothing a candidate left there survives it.
-    fs::path parent = policy.scratch.empty() ? fs::temp_directory_path() : fs::path(policy.scratch);
+    fs::path parent = policy.scratch.empty() ? fs::path(sandbox::default_scratch_parent(fs::temp_directory_path().string()))
+                                             : fs::path(policy.scratch);
     std::error_code ec;
     fs::create_directories(parent, ec);
     std::string pattern = (parent / "kagent-worker-XXXXXX").string();
