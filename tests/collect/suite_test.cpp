@@ -5,13 +5,14 @@
 #include <set>
 
 #include "collect/suite.h"
+#include "kernelbench_dir.h"
 #include "temp_dir.h"
 
 using namespace kagent::collect;
 using kagent::testing::TempDir;
 
 namespace {
-const std::string kKernelBench = KAGENT_KERNELBENCH_DIR;
+const std::string kKernelBench = kagent::testing::kernelbench_dir();
 const std::string kProblem = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
 }  // namespace
 

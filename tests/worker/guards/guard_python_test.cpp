@@ -8,10 +8,10 @@
 #include <map>
 
 #include "build_info.h"
+#include "kernelbench_dir.h"
 #include "temp_dir.h"
 #include "worker/guards/guard_precision.h"
 #include "worker/guards/guard_python.h"
-#include "temp_dir.h"
 #include "worker/service/problem_session.h"
 #include "doctest_torch.h"  // last: doctest's CHECK over c10's
 
@@ -222,7 +222,7 @@ TEST_CASE("extra input sets: a problem's own get_extra_inputs(), else derived si
 }
 
 TEST_CASE("derived sizes on KernelBench problems leave what the model is built from alone") {
-  const fs::path kb = KAGENT_KERNELBENCH_DIR;
+  const fs::path kb = kagent::testing::kernelbench_dir();
   if (!fs::exists(kb)) {
     MESSAGE("SKIPPED: KernelBench problems not found at " << kb.string());
     return;
