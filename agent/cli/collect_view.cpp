@@ -65,7 +65,7 @@ std::string CollectView::status_locked() const {
       "{:.0f} tok/s | {} elapsed, {} left",
       samples_before_ + samples_done_, samples_, in_flight, samples_stopped_, problems_done_, problems_, problems_failed_,
       evals, per_gpu_minute, elapsed > 0 ? static_cast<double>(completion_tokens_) / elapsed : 0.0, duration(elapsed),
-      left <= 0 ? std::string("0s") : rate > 0 ? "~" + duration(left / rate) : std::string("-"));
+      left <= 0 ? std::string("0s") : rate > 0 ? fmt::format("~{}", duration(left / rate)) : std::string("-"));
 }
 
 void CollectView::draw_locked() {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/errors.h"
+#include "cli/llm_flags.h"
 #include "llm/cancel.h"
 #include "llm/llm_client.h"
 #include "llm/llm_config.h"

@@ -1,7 +1,7 @@
 #include "cli/solve_settings.h"
 
 #include "cli/flag_checks.h"
-
+#include "cli/llm_flags.h"
 #include "common/json_optional.h"
 
 namespace kagent::cli {

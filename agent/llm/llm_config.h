@@ -1,14 +1,15 @@
 // LLM configuration shared by every command that talks to a model (`kagent llm`,
-// `kagent solve`, ...): the settings struct, the CLI flags that set it, and the resolver
-// that layers flags > environment > config file > defaults.
+// `kagent solve`, ...): the settings struct, the values of the command-line flags
+// (cli/llm_flags.h registers them), and the resolver that layers flags > environment >
+// config file > defaults.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "llm/http_transport.h"
@@ -34,17 +35,16 @@ struct LlmConfig {
   std::string replay_file() const { return is_replay() ? provider.substr(7) : std::string(); }
 };
 
-// Values given on the command line; unset ones fall through to env, file, defaults.
+// The reasoning efforts a request may ask for.
+inline constexpr std::array<std::string_view, 3> kReasoningEfforts = {"low", "medium", "high"};
+
+// Values given on the command line (cli/llm_flags.h); unset ones fall through to env, file, defaults.
 struct LlmFlags {
   std::optional<std::string> config, provider, base_url, api_key, model, reasoning_effort;
   std::optional<double> temperature, top_p, connect_timeout_s, read_timeout_s, total_timeout_s, initial_backoff_s;
   std::optional<int> max_tokens, top_logprobs, max_attempts, max_in_flight;
   std::optional<bool> stream, logprobs, return_token_ids;
 };
-
-// Registers --provider, --model, --base-url, --api-key, --config, sampling, timeout and retry
-// flags on `app` (a subcommand), writing into `flags`, which must outlive parsing.
-void add_llm_flags(CLI::App& app, LlmFlags& flags);
 
 // Reads an environment variable; nullopt when unset or empty. Injectable for tests.
 using EnvLookup = std::function<std::optional<std::string>(const std::string&)>;

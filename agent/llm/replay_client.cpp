@@ -66,7 +66,8 @@ ChatResponse ReplayClient::play(const json& tag, RetryStream& stream) {
                               ? fmt::format(" for sample {} turn {}", tag.value("sample", 0), tag.value("turn", 0) + 1)
                               : "";
       if (tag.is_object() && tag.contains("problem") && tag["problem"].is_string())
-        which = fmt::format(" for problem {}{}", tag["problem"].get<std::string>(), which.empty() ? "" : "," + which.substr(4));
+        which = fmt::format(" for problem {}{}{}", tag["problem"].get<std::string>(), which.empty() ? "" : ",",
+                            which.empty() ? std::string() : which.substr(4));
       throw TerminalError(ErrorKind::Exhausted, fmt::format("replay file {} has no more answers{} (it holds {})",
                                                             cfg_.replay_file(), which, entries_.size()));
     }

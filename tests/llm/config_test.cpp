@@ -1,6 +1,7 @@
 // Configuration layering: flags > env > file > defaults, the key rules, and the CLI flags.
 #include <doctest/doctest.h>
 
+#include "cli/llm_flags.h"
 #include "llm/llm_client.h"
 #include "llm/llm_config.h"
 #include "llm/llm_error.h"
@@ -14,7 +15,7 @@ namespace {
 LlmFlags parse(std::vector<std::string> args) {
   LlmFlags f;
   CLI::App app;
-  add_llm_flags(app, f);
+  kagent::cli::add_llm_flags(app, f);
   std::vector<std::string> rev(args.rbegin(), args.rend());
   app.parse(rev);  // CLI11 takes the vector reversed
   return f;

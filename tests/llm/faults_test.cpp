@@ -6,6 +6,8 @@
 #include <csignal>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "llm/request_pool.h"
 #include "llm_server_util.h"
 
@@ -202,7 +204,7 @@ TEST_CASE("a total timeout bounds a stream that trickles") {
 
 TEST_CASE("refused connections are retried, then reported as unreachable") {
   LlmConfig cfg;
-  cfg.base_url = "http://127.0.0.1:" + std::to_string(closed_port());
+  cfg.base_url = fmt::format("http://127.0.0.1:{}", closed_port());
   cfg.model = "m";
   cfg.retry.max_attempts = 3;
   cfg.retry.initial_backoff_s = 0.01;
