@@ -6,7 +6,9 @@
 # must be `rejected` / `no_kernel`: no kernel of the answer's own runs.
 #   bash scripts/refwrap_check.sh KAGENT          (KernelBench from $KAGENT_KERNELBENCH_DIR)
 set -uo pipefail
-KAGENT=$(realpath "${1:?usage: refwrap_check.sh KAGENT}")
+# ${1:?} outside $(...): inside, it would end only the subshell and the script would go on.
+KAGENT=${1:?usage: refwrap_check.sh KAGENT}
+KAGENT=$(realpath "$KAGENT")
 KB=${KAGENT_KERNELBENCH_DIR:?set KAGENT_KERNELBENCH_DIR to the KernelBench problems}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

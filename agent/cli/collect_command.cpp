@@ -240,6 +240,8 @@ int run_collect(CollectArgs a) {
   int failed_samples = 0;
   for (const auto& [key, line] : index.samples) failed_samples += line.value("status", "") == "failed" ? 1 : 0;
   const double minutes = out.wall_seconds / 60.0;
+  const double per_gpu_minute = minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0;
+  auto busy_ratio = [&](const WorkerCounters& w) { return out.wall_seconds > 0 ? w.held_seconds / out.wall_seconds : 0.0; };
   // Per worker (per GPU): its evaluations, the time it was held, and the time it sat free while
   // a request waited for a worker (0 when the GPUs are fed).
   json per_gpu = json::array();
@@ -248,7 +250,7 @@ int run_collect(CollectArgs a) {
                        {"evaluations", w.evaluations},
                        {"eval_seconds", w.eval_seconds},
                        {"busy_seconds", w.held_seconds},
-                       {"busy_ratio", out.wall_seconds > 0 ? w.held_seconds / out.wall_seconds : 0.0},
+                       {"busy_ratio", busy_ratio(w)},
                        {"idle_while_queued_seconds", w.idle_while_queued_seconds}});
   store->write_file(collect::kSummaryFile,
                     json({{"problems", problems.size()},
@@ -261,7 +263,7 @@ int run_collect(CollectArgs a) {
                           {"compiles", counters.compiles},
                           {"gpus", device.available ? workers_n : 0},
                           {"wall_seconds", out.wall_seconds},
-                          {"evals_per_gpu_minute", minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0},
+                          {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},
                           {"updated_at", traj::now_iso8601()}})
                             .dump(2) +
@@ -271,14 +273,12 @@ int run_collect(CollectArgs a) {
     std::cout << fmt::format("done      {}/{} samples of {} problem(s) that run ({} cannot), {} evaluations in {:.1f} s ({:.1f} per GPU-minute)\n",
                              index.samples.size(), (problems.size() - index.problem_errors.size()) * static_cast<size_t>(a.run.samples),
                              problems.size() - index.problem_errors.size(), index.problem_errors.size(),
-                             counters.evaluations, out.wall_seconds,
-                             minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0);
-    if (per_gpu.size() > 1)
-      for (const auto& g : per_gpu)
+                             counters.evaluations, out.wall_seconds, per_gpu_minute);
+    if (counters.workers.size() > 1)
+      for (const auto& w : counters.workers)
         std::cout << fmt::format("gpu {:<5} {} evaluations, busy {:.1f} s of {:.1f} s ({:.0f}%), idle while work was queued {:.2f} s\n",
-                                 g["gpu"].get<int>() < 0 ? std::string("-") : std::to_string(g["gpu"].get<int>()),
-                                 g["evaluations"].get<int64_t>(), g["busy_seconds"].get<double>(), out.wall_seconds,
-                                 100.0 * g["busy_ratio"].get<double>(), g["idle_while_queued_seconds"].get<double>());
+                                 w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.held_seconds,
+                                 out.wall_seconds, 100.0 * busy_ratio(w), w.idle_while_queued_seconds);
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -19,7 +19,9 @@
 # on the default GPU; e.g. 0,1 for two).
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-KAGENT=$(realpath "${1:?usage: gpu_collect.sh KAGENT}")
+# ${1:?} outside $(...): inside, it would end only the subshell and the script would go on.
+KAGENT=${1:?usage: gpu_collect.sh KAGENT}
+KAGENT=$(realpath "$KAGENT")
 SAMPLES=${SAMPLES:-1}
 . bench/collect/gpu_env.sh
 gpu_flags=()
@@ -55,6 +57,8 @@ sed -n '/^ *level [0-9a]/,$p' "$D/collect.log"
 echo "== summary"
 "$PY" - "$D" "$OUT/collect_gpu.md" "$SAMPLES" "$(( $(date +%s) - T0 ))" <<'PY'
 import collections, glob, json, os, sys
+sys.path.insert(0, "bench/collect")
+from collection_turns import trajectories
 d, out_md, samples, total_s = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 col = os.path.join(d, "collection")
 kernels = {os.path.basename(p)[:-3] for p in glob.glob("bench/collect/kernels/*.py")}
@@ -77,19 +81,14 @@ else:
 verdicts = collections.defaultdict(collections.Counter)
 expected_kernel_correct = 0
 n_traj = 0
-for tf in glob.glob(os.path.join(col, "problems", "*", "trajectories.jsonl")):
-    name = os.path.basename(os.path.dirname(tf))
-    for line in open(tf):
-        if not line.strip():
-            continue
-        tr = json.loads(line)
-        n_traj += 1
-        for i, turn in enumerate(tr.get("turns", [])):
-            ev = turn.get("eval") or {}
-            v = ev.get("status") or turn.get("outcome") or "?"
-            reason = ev.get("reason") or ""
-            kind = "kernel" if (i == 1 and name in kernels) else ("reference" if i == 0 else "shifted")
-            verdicts[(i + 1, kind)][v + (f" ({reason})" if reason else "")] += 1
+for name, tr in trajectories(col):
+    n_traj += 1
+    for i, turn in enumerate(tr.get("turns", [])):
+        ev = turn.get("eval") or {}
+        v = ev.get("status") or turn.get("outcome") or "?"
+        reason = ev.get("reason") or ""
+        kind = "kernel" if (i == 1 and name in kernels) else ("reference" if i == 0 else "shifted")
+        verdicts[(i + 1, kind)][v + (f" ({reason})" if reason else "")] += 1
 lines += ["", "| turn | answer | problems x samples | verdicts |", "|---|---|---|---|"]
 for (turn, kind), c in sorted(verdicts.items()):
     lines.append(f"| {turn} | {kind} | {sum(c.values())} | " + ", ".join(f"{k} {v}" for k, v in c.most_common()) + " |")

@@ -18,7 +18,9 @@
 # the logs. KAGENT_KERNELBENCH_DIR as in gpu_collect.sh.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-KAGENT=$(realpath "${1:?usage: gpu_collect_2gpu.sh KAGENT}")
+# ${1:?} outside $(...): inside, it would end only the subshell and the script would go on.
+KAGENT=${1:?usage: gpu_collect_2gpu.sh KAGENT}
+KAGENT=$(realpath "$KAGENT")
 . bench/collect/gpu_env.sh
 D=$OUT/collect-2gpu
 rm -rf "$D"
@@ -52,6 +54,8 @@ done
 echo "== summary"
 "$PY" - "$D" "$OUT/collect_2gpu.md" "$(( $(date +%s) - T0 ))" <<'PY'
 import collections, glob, json, os, statistics, sys
+sys.path.insert(0, "bench/collect")
+from collection_turns import trajectories
 d, out_md, total_s = sys.argv[1], sys.argv[2], int(sys.argv[3])
 lines = ["# kagent collect on two GPUs (bench/collect/gpu_collect_2gpu.sh)", "",
          "GPUs: " + open(os.path.join(d, "gpu.txt")).read().strip().replace("\n", "; "), ""]
@@ -63,13 +67,9 @@ def load(run):
     except (OSError, ValueError):
         return None, {}, {}
     turns = {}  # (problem, sample, turn) -> eval
-    for tf in glob.glob(os.path.join(col, "problems", "*", "trajectories.jsonl")):
-        name = os.path.basename(os.path.dirname(tf))
-        for line in open(tf):
-            if line.strip():
-                traj = json.loads(line)
-                for i, t in enumerate(traj.get("turns", [])):
-                    turns[(name, traj.get("sample", 0), i + 1)] = t.get("eval") or {}
+    for name, traj in trajectories(col):
+        for i, t in enumerate(traj.get("turns", [])):
+            turns[(name, traj.get("sample", 0), i + 1)] = t.get("eval") or {}
     try:
         rechecks = {r["problem"]: r.get("recheck_eager_ms") for r in json.load(open(os.path.join(col, "baselines.json")))["rows"]}
     except (OSError, ValueError, KeyError):

@@ -15,7 +15,9 @@
 # from .carry/python when the machine lacks it (scripts/prepare_carry.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-KAGENT=$(realpath "${1:?usage: gpu_level3.sh KAGENT kernelbench|native}")
+# ${1:?} outside $(...): inside, it would end only the subshell and the script would go on.
+KAGENT=${1:?usage: gpu_level3.sh KAGENT kernelbench|native}
+KAGENT=$(realpath "$KAGENT")
 PART=${2:?usage: gpu_level3.sh KAGENT kernelbench|native}
 OUT=${OUT:-./gpu-out}
 mkdir -p "$OUT"

@@ -5,7 +5,9 @@
 # KernelBench from KAGENT_KERNELBENCH_DIR, else .carry/kernelbench-problems, else ../shared/kernelbench.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-KAGENT=$(realpath "${1:?usage: sweep.sh KAGENT}")
+# ${1:?} outside $(...): inside, it would end only the subshell and the script would go on.
+KAGENT=${1:?usage: sweep.sh KAGENT}
+KAGENT=$(realpath "$KAGENT")
 OUT=${OUT:-./gpu-out}
 KB=${KAGENT_KERNELBENCH_DIR:-}
 [ -z "$KB" ] && { [ -d .carry/kernelbench-problems ] && KB=.carry/kernelbench-problems || KB=../shared/kernelbench; }

@@ -133,6 +133,12 @@ int main(int argc, char** argv) {
   std::string first_error;
   struct Episode { std::string id; std::vector<json> responses; };
   std::vector<Episode> episodes;
+  // Counts an error and keeps the first one's text (status and body, or why no reply came).
+  auto fail = [&](const httplib::Result& r) {
+    ++errors;
+    std::lock_guard lock(mu);
+    if (first_error.empty()) first_error = r ? fmt::format("{} {}", r->status, r->body) : httplib::to_string(r.error());
+  };
   const auto start = std::chrono::steady_clock::now();
   auto run_client = [&](int k) {
     auto c = server.client(token);
@@ -144,9 +150,7 @@ int main(int argc, char** argv) {
       auto r = c->Post("/v1/episodes", json{{"task_id", task.id}, {"format", task.format}, {"max_turns", turns}}.dump(),
                        "application/json");
       if (!r || r->status != 200) {  // the server refuses: say why once, and stop this client
-        ++errors;
-        std::lock_guard lock(mu);
-        if (first_error.empty()) first_error = r ? fmt::format("{} {}", r->status, r->body) : httplib::to_string(r.error());
+        fail(r);
         break;
       }
       Episode ep{body_of(r)["episode_id"], {}};
@@ -159,9 +163,7 @@ int main(int argc, char** argv) {
         mine.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         const json b = body_of(s);
         if (!s || s->status != 200 || b["episode_id"] != ep.id || b["metadata"]["turn"] != t) {
-          ++errors;
-          std::lock_guard lock(mu);
-          if (first_error.empty()) first_error = s ? fmt::format("{} {}", s->status, s->body) : httplib::to_string(s.error());
+          fail(s);
           break;
         }
         ep.responses.push_back(b);

@@ -93,7 +93,7 @@ class EvaluationPool {
   // a request waits.
   class Lease {
    public:
-    explicit Lease(EvaluationPool& pool, const std::string& problem = {});
+    Lease(EvaluationPool& pool, const std::string& problem);
     ~Lease();
     Lease(const Lease&) = delete;
     Lease& operator=(const Lease&) = delete;

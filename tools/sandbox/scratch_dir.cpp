@@ -83,14 +83,14 @@ ScratchDir prepare_scratch(const std::string& requested) {
 
 bool searchable_by_others(const std::string& dir) {
   if (dir.empty() || dir[0] != '/') return false;
-  // Each prefix ending before a '/' (the root first), then the folder itself.
-  for (size_t end = 1; end != std::string::npos; end = dir.find('/', end + 1)) {
-    const std::string prefix = end == 1 ? std::string("/") : dir.substr(0, end);
+  auto searchable = [](const std::string& p) {
     struct stat st {};
-    if (::stat(prefix.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || !(st.st_mode & S_IXOTH)) return false;
-  }
-  struct stat st {};
-  return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH);
+    return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & S_IXOTH);
+  };
+  // The root, each folder on the way, then the folder itself.
+  for (size_t end = 1; end != std::string::npos; end = dir.find('/', end + 1))
+    if (!searchable(end == 1 ? std::string("/") : dir.substr(0, end))) return false;
+  return searchable(dir);
 }
 
 std::string default_scratch_parent(const std::string& tmpdir) {
