@@ -35,6 +35,14 @@
 #              taken for the answer's own: each rejected / no_kernel (~2 min)
 #   baselines  two evaluations at once (shared-GPU warning, nothing cached), a doctored
 #              cached baseline caught and replaced (~1 min)
+#   construction  answers that draw their weights on the CPU judged correct (KernelBench's
+#              construction), and the construction before shown to fail them (~1 min)
+#   evalcli    `kagent eval` once for each exit status that needs a GPU, both policies (~2 min)
+#   warm       where a warm evaluation's time goes on the shipped examples (scripts/warm_eval_phases.sh; ~1 min)
+#   fidelity-start / fidelity-kagent / fidelity-finish  bench/fidelity/run.sh's phases: KernelBench's
+#              harness over the 149 real answers in the background (needs .carry/kernelbench and
+#              .carry/realworld), kagent collect over them and the kits, the report
+#              (~1 min / ~5 min / until the harness is done); fidelity: all three in one call
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
@@ -103,6 +111,8 @@ for suite in "${suites[@]}"; do
   sandbox) targets+=(kagent_sandbox_suite_tests) ;;
   timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
   baselines) targets+=(kagent_baselines_gpu_tests) ;;
+  construction) targets+=(kagent_construction_gpu_tests) ;;
+  evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
   esac
 done
@@ -168,6 +178,14 @@ for suite in "${suites[@]}"; do
       bash scripts/roofline_check.sh $B ;;
   refwrap) run_suite refwrap 240 "^ok|^FAIL|reference wrappers" bash scripts/refwrap_check.sh $B/kagent ;;
   baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
+  construction) run_suite construction 240 "Construction:|old construction|^kb_|FAILED|ERROR" \
+      $B/tests/gpu/kagent_construction_gpu_tests ;;
+  evalcli) run_suite evalcli 300 "test cases|FAILED|ERROR" $B/tests/gpu/kagent_eval_cli_gpu_tests ;;
+  warm) run_suite warm 200 "^warm " bash scripts/warm_eval_phases.sh $B/kagent ;;
+  fidelity-start | fidelity-kagent | fidelity-finish | fidelity)
+    phases=${suite#fidelity-}; [ "$suite" = fidelity ] && phases="start kagent finish"
+    run_suite "$suite" 560 "^fidelity:|^Fidelity:|^KernelBench harness:|undiagnosed|still running" env OUT="$OUT" \
+      bash bench/fidelity/run.sh $B/kagent $phases ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac
 done

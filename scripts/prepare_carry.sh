@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Gathers what the GPU machine lacks into .carry/ (git-ignored; device runs carry it):
 # OpenSSL's headers in .carry/include, the KernelBench problems (../shared/kernelbench,
-# which does not travel) in .carry/kernelbench-problems, einops in .carry/python (put it on
+# which does not travel) in .carry/kernelbench-problems, the real model answers (../shared/realworld)
+# in .carry/realworld, einops in .carry/python (put it on
 # PYTHONPATH there), cpp-httplib in .carry/httplib, and KernelBench's own harness (its eval.py,
 # for bench/eval) in .carry/kernelbench. Run here, before a GPU check.
 # KernelBench's source: $KERNELBENCH_REPO (a clone or a bare git dir), else cloned from GitHub.
@@ -28,6 +29,11 @@ rm -rf "$hdir"
 if [ -d ../shared/kernelbench ]; then
   rm -rf .carry/kernelbench-problems
   cp -r ../shared/kernelbench .carry/kernelbench-problems
+fi
+# The real model answers (bench/fidelity, bench/realworld), which do not travel either.
+if [ -d ../shared/realworld ]; then
+  rm -rf .carry/realworld
+  cp -r ../shared/realworld .carry/realworld
 fi
 kb_repo=${KERNELBENCH_REPO:-}
 if [ -z "$kb_repo" ]; then

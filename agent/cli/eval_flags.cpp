@@ -14,6 +14,14 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
       ->check(number_from(0));
   app.add_option("--rtol", f.rtol, "relative tolerance for every floating dtype (default per dtype)")
       ->check(number_from(0));
+  app.add_option("--tolerance", f.tolerance,
+                 "tolerance preset: kernelbench-v0.1 (fp32 1e-2, as every published KernelBench number; default) | "
+                 "kernelbench-2025 (fp32 1e-4, fp16/bf16 1e-2)")
+      ->check(one_of(tolerance_preset_names()));
+  app.add_option("--policy", f.policy,
+                 "whose rules decide the verdict: kernelbench (library and torch ops allowed, bypasses rejected) | "
+                 "strict (the work must be the candidate's own kernels); both verdicts are recorded")
+      ->check(one_of(policy_names()));
   app.add_flag("--no-timing", f.no_timing, "check correctness only");
   app.add_flag("--no-profile", f.no_profile, "skip the CUPTI profile of a correct candidate");
   app.add_flag("--no-baselines", f.no_baselines, "do not time eager or torch.compile");
@@ -32,7 +40,7 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
   app.add_flag("--no-compile-cache", f.no_compile_cache, "compile even when a cached build exists");
 }
 
-EvaluationSettings evaluation_settings(const EvalFlags& f) {
+EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy) {
   EvaluationSettings s;
   s.cache_dir = f.cache_dir.empty() ? cache_root() : f.cache_dir;
   s.arch = f.arch;
@@ -42,7 +50,8 @@ EvaluationSettings evaluation_settings(const EvalFlags& f) {
   EvalOptions& o = s.options;
   o.trials = f.trials;
   o.seed = f.seed;
-  o.tolerance = {f.atol, f.rtol};
+  o.tolerance = {f.atol, f.rtol, f.tolerance};
+  o.policy = f.policy ? policy_from_string(*f.policy) : default_policy;
   o.measure = !f.no_timing;
   o.eager_baseline = !f.no_baselines;
   o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
@@ -62,7 +71,9 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
        {"no_compile_baseline", f.no_compile_baseline},
        {"no_compile_cache", f.no_compile_cache},
        {"timeout", f.timeout_s},
-       {"gpus", f.gpus}};
+       {"gpus", f.gpus},
+       {"tolerance", f.tolerance}};
+  put_optional(j, "policy", f.policy);
   put_optional(j, "atol", f.atol);
   put_optional(j, "rtol", f.rtol);
 }
@@ -74,6 +85,8 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.seed = get_or(j, "seed", f.seed);
   get_optional(j, "atol", f.atol);
   get_optional(j, "rtol", f.rtol);
+  f.tolerance = get_or<std::string>(j, "tolerance", f.tolerance);
+  get_optional(j, "policy", f.policy);
   f.no_timing = get_or(j, "no_timing", f.no_timing);
   f.no_profile = get_or(j, "no_profile", f.no_profile);
   f.no_baselines = get_or(j, "no_baselines", f.no_baselines);

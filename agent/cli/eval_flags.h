@@ -10,7 +10,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "checker/tolerance_config.h"
 #include "evaluation/evaluation_session.h"
+#include "result/policy.h"
 
 namespace kagent::cli {
 
@@ -19,6 +21,8 @@ struct EvalFlags {
   int trials = 5;
   int64_t seed = 42;
   std::optional<double> atol, rtol;
+  std::string tolerance = kToleranceV01;  // tolerance preset (checker/tolerance_config.h)
+  std::optional<std::string> policy;      // kernelbench | strict; absent: the command's default
   bool no_timing = false, no_profile = false, no_baselines = false, no_compile_baseline = false,
        no_compile_cache = false;
   double timeout_s = 180;
@@ -29,8 +33,9 @@ struct EvalFlags {
 // flag there) instead of --gpu INDEX (eval).
 void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
 
-// The settings the evaluation engine runs with (cache folder defaulted, options filled).
-EvaluationSettings evaluation_settings(const EvalFlags& flags);
+// The settings the evaluation engine runs with (cache folder defaulted, options filled; the
+// policy `default_policy` where --policy was not given).
+EvaluationSettings evaluation_settings(const EvalFlags& flags, Policy default_policy = Policy::KernelBench);
 
 // A run folder records them, so that --resume evaluates the same way.
 void to_json(nlohmann::json& j, const EvalFlags& f);

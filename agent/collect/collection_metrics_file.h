@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,7 +16,9 @@
 namespace kagent::collect {
 
 struct CollectionOutcomes {
-  std::vector<metrics::SampleOutcomeRow> rows;
+  std::vector<metrics::SampleOutcomeRow> rows;  // under the collection's policy
+  std::string policy;                           // the collection's: its --policy (strict for collections before policies)
+  std::map<std::string, std::vector<metrics::SampleOutcomeRow>> rows_by_policy;  // every policy's
   std::vector<std::string> problem_error_levels;
   int samples_per_problem = 1;
   int turns = 1;
@@ -25,7 +28,11 @@ struct CollectionOutcomes {
 // Throws NotACollection.
 CollectionOutcomes read_collection_outcomes(const std::filesystem::path& dir);
 
-// metrics.json's content (metrics/collection_metrics.h).
+// The policy a collection's verdicts were given under, from its manifest's config.
+std::string collection_policy(const nlohmann::json& config);
+
+// metrics.json's content (metrics/collection_metrics.h): the collection's policy's metrics, its
+// name as "policy", and every policy's groups under "policies".
 nlohmann::json collection_metrics(const std::filesystem::path& dir, const std::string& computed_by);
 
 // Writes metrics.json and metrics.csv into the collection; returns the metrics.

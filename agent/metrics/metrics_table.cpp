@@ -84,6 +84,21 @@ std::string render_metrics_table(const json& m) {
     const json& v = get(g, {"cost", "gpu_seconds_per_problem"});
     return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("-");
   });
+  // Every policy's headline numbers, the table's own (m["policy"]) among them, same columns.
+  const json policies = m.value("policies", json::object());
+  if (policies.is_object() && !policies.empty()) {
+    out += fmt::format("by policy (the table above: {})\n", m.value("policy", std::string("?")));
+    for (auto it = policies.begin(); it != policies.end(); ++it) {
+      auto level_group = [&](const json& g) {
+        for (const auto& pg : it.value())
+          if (pg.value("level", "") == g.value("level", "")) return pg;
+        return json();
+      };
+      row("  " + it.key() + " correct", [&](const json& g) { return percent(get(level_group(g), {"correct_rate"})); });
+      row("  " + it.key() + " fast_1", [&](const json& g) { return percent(get(level_group(g), {"fast_p", "eager", "1.0"})); });
+      row("  " + it.key() + " geomean", [&](const json& g) { return times(get(level_group(g), {"geomean_speedup", "eager"})); });
+    }
+  }
   return out;
 }
 
@@ -91,7 +106,14 @@ std::string metrics_csv(const json& m) {
   const json groups = m.value("groups", json::array());
   const std::vector<std::string> ks = keys_of(groups, "pass_at_k");
   const int turns = m.value("turns", 0);
-  std::string out = "level,baseline,problems,samples,correct_rate";
+  // One block of rows per policy; metrics.json without "policies" (older) has one, its own.
+  std::vector<std::pair<std::string, json>> blocks;
+  const json policies = m.value("policies", json::object());
+  if (policies.is_object() && !policies.empty())
+    for (auto it = policies.begin(); it != policies.end(); ++it) blocks.emplace_back(it.key(), it.value());
+  else
+    blocks.emplace_back(m.value("policy", std::string()), groups);
+  std::string out = "policy,level,baseline,problems,samples,correct_rate";
   for (const auto& p : kFastP) out += fmt::format(",fast_{}", p);
   out += ",geomean_speedup";
   for (const auto& k : ks) out += fmt::format(",pass@{}", k);
@@ -102,8 +124,11 @@ std::string metrics_csv(const json& m) {
     out += ',';
     out += csv_number(v);
   };
-  for (const auto& g : groups)
+  for (const auto& [policy, block] : blocks)
+  for (const auto& g : block)
     for (const auto& [key, label] : kBaselines) {
+      out += policy;
+      out += ',';
       out += g.value("level", "");
       out += ',';
       out += key;

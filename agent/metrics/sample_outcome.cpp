@@ -12,12 +12,12 @@ double gpu_seconds_of(const traj::Trajectory& t) {
 }
 
 SampleOutcomeRow outcome_row(const std::string& problem, const std::string& level, const traj::Trajectory& t,
-                             const std::optional<double>& gpu_seconds) {
+                             const std::optional<double>& gpu_seconds, std::optional<Policy> policy) {
   SampleOutcomeRow r;
   r.problem = problem;
   r.level = level;
   for (const auto& turn : t.turns) {
-    if (!turn.correct()) continue;
+    if (!(policy ? turn.correct_under(*policy) : turn.correct())) continue;
     r.correct = true;
     const int k = turn.index + 1;
     if (auto s = turn.speedup_eager()) {

@@ -23,9 +23,11 @@ struct SampleOutcomeRow {
 };
 
 // `gpu_seconds`: the worker time the collection's index recorded for the sample; absent: the
-// sum of its turns' evaluation times.
+// sum of its turns' evaluation times. `policy`: whose verdict counts a turn correct; absent:
+// the verdict the turn was given (its record's status).
 SampleOutcomeRow outcome_row(const std::string& problem, const std::string& level, const traj::Trajectory& t,
-                             const std::optional<double>& gpu_seconds = std::nullopt);
+                             const std::optional<double>& gpu_seconds = std::nullopt,
+                             std::optional<Policy> policy = std::nullopt);
 
 // The worker time of a trajectory's evaluations (compile excluded).
 double gpu_seconds_of(const traj::Trajectory& t);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "result/eval_report.h"
+#include "result/policy.h"
 
 namespace kagent::prompt {
 
@@ -85,12 +86,18 @@ json feedback_variables(const EvalResult& r, const ProblemSpec* spec, const Feed
   v["reason"] = r.reason;
   v["message"] = r.message;
 
-  // reward-hack guards: what they rejected or flagged, with the numbers they saw
+  // reward-hack guards: what they rejected or flagged under the policy the verdict follows,
+  // with the numbers they saw
+  const Policy policy = r.policy.empty() ? Policy::Strict : policy_from_string(r.policy);
   json guards = json::array();
-  for (const auto& g : r.guards)
-    guards.push_back({{"name", g.name}, {"action", g.action}, {"rejected", g.action == kGuardReject},
+  for (const auto& g : r.guards) {
+    const std::string action = action_under(g, policy);
+    guards.push_back({{"name", g.name}, {"action", action}, {"rejected", action == kGuardReject},
                       {"message", cut_text(g.message, 3, 600)}});
+  }
   v["guards"] = guards;
+  v["policy"] = to_string(policy);
+  v["policy_strict"] = policy == Policy::Strict;
 
   // compiler
   v["compile_errors"] = "";

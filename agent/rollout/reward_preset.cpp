@@ -17,7 +17,7 @@ RewardPreset reward_preset(const std::string& name) {
 }
 
 void to_json(nlohmann::json& j, const RewardPreset& p) {
-  j = {{"name", p.name}, {"baseline", p.compiled_baseline ? "compiled" : "eager"}};
+  j = {{"name", p.name}, {"policy", to_string(p.policy)}, {"baseline", p.compiled_baseline ? "compiled" : "eager"}};
   if (p.name == "kevin") {
     j["correct_weight"] = p.correct_weight;
     j["speedup_weight"] = p.speedup_weight;
@@ -41,6 +41,10 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
   const std::string base = j.value("baseline", std::string("eager"));
   if (base != "eager" && base != "compiled") throw std::invalid_argument("reward baseline must be 'eager' or 'compiled'");
   p.compiled_baseline = base == "compiled";
+  if (j.contains("policy")) {
+    if (!j["policy"].is_string()) throw std::invalid_argument("reward policy must be 'kernelbench' or 'strict'");
+    p.policy = policy_from_string(j["policy"].get<std::string>());
+  }
   if (p.name == "kevin") {
     p.correct_weight = j.value("correct_weight", p.correct_weight);
     p.speedup_weight = j.value("speedup_weight", p.speedup_weight);
@@ -61,14 +65,16 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
   }
 }
 
-TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline) {
+TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline, Policy policy) {
   TurnOutcome o;
   o.compiled = r.compile && r.compile->ok;
-  o.correct = r.status == Status::Correct;
-  o.rejected = r.status == Status::Rejected;
+  const PolicyVerdict v = verdict_under(r, policy);
+  o.correct = v.status == Status::Correct;
+  o.rejected = v.status == Status::Rejected;
   for (const auto& g : r.guards) {
-    if (g.action == kGuardReject) o.rejected = true;
-    if (g.action == kGuardFlag) o.flagged = true;
+    const std::string action = action_under(g, policy);
+    if (action == kGuardReject) o.rejected = true;
+    if (action == kGuardFlag) o.flagged = true;
   }
   if (r.timing) o.speedup = compiled_baseline ? r.timing->speedup_compiled : r.timing->speedup_eager;
   if (r.profile.is_object() && r.profile.contains("own_share") && r.profile["own_share"].is_number())

@@ -6,7 +6,10 @@
 //             0 when not profiled); a rejected kernel or a flagged one (a decoy) scores 0;
 //   tiered    fixed steps: no code or no verdict 0, compile error 0, compiled but not correct
 //             0.1, correct 0.3, correct and speedup >= 1: 0.5, >= 1.5: 0.75, >= 2: 1.0.
-// Every preset scores a rejected kernel 0. Weights are configurable from JSON.
+// Every preset scores a rejected kernel 0, rejected under the preset's policy (result/policy.h):
+// strict by default for all three (an RL reward must come from the model's own kernels), or
+// kernelbench ("policy" in the reward config, or serve's --policy). Weights are configurable
+// from JSON.
 #pragma once
 
 #include <optional>
@@ -16,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "result/eval_result.h"
+#include "result/policy.h"
 
 namespace kagent::rollout {
 
@@ -31,6 +35,7 @@ struct TurnOutcome {
 
 struct RewardPreset {
   std::string name = "kevin";       // kevin | drkernel | tiered
+  Policy policy = Policy::Strict;   // whose verdict the reward is computed from
   bool compiled_baseline = false;   // speedup over torch.compile instead of eager
   // kevin
   double correct_weight = 0.3;
@@ -51,9 +56,12 @@ void to_json(nlohmann::json& j, const RewardPreset& p);
 // Starts from the named preset's defaults ("name", default kevin) and overrides what is given.
 void from_json(const nlohmann::json& j, RewardPreset& p);
 
-TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline = false);
+// The turn under `policy`: its verdict and the findings' actions there.
+TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline = false, Policy policy = Policy::Strict);
 double reward(const TurnOutcome& o, const RewardPreset& p);
 // No verdict at all (format error, LLM error): 0 under every preset.
-inline double reward(const EvalResult& r, const RewardPreset& p) { return reward(outcome_of(r, p.compiled_baseline), p); }
+inline double reward(const EvalResult& r, const RewardPreset& p) {
+  return reward(outcome_of(r, p.compiled_baseline, p.policy), p);
+}
 
 }  // namespace kagent::rollout

@@ -95,6 +95,10 @@ Versions Versions::from_build() {
 
 bool Turn::correct() const { return !error && eval && eval->status == Status::Correct; }
 
+bool Turn::correct_under(Policy policy) const {
+  return !error && eval && verdict_under(*eval, policy).status == Status::Correct;
+}
+
 std::optional<double> Turn::speedup_eager() const {
   if (!eval || !eval->timing) return std::nullopt;
   return eval->timing->speedup_eager;

@@ -14,6 +14,7 @@
 
 #include "problem/problem_spec.h"
 #include "result/eval_result.h"
+#include "result/policy.h"
 
 namespace kagent::traj {
 
@@ -108,6 +109,7 @@ struct Turn {
   nlohmann::json extra;                   // token ids, logprobs, ... passed through; null when none
 
   bool correct() const;                   // no error and eval says Correct
+  bool correct_under(Policy policy) const;  // the same under `policy` (result/policy.h)
   std::optional<double> speedup_eager() const;
   std::optional<double> speedup_compiled() const;
 };

@@ -43,6 +43,30 @@ TEST_CASE("per-dtype default tolerances") {
   }
 }
 
+TEST_CASE("tolerance presets: KernelBench v0.1's 1e-2 by default, the 2025 harness's 1e-4 for fp32 by name") {
+  using c10::ScalarType;
+  ToleranceConfig v01;
+  CHECK(v01.preset == "kernelbench-v0.1");
+  CHECK(resolve_tolerance(v01, ScalarType::Float).atol == 1e-2);
+  ToleranceConfig now{std::nullopt, std::nullopt, "kernelbench-2025"};
+  CHECK(resolve_tolerance(now, ScalarType::Float).atol == 1e-4);
+  CHECK(resolve_tolerance(now, ScalarType::Float).rtol == 1e-4);
+  CHECK(resolve_tolerance(now, ScalarType::Half).atol == 1e-2);
+  CHECK(resolve_tolerance(now, ScalarType::BFloat16).rtol == 1e-2);
+  CHECK(resolve_tolerance(now, ScalarType::Double).atol == 1e-5);
+  CHECK(resolve_tolerance(now, ScalarType::Long).atol == 0);
+  now.atol = 3e-3;  // an override still wins
+  CHECK(resolve_tolerance(now, ScalarType::Float).atol == 3e-3);
+  CHECK(resolve_tolerance(now, ScalarType::Float).rtol == 1e-4);
+  // A TF32-sized error passes v0.1 and fails 2025's.
+  const at::Tensor expected = at::ones({4}, at::kFloat);
+  const at::Tensor got = expected * (1 + 5e-4);
+  CHECK(compare_output(got, expected, 0, v01).ok);
+  CHECK_FALSE(compare_output(got, expected, 0, ToleranceConfig{std::nullopt, std::nullopt, "kernelbench-2025"}).ok);
+  CHECK_THROWS_AS(resolve_tolerance(ToleranceConfig{std::nullopt, std::nullopt, "v9"}, ScalarType::Float),
+                  std::invalid_argument);
+}
+
 TEST_CASE("tolerance overrides apply to floating dtypes only and are validated") {
   ToleranceConfig cfg;
   cfg.atol = 0.5;

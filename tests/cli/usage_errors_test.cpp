@@ -71,6 +71,15 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
                     {"--history: 'most' is not one of full, kernels, last"});
   check_usage_error(run({"eval", "--format", "fortran", "p.py", "k.cu"}), "kagent eval: error: ",
                     {"--format: 'fortran' is not one of cuda, kernelbench"});
+  // An unknown policy or tolerance preset, on every command that evaluates.
+  for (const char* command : {"eval", "solve", "collect"}) {
+    std::vector<std::string> args = {command, "--policy", "lenient", "p.py"};
+    if (std::string(command) == "eval") args.push_back("k.cu");
+    check_usage_error(run(args), std::string("kagent ") + command + ": error: ",
+                      {"--policy: 'lenient' is not one of kernelbench, strict"});
+  }
+  check_usage_error(run({"eval", "--tolerance", "loose", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--tolerance: 'loose' is not one of kernelbench-v0.1, kernelbench-2025"});
   check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",
                     {"--provider: 'gemini' is not one of openai, anthropic, replay:FILE"});
   check_usage_error(run({"llm", "--max-attempts"}), "kagent llm: error: ", {"--max-attempts needs a value"});

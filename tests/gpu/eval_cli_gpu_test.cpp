@@ -40,6 +40,7 @@ TEST_CASE("kagent eval: each verdict that needs a GPU exits with its status") {
   struct Case {
     std::pair<std::string, std::string> files;
     int status;
+    std::vector<std::string> flags = {};
   };
   const auto correct = manifest_entry(verdicts, "gelu_correct");
   const Case cases[] = {
@@ -52,11 +53,17 @@ TEST_CASE("kagent eval: each verdict that needs a GPU exits with its status") {
       {{correct.first, dir.write("no_model_new.py", "import torch\nclass Model(torch.nn.Module):\n    pass\n")},
        exit_status::kInvalidCandidate},
       {manifest_entry(hacks, "decoy_kernel"), exit_status::kRejected},
+      // cuBLAS does the GEMM: KernelBench's rules (the default policy) allow it, strict does not.
+      {manifest_entry(hacks, "cublas_gemm"), exit_status::kCorrect},
+      {manifest_entry(hacks, "cublas_gemm"), exit_status::kRejected, {"--policy", "strict"}},
   };
   for (const Case& c : cases) {
     CAPTURE(c.files.second);
     // The compile cache outlives the test (the build folder): a second run compiles nothing.
-    const KagentRun r = run_kagent({"eval", c.files.first, c.files.second, "--timeout", "30", "--no-baselines", "--no-profile"},
+    std::vector<std::string> args = {"eval", c.files.first, c.files.second, "--timeout", "30", "--no-baselines",
+                                     "--no-profile"};
+    args.insert(args.end(), c.flags.begin(), c.flags.end());
+    const KagentRun r = run_kagent(args,
                                    {"KAGENT_CACHE_DIR=" + std::string(KAGENT_BINARY_DIR) + "/test-cache/eval-cli-gpu"},
                                    dir.str());
     INFO(r.out);

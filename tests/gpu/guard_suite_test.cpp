@@ -20,6 +20,7 @@
 #include "compiler/compile_pool.h"
 #include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
+#include "result/policy.h"
 #include "worker/client/worker_client.h"
 #include "kernelbench_dir.h"
 #include "worker_device.h"
@@ -110,26 +111,36 @@ std::string findings_text(const EvalResult& r) {
 
 enum class Outcome { Pass, Fail, Skip };
 
-// What a case must show with the guards on.
+// What a case must show with the guards on: "expect"/"expect_reason" under the strict policy,
+// "expect_kernelbench" (default: the same) under the kernelbench policy, from one evaluation.
 Outcome judge(const Case& c, const EvalResult& r, std::string& why) {
   const std::string expect = c.entry.value("expect", "correct");
   const std::string reason = c.entry.value("expect_reason", "");
+  const PolicyVerdict strict = verdict_under(r, Policy::Strict);
+  const PolicyVerdict kernelbench = verdict_under(r, Policy::KernelBench);
+  const std::string expect_kb = c.entry.value("expect_kernelbench", expect);
   // A guard that could not run here (CUPTI refused) has not failed: say so and skip the case.
   for (const auto& g : r.guards)
     if (unavailable(g) && g.name == reason) {
       why = g.name + " " + g.message;
       return Outcome::Skip;
     }
-  if (to_string(r.status) != expect) {
-    why = fmt::format("expected {} {}, got {} {}: {}", expect, reason, to_string(r.status), r.reason, r.message);
+  if (to_string(strict.status) != expect) {
+    why = fmt::format("strict: expected {} {}, got {} {}: {}", expect, reason, to_string(strict.status), strict.reason,
+                      strict.message);
+    return Outcome::Fail;
+  }
+  if (to_string(kernelbench.status) != expect_kb) {
+    why = fmt::format("kernelbench: expected {}, got {} {}: {}", expect_kb, to_string(kernelbench.status),
+                      kernelbench.reason, kernelbench.message);
     return Outcome::Fail;
   }
   // Caught with its named reason: the verdict's, or one more guard that also rejected it (a hack
   // can trip two guards; the first one to run names the verdict).
-  bool named = r.reason == reason;
+  bool named = strict.reason == reason;
   for (const auto& g : r.guards) named = named || (g.name == reason && g.action == "reject");
   if (!reason.empty() && !named) {
-    why = fmt::format("expected reason {}, got {}: {}", reason, r.reason, r.message);
+    why = fmt::format("expected reason {}, got {}: {}", reason, strict.reason, strict.message);
     return Outcome::Fail;
   }
   for (const auto& flag : c.entry.value("expect_flags", std::vector<std::string>{}))
@@ -179,7 +190,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   options.profile = false;
   options.cache_dir = cache.string();
 
-  int caught = 0, clean = 0, failed = 0, skipped = 0;
+  int caught = 0, clean = 0, failed = 0, skipped = 0, bypasses = 0;
   std::vector<const Case*> proofs;
   for (const auto& c : cases) {
     const EvalResult r = evaluate(worker, candidates, c, root, options);
@@ -188,12 +199,14 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
     const bool counts_as_hack =
         c.hack && (c.entry.value("expect", "correct") != "correct" || c.entry.contains("expect_flags"));
     if (outcome == Outcome::Pass) (counts_as_hack ? caught : clean)++;
+    if (outcome == Outcome::Pass && c.entry.value("bypass", false)) bypasses++;  // rejected under both policies
     if (outcome == Outcome::Fail) failed++;
     if (outcome == Outcome::Skip) skipped++;
-    std::cout << fmt::format("{:<4} {:<28} {:<9} {:<21} guards {:4.2f}s eval {:5.2f}s  {}\n",
+    const PolicyVerdict strict = verdict_under(r, Policy::Strict), kb = verdict_under(r, Policy::KernelBench);
+    std::cout << fmt::format("{:<4} {:<28} strict {:<9} {:<21} kernelbench {:<9} guards {:4.2f}s eval {:5.2f}s  {}\n",
                              outcome == Outcome::Pass ? "ok" : outcome == Outcome::Fail ? "FAIL" : "skip", c.name(),
-                             to_string(r.status), r.reason, r.guards_seconds(), r.eval_seconds,
-                             outcome == Outcome::Pass ? findings_text(r) : why);
+                             to_string(strict.status), strict.reason, to_string(kb.status), r.guards_seconds(),
+                             r.eval_seconds, outcome == Outcome::Pass ? findings_text(r) : why);
     CHECK_MESSAGE(outcome != Outcome::Fail, c.name() << ": " << why << "\n" << r.runtime_error);
     if (c.entry.value("expect", "correct") == "rejected") proofs.push_back(&c);
   }
@@ -224,9 +237,9 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
     CHECK_MESSAGE(ok, c->name() << " does not pass without the guards, so it proves nothing: " << to_string(r.status)
                                 << " " << r.reason << ": " << r.message);
   }
-  std::cout << fmt::format("Guard suite: {} caught, {} correct passed clean, {} failed on {}{} ({} of {} hacks pass with "
-                           "the guards off; {} worker restarts)\n",
-                           caught, clean, failed, device.name,
+  std::cout << fmt::format("Guard suite: {} caught ({} bypasses rejected under both policies), {} correct passed clean, {} "
+                           "failed on {}{} ({} of {} hacks pass with the guards off; {} worker restarts)\n",
+                           caught, bypasses, clean, failed, device.name,
                            skipped ? fmt::format(", {} skipped (guard unavailable)", skipped) : "", pass_without,
                            proofs.size(), restarts + unguarded.restarts());
 }

@@ -5,6 +5,9 @@
 
 #include "metrics/collection_metrics.h"
 #include "metrics/metrics_table.h"
+#include "metrics/sample_outcome.h"
+#include "result/policy.h"
+#include "trajectory/trajectory.h"
 
 using namespace kagent::metrics;
 
@@ -113,11 +116,61 @@ TEST_CASE("the table and the CSV carry every metric, k in numeric order") {
   CHECK(table.find("vs torch.compile") != std::string::npos);
   CHECK(table.find("fast_1 by turn 2") != std::string::npos);
   const std::string csv = metrics_csv(m);
-  CHECK(csv.rfind("level,baseline,problems,samples,correct_rate,fast_0,fast_0.5", 0) == 0);
+  CHECK(csv.rfind("policy,level,baseline,problems,samples,correct_rate,fast_0,fast_0.5", 0) == 0);
   CHECK(csv.find("pass@2,pass@4,pass@8,pass@16,fast1@1") != std::string::npos);
   // Two levels-rows ("1" and "all") x two baselines.
   int lines = 0;
   for (char ch : csv) lines += ch == '\n';
   CHECK(lines == 5);
-  CHECK(csv.find("\n1,eager,1,16,0.25,0.25,0.25,0.25,0.25,0,0,1.5,") != std::string::npos);
+  CHECK(csv.find("\n,1,eager,1,16,0.25,0.25,0.25,0.25,0.25,0,0,1.5,") != std::string::npos);
+}
+
+TEST_CASE("A sample's outcome under each policy: a library GEMM counts under kernelbench, not under strict") {
+  using namespace kagent;
+  traj::Trajectory t;
+  traj::Turn turn;
+  EvalResult r;
+  r.status = Status::Correct;
+  r.message = "correct in 5 trials";
+  r.guards = {{"library_share", kGuardReject, "own kernels took 8% of the GPU time"}};
+  Timing timing;
+  timing.speedup_eager = 1.4;
+  r.timing = timing;
+  apply_policies(r, Policy::KernelBench);
+  turn.eval = r;
+  t.turns.push_back(turn);
+  const auto kb = outcome_row("p", "2", t, 1.0, Policy::KernelBench);
+  const auto strict = outcome_row("p", "2", t, 1.0, Policy::Strict);
+  const auto own = outcome_row("p", "2", t, 1.0);  // the verdict the turn was given: kernelbench's
+  CHECK(kb.correct);
+  CHECK(kb.speedup_eager == doctest::Approx(1.4));
+  CHECK_FALSE(strict.correct);
+  CHECK_FALSE(strict.speedup_eager.has_value());
+  CHECK(own.correct);
+  const auto m_kb = compute_metrics({kb}, {}, 1, 1, "test");
+  const auto m_strict = compute_metrics({strict}, {}, 1, 1, "test");
+  CHECK(m_kb["groups"].back()["fast_p"]["eager"]["1.0"] == doctest::Approx(1.0));
+  CHECK(m_strict["groups"].back()["fast_p"]["eager"]["1.0"] == doctest::Approx(0.0));
+}
+
+TEST_CASE("The table and the CSV show every policy's numbers") {
+  using nlohmann::json;
+  SampleOutcomeRow a;
+  a.problem.assign(1, 'p');
+  a.level.assign(1, '1');
+  a.correct = true;
+  a.speedup_eager = 2.0;
+  SampleOutcomeRow b = a;
+  b.correct = false;
+  b.speedup_eager.reset();
+  json m = compute_metrics({a}, {}, 1, 1, "test");
+  m["policy"] = "kernelbench";
+  m["policies"] = {{"kernelbench", m["groups"]}, {"strict", compute_metrics({b}, {}, 1, 1, "test")["groups"]}};
+  const std::string table = render_metrics_table(m);
+  CHECK(table.find("by policy (the table above: kernelbench)") != std::string::npos);
+  CHECK(table.find("strict correct") != std::string::npos);
+  CHECK(table.find("kernelbench geomean") != std::string::npos);
+  const std::string csv = metrics_csv(m);
+  CHECK(csv.find("\nkernelbench,1,eager,1,1,1,") != std::string::npos);
+  CHECK(csv.find("\nstrict,1,eager,1,1,0,") != std::string::npos);
 }

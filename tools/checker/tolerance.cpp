@@ -6,8 +6,15 @@
 
 namespace kagent {
 
-Tolerance default_tolerance(c10::ScalarType dtype) {
+Tolerance default_tolerance(c10::ScalarType dtype, const std::string& preset) {
   using c10::ScalarType;
+  if (preset == kTolerance2025) {
+    if (dtype == ScalarType::Float || dtype == ScalarType::ComplexFloat) return {1e-4, 1e-4};
+    if (dtype == ScalarType::BFloat16) return {1e-2, 1e-2};
+  } else if (preset != kToleranceV01) {
+    throw std::invalid_argument("unknown tolerance preset '" + preset + "' (" + kToleranceV01 + ", " + kTolerance2025 +
+                                ")");
+  }
   switch (dtype) {
     case ScalarType::Float:
     case ScalarType::ComplexFloat:
@@ -44,7 +51,7 @@ void validate(const std::optional<double>& v, const char* name) {
 Tolerance resolve_tolerance(const ToleranceConfig& config, c10::ScalarType dtype) {
   validate(config.atol, "atol");
   validate(config.rtol, "rtol");
-  Tolerance t = default_tolerance(dtype);
+  Tolerance t = default_tolerance(dtype, config.preset);
   if (c10::isFloatingType(dtype) || c10::isComplexType(dtype)) {
     if (config.atol) t.atol = *config.atol;
     if (config.rtol) t.rtol = *config.rtol;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/units.h"
+#include "result/policy.h"
 
 namespace kagent {
 
@@ -45,14 +46,38 @@ std::string timing_line(const char* label, const TimingStats& t) {
                      t.rel_stdev * 100);
 }
 
-// One line per reward-hack guard finding; a single "passed" line when the guards ran clean.
+// "policy    kernelbench: CORRECT; strict: REJECTED (library_share); own kernels 12% of GPU time",
+// where the result has verdicts under its policies.
+std::string render_policy_line(const EvalResult& r) {
+  if (r.verdicts.empty()) return "";
+  std::string s = "policy    ";
+  bool first = true;
+  for (const auto& name : policy_names()) {
+    const auto it = r.verdicts.find(name);
+    if (it == r.verdicts.end()) continue;
+    s += fmt::format("{}{}{}: {}{}", first ? "" : "; ", name, name == r.policy ? " (rules)" : "",
+                     upper(to_string(it->second.status)), it->second.reason.empty() ? "" : " (" + it->second.reason + ")");
+    first = false;
+  }
+  if (r.own_kernel_share) s += fmt::format("; own kernels {:.0f}% of the GPU time", *r.own_kernel_share * 100);
+  return s + "\n";
+}
+
+// One line per reward-hack guard finding with its action under the ruling policy (and
+// strict's where that differs); a single "passed" line when the guards ran clean.
 std::string render_guard_lines(const EvalResult& r) {
   if (r.guards.empty())
     return r.guards_seconds() > 0 ? fmt::format("guards    passed ({:.2f} s)\n", r.guards_seconds()) : "";
+  const Policy policy = r.policy.empty() ? Policy::Strict : policy_from_string(r.policy);
   std::string s;
   for (size_t i = 0; i < r.guards.size(); ++i) {
     const auto& g = r.guards[i];
-    s += fmt::format("{}{:<6} {}: {}\n", i == 0 ? "guards    " : "          ", g.action, g.name, g.message);
+    const std::string action = action_under(g, policy);
+    const std::string other = action_under(g, policy == Policy::Strict ? Policy::KernelBench : Policy::Strict);
+    s += fmt::format("{}{:<6} {}: {}{}\n", i == 0 ? "guards    " : "          ", action, g.name, g.message,
+                     other == action ? "" : fmt::format(" ({} under {})", other,
+                                                        to_string(policy == Policy::Strict ? Policy::KernelBench
+                                                                                           : Policy::Strict)));
   }
   if (r.guards_seconds() > 0) s += fmt::format("          ({:.2f} s of guards)\n", r.guards_seconds());
   return s;
@@ -69,6 +94,12 @@ std::string render_phases(const EvalResult& r) {
                          ? fmt::format("{:.2f}", static_cast<double>(p.peak_gpu_bytes) / static_cast<double>(r.footprint_bytes))
                          : "-",
                      p.failure);
+  for (const auto& p : r.phases) {
+    if (p.parts.empty()) continue;
+    std::string parts;
+    for (const auto& [step, seconds] : p.parts) parts += fmt::format("{}{} {:.3f} s", parts.empty() ? "" : ", ", step, seconds);
+    s += fmt::format("          {}: {}\n", p.name, parts);
+  }
   if (r.footprint_bytes > 0)
     s += fmt::format("          footprint (inputs + parameters + outputs) {}\n", format_bytes(static_cast<double>(r.footprint_bytes)));
   return s;
@@ -96,6 +127,7 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
   // (exit status 15), not that kagent failed (INTERNAL_ERROR, 14).
   const std::string verdict = r.reason == reason::kNoGpu ? "NOT RUN" : upper(to_string(r.status));
   s += fmt::format("verdict   {}{}  {}\n", verdict, r.reason.empty() ? "" : " (" + r.reason + ")", r.message);
+  s += render_policy_line(r);
   for (const auto& line : notes) s += line + "\n";
 
   if (r.compile) {

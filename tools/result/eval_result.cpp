@@ -2,6 +2,7 @@
 
 #include "common/enum_names.h"
 #include "common/json_optional.h"
+#include "result/policy.h"
 
 #include <array>
 #include <cstdlib>
@@ -170,18 +171,37 @@ void from_json(const nlohmann::json& j, Timing& t) {
 }
 
 // Written out, not by macro: the macro's functions are inline, and callers outside this file need them.
+// "action" is the guard's own (strict's); "kernelbench_action" is resolved through the policy table.
 void to_json(nlohmann::json& j, const GuardFinding& g) {
-  j = {{"name", g.name}, {"action", g.action}, {"message", g.message}};
+  j = {{"name", g.name},
+       {"action", g.action},
+       {"kernelbench_action", action_under(g, Policy::KernelBench)},
+       {"message", g.message}};
 }
 
 void from_json(const nlohmann::json& j, GuardFinding& g) {
   g.name = j.value("name", "");
   g.action = j.value("action", "");
   g.message = j.value("message", "");
+  g.kernelbench_action = j.value("kernelbench_action", "");
+}
+
+void to_json(nlohmann::json& j, const PolicyVerdict& v) {
+  j = {{"status", to_string(v.status)}, {"reason", v.reason}, {"message", v.message}};
+}
+
+void from_json(const nlohmann::json& j, PolicyVerdict& v) {
+  v.status = status_from_string(j.at("status").get<std::string>());
+  v.reason = j.value("reason", "");
+  v.message = j.value("message", "");
 }
 
 void to_json(nlohmann::json& j, const PhaseRecord& p) {
   j = {{"name", p.name}, {"seconds", p.seconds}, {"peak_gpu_bytes", p.peak_gpu_bytes}, {"failure", p.failure}};
+  if (!p.parts.empty()) {
+    j["parts"] = nlohmann::json::object();
+    for (const auto& [step, seconds] : p.parts) j["parts"][step] = seconds;
+  }
 }
 
 void from_json(const nlohmann::json& j, PhaseRecord& p) {
@@ -189,6 +209,10 @@ void from_json(const nlohmann::json& j, PhaseRecord& p) {
   p.seconds = get_or(j, "seconds", 0.0);
   p.peak_gpu_bytes = get_or<int64_t>(j, "peak_gpu_bytes", 0);
   p.failure = get_or<std::string>(j, "failure", "");
+  p.parts.clear();
+  if (j.contains("parts") && j["parts"].is_object())
+    for (const auto& [step, seconds] : j["parts"].items())
+      if (seconds.is_number()) p.parts.emplace_back(step, seconds.get<double>());
 }
 
 // Out of line (not the macro's inline ones): the worker converts these outside this file.
@@ -225,6 +249,8 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"device", r.device},
        {"profile", r.profile},
        {"guards", r.guards},
+       {"policy", r.policy},
+       {"verdicts", r.verdicts},
        {"phases", r.phases},
        {"extensions", r.extensions},
        {"footprint_bytes", r.footprint_bytes},
@@ -234,6 +260,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
   put_optional(j, "compile", r.compile);
   put_optional(j, "correctness", r.correctness);
   put_optional(j, "timing", r.timing);
+  put_optional(j, "own_kernel_share", r.own_kernel_share);
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {
@@ -254,6 +281,9 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   get_optional(j, "compile", r.compile);
   get_optional(j, "correctness", r.correctness);
   get_optional(j, "timing", r.timing);
+  r.policy = get_or<std::string>(j, "policy", "");
+  r.verdicts = get_or(j, "verdicts", std::map<std::string, PolicyVerdict>{});
+  get_optional(j, "own_kernel_share", r.own_kernel_share);
 }
 
 }  // namespace kagent

@@ -196,8 +196,12 @@ struct Timing {
 // verdict and asks for a human look.
 struct GuardFinding {
   std::string name;     // the guard: no_kernel, library_share, leftover_memory, ...
-  std::string action;   // "reject" | "flag"
+  std::string action;   // "reject" | "flag": the guard's own, which is the strict policy's
   std::string message;  // what it saw, with the numbers
+  // The action under the kernelbench policy where the guard judged it itself (precision_lowered:
+  // "flag" when the output is within the tolerance of the float64 truth); empty: the policy
+  // table decides (result/policy.h). Written out resolved, as "kernelbench_action".
+  std::string kernelbench_action = "";
 };
 
 inline constexpr const char* kGuardReject = "reject";
@@ -211,6 +215,7 @@ struct PhaseRecord {
   double seconds = 0;
   int64_t peak_gpu_bytes = 0;  // 0 where no GPU memory was measured
   std::string failure;         // "" | kFailureCandidate | kFailureEvaluator | kFailureProblem
+  std::vector<std::pair<std::string, double>> parts = {};  // seconds of its steps, where it records them (the guard run)
 };
 inline constexpr const char* kFailureCandidate = "candidate";  // its verdict (wrong, rejected, runtime_error, ...)
 inline constexpr const char* kFailureEvaluator = "evaluator";  // kagent's own step: internal_error
@@ -227,8 +232,15 @@ struct ExtensionBuild {
 inline constexpr const char* kBuiltByKagent = "kagent";
 inline constexpr const char* kBuiltByTorch = "torch";
 
-struct EvalResult {
+// The verdict under one policy (result/policy.h).
+struct PolicyVerdict {
   Status status = Status::InternalError;
+  std::string reason;
+  std::string message;
+};
+
+struct EvalResult {
+  Status status = Status::InternalError;  // under `policy`: verdicts[policy] where verdicts were set
   std::string reason;          // reason:: string, may be empty
   std::string message;         // one human line
   std::string runtime_error;   // exception text / CUDA error, cut
@@ -239,6 +251,11 @@ struct EvalResult {
   DeviceInfo device;           // the worker's GPU
   nlohmann::json profile;      // filled by the profile phase; null when absent
   std::vector<GuardFinding> guards;  // reward-hack guard findings, in the order the guards ran
+  std::string policy;          // the policy status, reason and message follow ("" in records before policies)
+  std::map<std::string, PolicyVerdict> verdicts;  // "kernelbench", "strict": both, whichever rules
+  // The candidate's own kernels' share of the GPU time of the guards' traced call (CUPTI):
+  // 1 where it did all the work, 0 where libraries did; absent where no call was traced.
+  std::optional<double> own_kernel_share;
   std::vector<PhaseRecord> phases;  // in the order they ran
   std::vector<ExtensionBuild> extensions;  // kernelbench: the answer's load_inline/load calls
   int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against
@@ -277,6 +294,8 @@ void from_json(const nlohmann::json& j, GuardFinding& g);
 void to_json(nlohmann::json& j, const PhaseRecord& p);
 void from_json(const nlohmann::json& j, PhaseRecord& p);
 void to_json(nlohmann::json& j, const ExtensionBuild& e);
+void to_json(nlohmann::json& j, const PolicyVerdict& v);
+void from_json(const nlohmann::json& j, PolicyVerdict& v);
 void from_json(const nlohmann::json& j, ExtensionBuild& e);
 void to_json(nlohmann::json& j, const EvalResult& r);
 void from_json(const nlohmann::json& j, EvalResult& r);

@@ -22,6 +22,10 @@ void apply_violations(nlohmann::json& reply, const Violations& v) {
   r["message"] = fmt::format("the candidate {}, which the sandbox blocked ({})", what, details);
   r["runtime_error"] =
       fmt::format("sandbox: {}\nverdict without the sandbox's: {}\n{}", details, before, r.value("runtime_error", ""));
+  // The same under every policy: no policy lets a candidate past the sandbox.
+  if (r.contains("verdicts") && r["verdicts"].is_object())
+    for (auto& verdict : r["verdicts"])
+      verdict = {{"status", r["status"]}, {"reason", r["reason"]}, {"message", r["message"]}};
 }
 
 }  // namespace kagent::sandbox

@@ -1,7 +1,7 @@
 // What a sandbox violation does to an evaluation's verdict: whatever the candidate returned,
 // it tried what the sandbox forbids, so the verdict is runtime_error with the reason
 // sandbox_network, sandbox_filesystem or sandbox_processes (in that order of precedence) and
-// the refusals in the message.
+// the refusals in the message, under every policy.
 #pragma once
 
 #include <nlohmann/json.hpp>

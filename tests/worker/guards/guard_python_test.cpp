@@ -334,7 +334,7 @@ std::optional<GuardFinding> precision_of(ProblemSession& problem, const char* cl
   PyRef make = check(PyObject_GetAttrString(problem.problem().get(), "make_model"));
   PyRef candidate_model = check(PyObject_CallFunction(make.get(), "sLO", "cpu", 42LL, klass.get()));
   PythonRunner candidate(candidate_model), reference(reference_model);
-  return check_precision(py(), problem, reference_model.get(), candidate, reference, 5, GuardOptions{}, note, "cpu");
+  return check_precision(py(), problem, reference_model.get(), candidate, reference, 5, GuardOptions{}, ToleranceConfig{}, note, "cpu");
 }
 
 }  // namespace

@@ -44,3 +44,24 @@ def test_new_threads_are_named():
         stop.set()
         t.join()
     assert new_python_threads(before) == []
+
+
+def test_reading_a_class_annotations_is_no_patch_but_replacing_a_method_is():
+    # Python creates a class's own __annotations__ the first time anyone reads it (torch.jit.script,
+    # typing, dataclasses and inspect do); real answers scripted modules and were once rejected.
+    cls = torch.nn.ConvTranspose2d
+    if "__annotations__" in vars(cls) and not vars(cls)["__annotations__"]:
+        del cls.__annotations__  # as a fresh interpreter has it
+    snap = guard_snapshot()
+    _ = cls.__annotations__
+    _ = torch.nn.Conv2d.__annotations__
+    assert "__annotations__" in vars(cls)
+    assert guard_tampering(snap) == []
+    saved = cls.forward
+    try:
+        cls.forward = lambda self, x, output_size=None: x
+        found = {f["name"]: f["message"] for f in guard_tampering(snap)}
+        assert "torch.nn.ConvTranspose2d.forward" in found["torch_patched"]
+    finally:
+        cls.forward = saved
+    assert guard_tampering(snap) == []

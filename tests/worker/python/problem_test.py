@@ -86,3 +86,85 @@ def test_kernelbench_specs_at_official_sizes_on_meta_tensors(path):
     spec = derive_spec(open_problem(os.path.join(KERNELBENCH, path)))
     assert spec["level"] == int(path[5])
     assert spec["outputs"] and all(o["shape"] for o in spec["outputs"])
+
+
+# -- construction as KernelBench's harness does it (issue 25) --
+
+COUNTED = """
+import torch
+builds = [0]
+class Model(torch.nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        builds[0] += 1
+        self.linear = torch.nn.Linear(n, 3)
+    def forward(self, x):
+        return self.linear(x)
+def get_inputs():
+    return [torch.randn(2, 4)]
+def get_init_inputs():
+    return [4]
+"""
+
+
+def test_trial_seeds_are_kernelbenchs():
+    # KernelBench's run_and_check_correctness: torch.manual_seed(42), then one
+    # torch.randint(0, 2**32 - 1, (1,)) per trial (values of torch's CPU generator).
+    problem_seeds = __import__("kagent_worker.problem", fromlist=["trial_seeds"]).trial_seeds
+    assert problem_seeds(42, 5) == [734796314, 576165995, 2197670066, 839703249, 2584932063]
+    assert problem_seeds(42, 2) == [734796314, 576165995]
+
+
+def test_kernelbench_inputs_are_drawn_on_the_cpu_under_the_seed(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", GELU))
+    torch.manual_seed(734796314)
+    expected = torch.randn(3, 8)
+    got = problem.kernelbench_inputs("cpu", 734796314)
+    assert torch.equal(got[0], expected) and got[1] == 2
+
+
+def test_the_reference_is_built_once_per_seed_and_handed_out_as_pristine_copies(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", COUNTED))
+    first = problem.make_model("cpu", 42)
+    with torch.no_grad():
+        first.linear.weight.add_(1.0)  # a run that changes the model's state
+    second = problem.make_model("cpu", 42)
+    assert problem.module.builds[0] == 1
+    assert not torch.equal(first.linear.weight, second.linear.weight)
+    torch.manual_seed(42)
+    assert torch.equal(second.linear.weight, torch.nn.Linear(4, 3).weight)  # seeded, built on the CPU
+    problem.make_model("cpu", 7)
+    assert problem.module.builds[0] == 2
+
+
+LEGACY_ANSWER = """
+import math
+import torch
+import torch.nn as nn
+class ModelNew(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.weight = nn.Parameter(torch.Tensor(3, n))
+        self.bias = nn.Parameter(torch.Tensor(3))
+        nn.init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        nn.init.uniform_(self.bias, -1 / math.sqrt(n), 1 / math.sqrt(n))
+    def forward(self, x):
+        return torch.nn.functional.linear(x, self.weight, self.bias)
+"""
+
+
+def test_an_answer_that_draws_its_weights_with_the_legacy_constructor_gets_the_references(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", COUNTED))
+    model, _ = load_kernelbench_candidate(write(tmp_path, "a.py", LEGACY_ANSWER), problem, "cpu", seed=42)
+    reference = problem.make_model("cpu", 42)
+    assert torch.equal(model.weight, reference.linear.weight)
+    assert torch.equal(model.bias, reference.linear.bias)
+
+
+def test_kept_trial_inputs_are_handed_out_as_copies(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", GELU))
+    first = problem.kernelbench_inputs("cpu", 5)
+    first[0].zero_()  # a candidate writing its inputs
+    second = problem.kernelbench_inputs("cpu", 5)
+    torch.manual_seed(5)
+    assert torch.equal(second[0], torch.randn(3, 8))

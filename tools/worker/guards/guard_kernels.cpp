@@ -48,6 +48,14 @@ std::string top_library_kernels(const std::vector<profiler::KernelRecord>& recor
 }
 }  // namespace
 
+std::optional<double> own_kernel_share(const std::vector<profiler::KernelRecord>& records,
+                                       const profiler::Attribution& attribution) {
+  const Split s = split(records, attribution);
+  const double total = s.candidate_ms + s.library_ms;
+  if (total <= 0) return s.any_candidate ? std::optional<double>(1.0) : std::optional<double>(0.0);
+  return s.candidate_ms / total;
+}
+
 std::optional<GuardFinding> check_no_kernel(const std::vector<profiler::KernelRecord>& records,
                                             const profiler::Attribution& attribution) {
   if (split(records, attribution).any_candidate) return std::nullopt;

@@ -17,6 +17,11 @@
 
 namespace kagent::worker {
 
+// The candidate's own kernels' share of the call's GPU time (0 when only library kernels ran,
+// and when none ran at all).
+std::optional<double> own_kernel_share(const std::vector<profiler::KernelRecord>& records,
+                                       const profiler::Attribution& attribution);
+
 std::optional<GuardFinding> check_no_kernel(const std::vector<profiler::KernelRecord>& records,
                                             const profiler::Attribution& attribution);
 

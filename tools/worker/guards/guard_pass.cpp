@@ -9,6 +9,7 @@
 #include "checker/compare.h"
 #include "cuda/cuda_error.h"
 #include "profiler/kernel_attribution.h"
+#include "result/policy.h"
 #include "worker/guards/guard_aliasing.h"
 #include "worker/guards/guard_cached.h"
 #include "worker/guards/guard_inputs.h"
@@ -80,22 +81,12 @@ void GuardPass::add(const std::vector<GuardFinding>& findings) {
   for (const auto& f : findings) add(f);
 }
 
-bool GuardPass::rejected() const {
-  for (const auto& f : pending_)
-    if (f.action == kGuardReject) return true;
-  return false;
-}
+bool GuardPass::open(const EvalResult& r) { return r.status == Status::Correct && !rejected_under_all(r.guards); }
 
-void GuardPass::conclude(EvalResult& r, bool verdict) {
-  for (auto& f : pending_) {
-    if (verdict && f.action == kGuardReject && r.status == Status::Correct) {
-      r.status = Status::Rejected;
-      r.reason = f.name;
-      r.message = "rejected by guard " + f.name + ": " + f.message;
-    }
-    r.guards.push_back(std::move(f));
-  }
+void GuardPass::conclude(EvalResult& r) {
+  for (auto& f : pending_) r.guards.push_back(std::move(f));
   pending_.clear();
+  if (own_share_) r.own_kernel_share = own_share_;
 }
 
 void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner& reference,
@@ -104,11 +95,11 @@ void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner
   // What the candidate's code is and what loading it did: no GPU work needed.
   if (format_ == "kernelbench" && !source_path_.empty()) add(scan_kernelbench_source(py_, source_path_));
   add(watch_->tampering());
-  if (!rejected()) {
+  if (!rejected_under_all(pending_)) {
     try {
       guard_run(problem, candidate, reference, reference_model, eval);
     } catch (...) {
-      conclude(r, false);  // what was found before the candidate failed stays on record; the failure is the verdict
+      conclude(r);  // what was found before the candidate failed stays on record; the failure is the verdict
       throw;
     }
   }
@@ -121,6 +112,14 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
   // inputs and one copy, the expected outputs and one call's outputs at once; parameters are
   // watched through snapshots (checksums when large), the fp64 truth is taken on cut inputs.
   const ToleranceConfig& tol = eval.tolerance;
+  // Where the guard run's time goes, for the worker's log (what a warm evaluation costs).
+  auto mark = std::chrono::steady_clock::now();
+  split_.clear();
+  const auto lap = [&](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    split_.emplace_back(what, std::chrono::duration<double>(now - mark).count());
+    mark = now;
+  };
   const Values pristine = problem.make_inputs("cuda", eval.seed + opts_.seed_offset);
   // State the reference's own forward changes (BatchNorm's running statistics in training
   // mode) may change in the candidate too; it is left out of the write check below.
@@ -181,6 +180,7 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
     const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
     if (call.kernels) {
       const auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
+      own_share_ = own_kernel_share(*call.kernels, attribution);
       add(check_no_kernel(*call.kernels, attribution));
       add(check_library_share(*call.kernels, attribution, opts_));
       if (call.marker_start_ns)
@@ -209,24 +209,28 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
     add(judge_run(out2, expected, tol, poison, "a second call with the same inputs", opts_));
   }
   expected.clear();
+  lap("calls");
 
   // The fp64 truth, on inputs of its own (cut to a bounded size, mixed signs).
   if (!run1 && opts_.on(guard::kPrecisionLowered)) {
     std::string note;
     add(check_precision(py_, problem, reference_model, candidate, reference, eval.seed + opts_.seed_offset + 3, opts_,
-                        note));
+                        tol, note));
     std::fprintf(stderr, "kagent guards: precision_lowered measured on %s\n", note.c_str());
   }
+  lap("precision");
 
   if (opts_.on(guard::kShapeGeneralization))
     add(check_extra_shapes(py_, problem, reference_model, candidate, reference, eval.seed + opts_.seed_offset + 2, tol));
+  lap("shapes");
   add(watch_->new_threads());
   add(watch_->tampering());
+  lap("tampering");
 }
 
 void GuardPass::after_candidate_timing(ProblemSession& problem, Runner& candidate, Runner& reference,
                                        Values& timing_inputs, const EvalOptions& eval, EvalResult& r) {
-  if (!opts_.enabled || r.status != Status::Correct) return;
+  if (!opts_.enabled || !open(r)) return;
   try {
     if (opts_.on(guard::kCachedResults))
       add(check_fresh_values(problem, candidate, reference, timing_inputs, eval.seed + opts_.seed_offset + 1,
@@ -234,14 +238,14 @@ void GuardPass::after_candidate_timing(ProblemSession& problem, Runner& candidat
     add(watch_->new_threads());
     add(watch_->tampering());
   } catch (...) {
-    conclude(r, false);
+    conclude(r);
     throw;
   }
   conclude(r);
 }
 
 void GuardPass::after_baselines(EvalResult& r) {
-  if (!opts_.enabled || r.status != Status::Correct || !r.timing) return;
+  if (!opts_.enabled || !open(r) || !r.timing) return;
   add(check_speedup(*r.timing, opts_.speedup_flag));
   conclude(r);
 }

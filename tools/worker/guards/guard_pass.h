@@ -8,8 +8,10 @@
 //     inputs, tampering and threads again (a patch made during timing would slow the eager
 //     baseline that is measured next);
 //   after_baselines: the excessive-speedup flag.
-// A reject turns a Correct verdict into Rejected with the guard's name as the reason; timing
-// is skipped for a candidate rejected before it. Findings of disabled guards are dropped.
+// Findings go into the result as they are concluded; the verdicts under each policy are made
+// from them where the evaluation ends (result/policy.h: apply_policies). The evaluation goes on
+// while some policy would still call the candidate correct (open()): timing is skipped only for
+// a candidate rejected under every policy. Findings of disabled guards are dropped.
 #pragma once
 
 #include <optional>
@@ -45,14 +47,20 @@ class GuardPass {
                               const EvalOptions& eval, EvalResult& r);
   void after_baselines(EvalResult& r);
 
+  // Whether some policy would still call `r` correct: its status is Correct and the findings
+  // so far reject it under some policy but not all.
+  static bool open(const EvalResult& r);
+
+  // Seconds of the guard run's steps (calls, precision, shapes, tampering), once it ran.
+  const std::vector<std::pair<std::string, double>>& split() const { return split_; }
+
  private:
   void guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
                  const EvalOptions& eval);
   void add(std::optional<GuardFinding> finding);
   void add(const std::vector<GuardFinding>& findings);
-  bool rejected() const;
-  // Moves new findings into r; with `verdict`, a reject turns a Correct verdict into Rejected.
-  void conclude(EvalResult& r, bool verdict = true);
+  // Moves new findings (and the own-kernel share, once measured) into r.
+  void conclude(EvalResult& r);
 
   PythonRuntime& py_;
   GuardOptions opts_;
@@ -63,6 +71,8 @@ class GuardPass {
   PyRef model_;
   std::string source_path_;
   std::vector<GuardFinding> pending_;
+  std::optional<double> own_share_;  // of the traced call
+  std::vector<std::pair<std::string, double>> split_;
 };
 
 }  // namespace kagent::worker

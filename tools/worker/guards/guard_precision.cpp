@@ -5,6 +5,7 @@
 #include <ATen/ops/where.h>
 #include <fmt/format.h>
 
+#include "checker/compare.h"
 #include "worker/service/calls.h"
 
 namespace kagent::worker {
@@ -96,7 +97,8 @@ std::optional<std::string> precision_lowered(const PrecisionErrors& e, const Gua
 
 std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& problem, PyObject* reference_model,
                                             Runner& candidate, Runner& reference, int64_t seed,
-                                            const GuardOptions& opts, std::string& note, const std::string& device) {
+                                            const GuardOptions& opts, const ToleranceConfig& tolerance,
+                                            std::string& note, const std::string& device) {
   PyRef made = py.call(PyFn::PrecisionInputs, {problem.problem(), PyRef::borrow(reference_model), str(device),
                                                check(PyLong_FromLongLong(seed)),
                                                check(PyLong_FromLongLong(opts.precision_max_input_bytes))});
@@ -152,8 +154,13 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
         if (explained(e, opts)) break;
       }
     }
-    if (const auto reason = precision_lowered(e, opts))
-      return GuardFinding{guard::kPrecisionLowered, kGuardReject, fmt::format("output {}: {} ({})", i, *reason, note)};
+    if (const auto reason = precision_lowered(e, opts)) {
+      const OutputCheck vs_truth = compare_output(got[i], (*truth)[i].to(got[i].scalar_type()), static_cast<int>(i), tolerance);
+      return GuardFinding{guard::kPrecisionLowered, kGuardReject,
+                          fmt::format("output {}: {} ({}); against the float64 truth at the tolerance: {}", i, *reason,
+                                      note, vs_truth.ok ? "within" : vs_truth.message),
+                          vs_truth.ok ? kGuardFlag : kGuardReject};
+    }
   }
   return std::nullopt;
 }

@@ -28,6 +28,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "checker/tolerance_config.h"
 #include "result/eval_result.h"
 #include "worker/protocol/guard_options.h"
 #include "worker/python/python_runtime.h"
@@ -59,10 +60,12 @@ std::optional<std::string> precision_lowered(const PrecisionErrors& e, const Gua
 
 // The whole guard: inputs, candidate and eager runs, the truths, the rules on every floating
 // output. `note` says what it measured on (or why it did not run). `device`: where the inputs
-// are made ("cuda" in the worker; tests use "cpu").
+// are made ("cuda" in the worker; tests use "cpu"). A finding's kernelbench action is "flag"
+// when the output is still within `tolerance` of the float64 truth (KernelBench's rules allow
+// lower precision inside the tolerance), else "reject".
 std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& problem, PyObject* reference_model,
                                             Runner& candidate, Runner& reference, int64_t seed,
-                                            const GuardOptions& opts, std::string& note,
-                                            const std::string& device = "cuda");
+                                            const GuardOptions& opts, const ToleranceConfig& tolerance,
+                                            std::string& note, const std::string& device = "cuda");
 
 }  // namespace kagent::worker

@@ -13,6 +13,8 @@ void to_json(nlohmann::json& j, const EvalOptions& o) {
        {"compiled_baseline", o.compiled_baseline},
        {"cache_dir", o.cache_dir},
        {"profile", o.profile},
+       {"policy", to_string(o.policy)},
+       {"tolerance_preset", o.tolerance.preset},
        {"guards", o.guards},
        {"timing",
         {{"warmup_runs", t.warmup_runs},
@@ -33,6 +35,8 @@ void from_json(const nlohmann::json& j, EvalOptions& o) {
   o.seed = get_or(j, "seed", o.seed);
   get_optional(j, "atol", o.tolerance.atol);
   get_optional(j, "rtol", o.tolerance.rtol);
+  o.tolerance.preset = get_or<std::string>(j, "tolerance_preset", o.tolerance.preset);
+  o.policy = policy_from_string(get_or<std::string>(j, "policy", to_string(o.policy)));
   o.measure = get_or(j, "measure", o.measure);
   o.eager_baseline = get_or(j, "eager_baseline", o.eager_baseline);
   o.compiled_baseline = get_or(j, "compiled_baseline", o.compiled_baseline);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checker/tolerance_config.h"
+#include "result/policy.h"
 #include "timer/measure_config.h"
 #include "worker/protocol/guard_options.h"
 
@@ -17,8 +18,9 @@ namespace kagent {
 
 struct EvalOptions {
   int trials = 5;               // fresh-seed correctness trials (at least 5 by design; fewer only on request)
-  int64_t seed = 42;            // weights; trial t draws inputs from seed + 1 + t
-  ToleranceConfig tolerance;
+  int64_t seed = 42;            // weights and timing inputs; the trials' seeds are drawn from it as KernelBench does
+  ToleranceConfig tolerance;    // preset (kernelbench-v0.1 | kernelbench-2025) and overrides
+  Policy policy = Policy::KernelBench;  // whose verdict is the result's status; both are recorded
   bool measure = true;          // time the candidate when it is correct
   bool eager_baseline = true;
   bool compiled_baseline = true;
@@ -28,7 +30,8 @@ struct EvalOptions {
   bool profile = true;          // CUPTI profile phase after timing a correct candidate
 };
 
-// Absent members keep their defaults; throws std::invalid_argument for a bad guard option.
+// Absent members keep their defaults; throws std::invalid_argument for a bad guard option or
+// an unknown policy.
 void to_json(nlohmann::json& j, const EvalOptions& o);
 void from_json(const nlohmann::json& j, EvalOptions& o);
 

@@ -5,6 +5,7 @@
 #include <ATen/core/grad_mode.h>
 #include <fmt/format.h>
 
+#include "result/policy.h"
 #include "timer/cold_measurement.h"
 #include "worker/service/baselines.h"
 #include "worker/service/calls.h"
@@ -27,15 +28,21 @@ EvalResult Evaluation::operator()() {
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
     return phases.run(name, [&] { return (this->*body)(); });
   };
-  if (phase("load", &Evaluation::load) && phase("correctness", &Evaluation::correctness) &&
-      phase("guards_before_timing", &Evaluation::guards_before_timing)) {
+  const auto guard_run = [&] {
+    const bool go_on = phase("guards_before_timing", &Evaluation::guards_before_timing);
+    if (guards_ && !result_.phases.empty()) result_.phases.back().parts = guards_->split();
+    return go_on;
+  };
+  if (phase("load", &Evaluation::load) && phase("correctness", &Evaluation::correctness) && guard_run()) {
     if (options_.measure && phase("timing", &Evaluation::timing) &&
         phase("guards_after_timing", &Evaluation::guards_after_timing) &&
         (options_.eager_baseline || options_.compiled_baseline))
       phase("baselines", &Evaluation::baselines);
-    if (options_.profile && result_.status == Status::Correct) phase("profile", &Evaluation::profile);
+    if (options_.profile && GuardPass::open(result_)) phase("profile", &Evaluation::profile);
   }
   context_lost_ = context_lost_ || phases.context_lost();
+  // The guards only recorded findings: the verdict under each policy is made here, once.
+  apply_policies(result_, options_.policy);
   result_.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::move(result_);
 }
@@ -108,7 +115,7 @@ bool Evaluation::correctness() {
 
 bool Evaluation::guards_before_timing() {
   guards_->before_timing(problem_, *candidate_, *reference_, reference_model_.get(), options_, result_);
-  return result_.status == Status::Correct;
+  return GuardPass::open(result_);
 }
 
 bool Evaluation::timing() {
@@ -125,7 +132,7 @@ bool Evaluation::timing() {
 bool Evaluation::guards_after_timing() {
   guards_->after_candidate_timing(problem_, *candidate_, *reference_, timing_inputs_, options_, result_);
   timing_inputs_.clear();
-  return result_.status == Status::Correct;
+  return GuardPass::open(result_);
 }
 
 bool Evaluation::baselines() {
@@ -138,7 +145,7 @@ bool Evaluation::baselines() {
   if (b.eager) t.speedup_eager = b.eager->median_ms / t.candidate->median_ms;
   if (b.compiled) t.speedup_compiled = b.compiled->median_ms / t.candidate->median_ms;
   guards_->after_baselines(result_);
-  return result_.status == Status::Correct;
+  return GuardPass::open(result_);
 }
 
 bool Evaluation::profile() {

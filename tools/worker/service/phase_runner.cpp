@@ -59,7 +59,8 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
   }
   // A phase that ended the evaluation by a verdict rather than an exception: the verdict says
   // whose it was.
-  if (!go_on && rec.failure.empty() && result_.status != Status::Correct)
+  // (A candidate still Correct that ends it was rejected by the guards under every policy.)
+  if (!go_on && rec.failure.empty())
     rec.failure = result_.status == Status::ProblemError  ? kFailureProblem
                   : result_.status == Status::InternalError ? kFailureEvaluator
                                                             : kFailureCandidate;

@@ -32,12 +32,26 @@ PyRef ProblemSession::make_model(const std::string& device, int64_t seed) {
   return check(PyObject_CallFunction(fn.get(), "sL", device.c_str(), static_cast<long long>(seed)));
 }
 
-Values ProblemSession::make_inputs(const std::string& device, int64_t seed) {
-  PyRef fn = check(PyObject_GetAttrString(problem_.get(), "make_inputs"));
+Values ProblemSession::inputs(const char* method, const std::string& device, int64_t seed) {
+  PyRef fn = check(PyObject_GetAttrString(problem_.get(), method));
   PyRef list = check(PyObject_CallFunctionObjArgs(fn.get(), str(device).get(), integer(seed).get(), nullptr));
   Values out;
   Py_ssize_t n = PyList_Size(list.get());
   for (Py_ssize_t i = 0; i < n; ++i) out.push_back(from_python(PyList_GetItem(list.get(), i)));
+  return out;
+}
+
+Values ProblemSession::make_inputs(const std::string& device, int64_t seed) { return inputs("make_inputs", device, seed); }
+
+Values ProblemSession::kernelbench_inputs(const std::string& device, int64_t seed) {
+  return inputs("kernelbench_inputs", device, seed);
+}
+
+std::vector<int64_t> ProblemSession::trial_seeds(int64_t seed, int count) {
+  PyRef fn = check(PyObject_GetAttrString(problem_.get(), "trial_seeds"));
+  PyRef list = check(PyObject_CallFunction(fn.get(), "Li", static_cast<long long>(seed), count));
+  std::vector<int64_t> out;
+  for (Py_ssize_t i = 0; i < PyList_Size(list.get()); ++i) out.push_back(PyLong_AsLongLong(PyList_GetItem(list.get(), i)));
   return out;
 }
 

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,19 +27,31 @@ class ProblemSession {
   const std::string& sha256() const { return sha256_; }
   PyRef problem() const { return problem_; }
 
-  // The reference Model on `device`, weights drawn from `seed` (KernelBench's convention).
+  // The reference Model on `device`, built as KernelBench's harness builds it from `seed` (on
+  // the CPU, then moved; kagent_worker/problem.py).
   PyRef make_model(const std::string& device, int64_t seed);
-  // get_inputs() on `device` under `seed`.
+  // get_inputs() drawn on `device` under `seed`: kagent's own evidence (guards, timing).
   Values make_inputs(const std::string& device, int64_t seed);
+  // A correctness trial's inputs as KernelBench draws them: on the CPU under `seed`, then moved.
+  Values kernelbench_inputs(const std::string& device, int64_t seed);
+  // KernelBench's trial seeds for `count` trials from `seed`.
+  std::vector<int64_t> trial_seeds(int64_t seed, int count);
   // The model's parameters and buffers in state_dict order, as a native candidate takes them.
   Values state_values(PyObject* model);
 
+  // Cached baselines this worker has already re-checked on this problem (baselines.cpp).
+  bool baseline_checked(const std::string& key) const { return baselines_checked_.contains(key); }
+  void mark_baseline_checked(const std::string& key) { baselines_checked_.insert(key); }
+
  private:
+  Values inputs(const char* method, const std::string& device, int64_t seed);
+
   PythonRuntime& py_;
   PyRef problem_;
   std::string sha256_;
   std::optional<ProblemSpec> spec_;
   nlohmann::json spec_json_;
+  std::set<std::string> baselines_checked_;
 };
 
 }  // namespace kagent::worker

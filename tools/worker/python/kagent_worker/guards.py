@@ -23,6 +23,14 @@ _TORCH_NAMESPACES = ("torch", "torch.nn.functional", "torch._C._nn", "torch._C._
                      "torch.special", "torch.fft")
 
 
+# Attributes Python itself creates the first time anyone reads them: a class without
+# annotations of its own gets an empty __annotations__ dict stored on it when it is read
+# (torch.jit.script, typing, dataclasses and inspect all read it), which would otherwise look
+# like a base class's dict replaced. None of them computes anything.
+_LAZY_CLASS_ATTRIBUTES = frozenset({"__annotations__", "__annotate__", "__annotations_cache__",
+                                    "__annotate_func__"})
+
+
 def _class_items(prefix, cls):
     """Every attribute a class has, through its MRO, as stored (no binding: a classmethod
     fetched with getattr is a new object each time, the stored one is not)."""
@@ -31,7 +39,8 @@ def _class_items(prefix, cls):
         if klass is object:
             continue
         for name, obj in vars(klass).items():
-            items[f"{prefix}.{name}"] = obj
+            if name not in _LAZY_CLASS_ATTRIBUTES:
+                items[f"{prefix}.{name}"] = obj
     return items
 
 

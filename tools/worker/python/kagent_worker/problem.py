@@ -1,6 +1,7 @@
 """Problems: execute a KernelBench file, build its Model and inputs reproducibly by seed,
 derive the ProblemSpec, and load KernelBench-format candidates (ModelNew)."""
 
+import copy
 import hashlib
 import inspect
 import json
@@ -11,6 +12,24 @@ import torch
 
 from kagent_worker.inline_patch import InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
+
+# Host memory a problem may keep for its trials' CPU-drawn inputs (5 trials of a problem
+# whose inputs take up to ~100 MB; larger ones are drawn again for each candidate).
+HOST_INPUTS_BYTES = 512 << 20
+
+
+def kernelbench_seed(seed):
+    """KernelBench's set_seed: the CPU generator and the current CUDA device's."""
+    torch.manual_seed(seed)
+    torch.cuda.manual_seed(seed)
+
+
+def trial_seeds(seed, count):
+    """The correctness trials' seeds as KernelBench draws them (run_and_check_correctness): from
+    the CPU generator seeded with `seed`, one randint in [0, 2**32 - 1) per trial."""
+    torch.manual_seed(seed)
+    return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
+
 
 def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
@@ -69,6 +88,9 @@ class Problem:
         self.source = data.decode("utf-8", errors="replace")
         self.sha256 = hashlib.sha256(data).hexdigest()
         self.name = os.path.splitext(os.path.basename(self.path))[0]
+        self._templates = {}  # seed -> the reference Model as built on the CPU, never run
+        self._host_inputs = {}  # seed -> a trial's inputs as drawn on the CPU (kernelbench_inputs)
+        self._host_inputs_bytes = 0
 
     def _call(self, fn_name):
         try:
@@ -80,21 +102,70 @@ class Problem:
         return list(self._call("get_init_inputs"))
 
     def make_model(self, device, seed=42, cls=None):
-        torch.manual_seed(seed)
-        with torch.device(device):
+        """The model as KernelBench's harness builds it (eval_kernel_against_ref): seed,
+        get_init_inputs() with its tensors moved to the device, seed again, the model built on
+        the CPU (the default device) under no_grad, then moved to `device`. An answer that draws
+        its weights on the CPU (nn.Parameter(torch.Tensor(...)) with nn.init, device="cpu") then
+        gets the reference's numbers. `cls` defaults to the problem's Model, whose pristine CPU
+        copy is kept per seed (deep copies of it are the same numbers without the init's cost).
+        On "meta" the model is built there directly: the spec needs shapes only."""
+        if device == "meta":
+            torch.manual_seed(seed)
+            with torch.device("meta"):
+                return self._construct(cls, self.init_inputs())
+        template = self._templates.get(seed) if cls is None else None
+        if template is not None:
             try:
-                model = (cls or self.module.Model)(*self.init_inputs())
-            except KagentError:
-                raise
-            except Exception as exc:
-                raise KagentError("problem_load_error", f"Model(...) failed: {short_exception(exc, self.path)}") from None
+                return copy.deepcopy(template).to(device)
+            except Exception:  # a model that cannot be copied is built again
+                pass
+        kernelbench_seed(seed)
+        init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.init_inputs()]
+        kernelbench_seed(seed)
+        with torch.no_grad():
+            model = self._construct(cls, init)
+        if cls is None:
+            self._templates[seed] = model
+            try:
+                return copy.deepcopy(model).to(device)
+            except Exception:
+                del self._templates[seed]
         return model.to(device)
 
+    def _construct(self, cls, init):
+        try:
+            return (cls or self.module.Model)(*init)
+        except KagentError:
+            raise
+        except Exception as exc:
+            raise KagentError("problem_load_error", f"Model(...) failed: {short_exception(exc, self.path)}") from None
+
     def make_inputs(self, device, seed):
+        """Inputs drawn on `device` from `seed` (the generator of that device): kagent's own
+        evidence (guards, timing, baselines, profile) takes these, fast at any size."""
         torch.manual_seed(seed)
         with torch.device(device):
             inputs = list(self._call("get_inputs"))
         return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def trial_seeds(self, seed, count):
+        return trial_seeds(seed, count)
+
+    def kernelbench_inputs(self, device, seed):
+        """Inputs as KernelBench's harness draws a correctness trial's: seed, get_inputs() on
+        the CPU, moved to `device` (KernelBench also casts them to its precision, fp32 by
+        default; kagent keeps the problem's dtypes, which is the same for fp32 problems).
+        The CPU draw is kept per seed while the kept sets stay small (HOST_INPUTS_BYTES): the
+        next candidate's trials then cost a copy to the GPU, not the CPU's random numbers."""
+        inputs = self._host_inputs.get(seed)
+        if inputs is None:
+            kernelbench_seed(seed)
+            inputs = list(self._call("get_inputs"))
+            size = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+            if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
+                self._host_inputs[seed] = inputs
+                self._host_inputs_bytes += size
+        return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def spec(self, device="meta", model=None):
         """The ProblemSpec as a dict; shapes come from running `model` (default: a new one) on

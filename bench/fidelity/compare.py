@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""The fidelity benchmark's report: kagent's verdicts against KernelBench's harness.
+
+Reads the kagent collections and KernelBench records that bench/fidelity/run.sh made, and
+writes the markdown for RESULTS.md (stdout, or --out): per level and policy, a confusion table
+of kagent against KernelBench's harness on the real answers (which KernelBench's leaderboard
+judged correct, truth.json), every disagreement with its cause, and the kits (every bypass
+rejected under both policies, every policy case as expected). Causes: causes.json beside this
+file holds the diagnosis of each disagreement a person has looked into (keyed by answer
+name, then policy or "*"); a disagreement without one is listed as "undiagnosed" and fails
+the summary line.
+
+Usage: compare.py --collection RW --kb KB_RW.json --truth TRUTH.json
+                  --kits KITS.json --kit-collections DIR_CUDA DIR_KB --kb-kits KB_KITS.json [--out FILE]
+"""
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "collect"))
+from collection_turns import trajectories  # noqa: E402
+
+POLICIES = ("kernelbench", "strict")
+HERE = Path(__file__).resolve().parent
+
+
+def verdicts_of(collection):
+    """{problem: turn 0's eval record} of a collection (None where the turn has no verdict)."""
+    out = {}
+    for name, t in trajectories(collection):
+        turns = t.get("turns") or []
+        out[name] = turns[0].get("eval") if turns else None
+    return out
+
+
+def under(ev, policy):
+    """(status, reason) of an eval record under `policy`."""
+    if not ev:
+        return ("no_verdict", "")
+    v = (ev.get("verdicts") or {}).get(policy)
+    if v:
+        return (v["status"], v.get("reason", ""))
+    return (ev.get("status", "?"), ev.get("reason", ""))
+
+
+def kb_state(rec):
+    if rec is None:
+        return "not run"
+    if rec.get("error"):
+        return "error"
+    if not rec.get("compiled"):
+        return "compile_error"
+    return "correct" if rec.get("correct") else "not correct"
+
+
+def kb_detail(rec):
+    if not rec:
+        return ""
+    md = rec.get("metadata") or {}
+    for k in ("max_difference", "correctness_issue", "runtime_error", "compilation_error", "compilation_error_name"):
+        if md.get(k):
+            v = md[k]
+            return f"{k}: {str(v)[:160]}"
+    return rec.get("error", "")[:160]
+
+
+def kagent_detail(ev):
+    if not ev:
+        return "no verdict"
+    c = ev.get("correctness") or {}
+    err = f"; max abs error {c.get('max_abs_error', 0):.3g}" if c else ""
+    return (ev.get("message", "") or "")[:200].replace("|", "/") + err
+
+
+def cause_of(causes, name, policy):
+    c = causes.get(name, {})
+    return c.get(policy) or c.get("*")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--collection", required=True)
+    ap.add_argument("--kb", required=True)
+    ap.add_argument("--truth", required=True)
+    ap.add_argument("--kits")
+    ap.add_argument("--kit-collections", nargs="*", default=[])
+    ap.add_argument("--kb-kits")
+    ap.add_argument("--causes", default=str(HERE / "causes.json"))
+    ap.add_argument("--out")
+    a = ap.parse_args(argv)
+
+    truth = json.loads(Path(a.truth).read_text())
+    kagent = verdicts_of(a.collection)
+    kb = {r["name"]: r for r in json.loads(Path(a.kb).read_text())}
+    causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
+    names = sorted(truth)
+    lines = []
+    w = lines.append
+
+    w("### Real answers: kagent against KernelBench's harness\n")
+    tol = {r.get("tolerance") for r in kb.values()}
+    w(f"{len(names)} answers of `kb_leaderboard`, each judged correct by KernelBench's leaderboard. KernelBench's "
+      f"harness run here: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
+      "answers replayed, verdicts under both policies from the same evaluation.\n")
+    summary = {}
+    undiagnosed = []
+    disagreements = []
+    for policy in POLICIES:
+        w(f"#### Policy `{policy}`\n")
+        w("| level | answers | both correct | kagent only | KernelBench only | both not | agree |")
+        w("|---|---|---|---|---|---|---|")
+        totals = defaultdict(lambda: [0, 0, 0, 0])
+        for n in names:
+            level = str(truth[n]["level"])
+            k_ok = under(kagent.get(n), policy)[0] == "correct"
+            b_ok = kb_state(kb.get(n)) == "correct"
+            idx = 0 if k_ok and b_ok else 1 if k_ok else 2 if b_ok else 3
+            for key in (level, "all"):
+                totals[key][idx] += 1
+            if k_ok != b_ok:
+                disagreements.append((policy, n, level))
+        for key in sorted(totals, key=lambda k: (k == "all", k)):
+            t = totals[key]
+            agree = (t[0] + t[3]) / sum(t)
+            w(f"| {key} | {sum(t)} | {t[0]} | {t[1]} | {t[2]} | {t[3]} | {100 * agree:.1f}% |")
+        summary[policy] = totals["all"]
+        w("")
+    w("#### Every disagreement, with its cause\n")
+    w("| policy | answer | level | kagent | KernelBench's harness | cause |")
+    w("|---|---|---|---|---|---|")
+    for policy, n, level in disagreements:
+        st, rs = under(kagent.get(n), policy)
+        cause = cause_of(causes, n, policy)
+        if not cause and policy == "strict" and st == "rejected" and under(kagent.get(n), "kernelbench")[0] == "correct":
+            cause = f"policy: strict rejects `{rs}`, which KernelBench's rules allow (correct under kernelbench)"
+        if not cause:
+            undiagnosed.append(f"{policy}:{n}")
+        w(f"| {policy} | {n} | {level} | {st}{' (' + rs + ')' if rs else ''}: {kagent_detail(kagent.get(n))} | "
+          f"{kb_state(kb.get(n))}{': ' + kb_detail(kb.get(n)) if kb_detail(kb.get(n)) else ''} | "
+          f"{cause or '**undiagnosed**'} |")
+    if not disagreements:
+        w("| - | none | | | | |")
+    w("")
+
+    # Every guard's findings over the real answers, for the review of false flags and rejects.
+    w("#### Guard findings on the real answers\n")
+    w("| guard | strict action | kernelbench action | answers | examples (answer: message) |")
+    w("|---|---|---|---|---|")
+    by_guard = defaultdict(list)
+    for n in names:
+        for g in (kagent.get(n) or {}).get("guards", []):
+            by_guard[(g["name"], g.get("action", ""), g.get("kernelbench_action", ""))].append((n, g.get("message", "")))
+    for (guard, sa, ka), hits in sorted(by_guard.items()):
+        examples = "; ".join(f"{n}: {m[:90]}" for n, m in hits[:3]).replace("|", "/")
+        w(f"| {guard} | {sa} | {ka} | {len(hits)} | {examples} |")
+    if not by_guard:
+        w("| - | | | 0 | |")
+    w("")
+
+    kit_line = ""
+    if a.kits:
+        kits = json.loads(Path(a.kits).read_text())
+        kv = {}
+        for c in a.kit_collections:
+            kv.update(verdicts_of(c))
+        kbk = {r["name"]: r for r in json.loads(Path(a.kb_kits).read_text())} if a.kb_kits else {}
+        w("### The project's kits under both policies (and KernelBench's harness on the kernelbench-format ones)\n")
+        w("| entry | expected strict | kagent strict | expected kernelbench | kagent kernelbench | KernelBench's harness | ok |")
+        w("|---|---|---|---|---|---|---|")
+        bypass_ok = bypass_n = case_ok = case_n = 0
+        for e in kits:
+            ev = kv.get(e["name"])
+            s = under(ev, "strict")
+            k = under(ev, "kernelbench")
+            exp_s = (e["expect"], e["expect_reason"])
+            exp_k = (e["expect_kernelbench"], e["expect_kernelbench_reason"])
+            ok = (s[0] == exp_s[0] and (not exp_s[1] or s[1] == exp_s[1]) and
+                  k[0] == exp_k[0] and (not exp_k[1] or k[1] == exp_k[1]))
+            if e["bypass"]:
+                bypass_n += 1
+                bypass_ok += ok and s[0] == "rejected" and k[0] == "rejected"
+            else:
+                case_n += 1
+                case_ok += ok
+            fmt = lambda v: f"{v[0]}{' (' + v[1] + ')' if v[1] else ''}"
+            w(f"| {e['name']} | {fmt(exp_s)} | {fmt(s)} | {fmt(exp_k)} | {fmt(k)} | "
+              f"{kb_state(kbk.get(e['name'])) if e['format'] == 'kernelbench' else '-'} | {'ok' if ok else '**FAIL**'} |")
+        w("")
+        kit_line = (f"; kits: {bypass_ok} of {bypass_n} bypasses rejected under both policies, "
+                    f"{case_ok} of {case_n} other entries as expected")
+    text = "\n".join(lines) + "\n"
+    if a.out:
+        Path(a.out).write_text(text)
+    else:
+        print(text)
+    parts = []
+    for policy in POLICIES:
+        t = summary[policy]
+        parts.append(f"{policy} {100 * (t[0] + t[3]) / sum(t):.1f}% agree ({t[1] + t[2]} disagree)")
+    print(f"Fidelity: {len(names)} real answers, kagent vs KernelBench's harness: " + ", ".join(parts) +
+          f"; {len(undiagnosed)} disagreement(s) undiagnosed" + kit_line)
+    if undiagnosed:
+        print("undiagnosed: " + ", ".join(undiagnosed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

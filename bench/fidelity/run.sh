@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The fidelity benchmark on one GPU: kagent and KernelBench's own harness side by side over the
+# 149 real answers of kb_leaderboard and over the project's kits; RESULTS.md's tables from
+# compare.py. Phases, so that the whole fits device calls of 10 minutes (KernelBench's harness
+# builds each answer with torch's load_inline, ~40 core-seconds apiece):
+#   start    KernelBench's harness over the real answers and the kernelbench-format kit entries,
+#            in the background (setsid: it outlives the call while the machine stays warm),
+#            JOBS answers at once (default 8), tolerance 1e-2 (KB_TOLERANCE) as the leaderboard
+#   kagent   kagent collect over the real answers (replayed) and over the kits, both policies
+#            recorded from one evaluation each
+#   finish   waits for KernelBench's harness (FINISH_WAIT s, default 420), then the report:
+#            $OUT/fidelity.md and the summary line
+#   all      the three in order (on a machine without a per-call limit)
+# usage: bash bench/fidelity/run.sh KAGENT PHASE...
+# State between phases lives in $FIDELITY_DIR (default /tmp/kagent-fidelity); the report and
+# logs go to $OUT. Needs .carry/kernelbench (KernelBench's harness, bench/eval/kernelbench_harness.py
+# setup) and the real answers ($KAGENT_REALWORLD_DIR, else .carry/realworld/kb_leaderboard, else
+# ../shared/realworld/kb_leaderboard).
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+KAGENT=${1:?usage: run.sh KAGENT PHASE...}
+KAGENT=$(realpath "$KAGENT")
+shift
+. bench/collect/gpu_env.sh
+trap - EXIT  # the compile and baseline cache stays for the later phases
+export KAGENT_CACHE_DIR=${FIDELITY_DIR:-/tmp/kagent-fidelity}/cache
+S=${FIDELITY_DIR:-/tmp/kagent-fidelity}
+mkdir -p "$S"
+RW=${KAGENT_REALWORLD_DIR:-}
+if [ -z "$RW" ]; then
+  if [ -d .carry/realworld/kb_leaderboard ]; then RW=.carry/realworld/kb_leaderboard; else RW=../shared/realworld/kb_leaderboard; fi
+fi
+export KAGENT_REALWORLD_DIR=$(realpath "$RW")
+export KAGENT_KERNELBENCH_DIR=$KB
+JOBS=${JOBS:-8}
+
+phase_start() {
+  "$PY" bench/fidelity/make_suites.py "$S/suites" || return 1
+  "$PY" - "$S/suites" <<'PY'
+import json, sys
+d = sys.argv[1]
+pairs = json.load(open(f"{d}/kb_pairs_realworld.json")) + json.load(open(f"{d}/kb_pairs_kits.json"))
+json.dump(pairs, open(f"{d}/kb_pairs_all.json", "w"))
+PY
+  rm -f "$S/kb.json" "$S/kb.done"
+  setsid bash -c "'$PY' bench/fidelity/kb_verdicts.py --pairs '$S/suites/kb_pairs_all.json' --out '$S/kb.json' \
+      --jobs $JOBS --atol-rtol ${KB_TOLERANCE:-1e-2} --build-root '$S/kb-build' > '$S/kb.log' 2>&1; echo \$? > '$S/kb.done'" \
+    < /dev/null > /dev/null 2>&1 &
+  echo "fidelity: KernelBench's harness started in the background ($JOBS at once; log $S/kb.log)"
+}
+
+phase_kagent() {
+  [ -d "$S/suites" ] || "$PY" bench/fidelity/make_suites.py "$S/suites" || return 1
+  local flags=(-n 1 -t 1 --no-baselines --no-profile)
+  start=$(date +%s)
+  rm -rf "$S/rw" "$S/kits_cuda" "$S/kits_kernelbench"
+  "$KAGENT" collect "$KAGENT_REALWORLD_DIR/problems" --format kernelbench --llm "replay:$KAGENT_REALWORLD_DIR/replay.jsonl" \
+    --out "$S/rw" "${flags[@]}" > "$S/collect_rw.log" 2>&1
+  echo "fidelity: kagent collect over the real answers rc=$? in $(( $(date +%s) - start )) s"
+  start=$(date +%s)
+  for fmt in cuda kernelbench; do
+    "$KAGENT" collect "$S/suites/kits_$fmt" --format $fmt --llm "replay:$S/suites/kits_$fmt.replay.jsonl" \
+      --out "$S/kits_$fmt" --timeout 30 "${flags[@]}" > "$S/collect_kits_$fmt.log" 2>&1
+    echo "fidelity: kagent collect over the $fmt kit rc=$? in $(( $(date +%s) - start )) s"
+  done
+  cp "$S"/collect_*.log "$OUT/" 2>/dev/null
+}
+
+phase_finish() {
+  local waited=0 limit=${FINISH_WAIT:-420}
+  while [ ! -f "$S/kb.done" ] && [ $waited -lt "$limit" ]; do sleep 5; waited=$((waited + 5)); done
+  [ -f "$S/kb.done" ] || { echo "fidelity: KernelBench's harness still running after ${limit} s:"; tail -3 "$S/kb.log"; return 1; }
+  tail -1 "$S/kb.log"
+  "$PY" - "$S" <<'PY'
+import json, sys
+s = sys.argv[1]
+kb = json.load(open(f"{s}/kb.json"))
+kits = {p["name"] for p in json.load(open(f"{s}/suites/kb_pairs_kits.json"))}
+json.dump([r for r in kb if r["name"] not in kits], open(f"{s}/kb_realworld.json", "w"), indent=1)
+json.dump([r for r in kb if r["name"] in kits], open(f"{s}/kb_kits.json", "w"), indent=1)
+PY
+  "$PY" bench/fidelity/compare.py --collection "$S/rw" --kb "$S/kb_realworld.json" \
+    --truth "$KAGENT_REALWORLD_DIR/truth.json" --kits "$S/suites/kits.json" \
+    --kit-collections "$S/kits_cuda" "$S/kits_kernelbench" --kb-kits "$S/kb_kits.json" --out "$OUT/fidelity.md"
+  cp "$S/kb.json" "$S/kb.log" "$OUT/" 2>/dev/null
+  tar -C "$S" -czf "$OUT/fidelity_records.tgz" rw/problems kits_cuda/problems kits_kernelbench/problems 2>/dev/null
+}
+
+[ $# -gt 0 ] || set -- all
+for phase in "$@"; do
+  case "$phase" in
+  start) phase_start ;;
+  kagent) phase_kagent ;;
+  finish) phase_finish ;;
+  all) phase_start && phase_kagent && FINISH_WAIT=${FINISH_WAIT:-3600} phase_finish ;;
+  *) echo "run.sh: unknown phase '$phase' (start, kagent, finish, all)" >&2; exit 2 ;;
+  esac
+done
