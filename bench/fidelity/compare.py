@@ -80,10 +80,44 @@ def cause_of(causes, name, policy):
     return c.get(policy) or c.get("*")
 
 
+def findings_table(names, kagent):
+    lines = ["| guard | strict action | kernelbench action | answers | examples (answer: message) |",
+             "|---|---|---|---|---|"]
+    by_guard = defaultdict(list)
+    for n in names:
+        for g in (kagent.get(n) or {}).get("guards", []):
+            by_guard[(g["name"], g.get("action", ""), g.get("kernelbench_action", ""))].append((n, g.get("message", "")))
+    for (guard, sa, ka), hits in sorted(by_guard.items()):
+        examples = "; ".join(f"{n}: {m[:90]}" for n, m in hits[:3]).replace("|", "/")
+        lines.append(f"| {guard} | {sa} | {ka} | {len(hits)} | {examples} |")
+    if not by_guard:
+        lines.append("| - | | | 0 | |")
+    return lines
+
+
+def kagent_only(truth, kagent, out):
+    """kagent's verdicts on the answers it ran, without KernelBench's (FIDELITY_MATCH runs)."""
+    names = sorted(n for n in truth if n in kagent)
+    lines = [f"### kagent alone on {len(names)} real answers\n", "| answer | level | kernelbench | strict | detail |",
+             "|---|---|---|---|---|"]
+    counts = defaultdict(int)
+    for n in names:
+        k, s = under(kagent[n], "kernelbench"), under(kagent[n], "strict")
+        counts[("kernelbench", k[0])] += 1
+        counts[("strict", s[0])] += 1
+        if k[0] != "correct" or s[0] != "correct":
+            lines.append(f"| {n} | {truth[n]['level']} | {k[0]} {k[1]} | {s[0]} {s[1]} | {kagent_detail(kagent[n])} |")
+    lines += ["", "#### Guard findings\n"] + findings_table(names, kagent)
+    Path(out).write_text("\n".join(lines) + "\n") if out else print("\n".join(lines))
+    print(f"kagent alone: {len(names)} real answers: " + ", ".join(
+        f"{p} {counts[(p, 'correct')]} correct" for p in POLICIES))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--collection", required=True)
-    ap.add_argument("--kb", required=True)
+    ap.add_argument("--kb", help="KernelBench's records; without them, kagent's verdicts alone (a quick look)")
     ap.add_argument("--truth", required=True)
     ap.add_argument("--kits")
     ap.add_argument("--kit-collections", nargs="*", default=[])
@@ -94,6 +128,8 @@ def main(argv=None):
 
     truth = json.loads(Path(a.truth).read_text())
     kagent = verdicts_of(a.collection)
+    if not a.kb:
+        return kagent_only(truth, kagent, a.out)
     kb = {r["name"]: r for r in json.loads(Path(a.kb).read_text())}
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
     names = sorted(truth)
@@ -147,17 +183,8 @@ def main(argv=None):
 
     # Every guard's findings over the real answers, for the review of false flags and rejects.
     w("#### Guard findings on the real answers\n")
-    w("| guard | strict action | kernelbench action | answers | examples (answer: message) |")
-    w("|---|---|---|---|---|")
-    by_guard = defaultdict(list)
-    for n in names:
-        for g in (kagent.get(n) or {}).get("guards", []):
-            by_guard[(g["name"], g.get("action", ""), g.get("kernelbench_action", ""))].append((n, g.get("message", "")))
-    for (guard, sa, ka), hits in sorted(by_guard.items()):
-        examples = "; ".join(f"{n}: {m[:90]}" for n, m in hits[:3]).replace("|", "/")
-        w(f"| {guard} | {sa} | {ka} | {len(hits)} | {examples} |")
-    if not by_guard:
-        w("| - | | | 0 | |")
+    for line in findings_table(names, kagent):
+        w(line)
     w("")
 
     kit_line = ""

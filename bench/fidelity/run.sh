@@ -54,9 +54,15 @@ phase_kagent() {
   local flags=(-n 1 -t 1 --no-baselines --no-profile)
   start=$(date +%s)
   rm -rf "$S/rw" "$S/kits_cuda" "$S/kits_kernelbench"
+  # FIDELITY_MATCH: only the answers whose name the regex finds (a quick look, not the benchmark).
+  local match=()
+  [ -n "${FIDELITY_MATCH:-}" ] && match=(--match "$FIDELITY_MATCH")
   "$KAGENT" collect "$KAGENT_REALWORLD_DIR/problems" --format kernelbench --llm "replay:$KAGENT_REALWORLD_DIR/replay.jsonl" \
-    --out "$S/rw" "${flags[@]}" > "$S/collect_rw.log" 2>&1
+    --out "$S/rw" "${match[@]}" "${flags[@]}" > "$S/collect_rw.log" 2>&1
   echo "fidelity: kagent collect over the real answers rc=$? in $(( $(date +%s) - start )) s"
+  "$PY" bench/fidelity/compare.py --collection "$S/rw" --truth "$KAGENT_REALWORLD_DIR/truth.json" --out "$OUT/fidelity_kagent.md"
+  tar -C "$S" -czf "$OUT/fidelity_kagent_records.tgz" rw/problems 2>/dev/null
+  [ "${FIDELITY_SKIP_KITS:-0}" = 1 ] && return 0
   start=$(date +%s)
   for fmt in cuda kernelbench; do
     "$KAGENT" collect "$S/suites/kits_$fmt" --format $fmt --llm "replay:$S/suites/kits_$fmt.replay.jsonl" \
