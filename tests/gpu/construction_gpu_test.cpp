@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "common/build_info.h"
+#include "build_info.h"
 #include "common/subprocess.h"
 #include "compiler/nvcc_command.h"
 #include "evaluation/answer_extensions.h"

@@ -6,9 +6,11 @@ from torch.utils.cpp_extension import load_inline
 # CUDA graph on the first call and replays it afterwards, copying each call's input into the
 # graph's static input and returning a copy of its static output. Here the work is an own GELU
 # kernel, so the answer is correct under both policies, and its timing includes the replay.
-# (The extension is kb_gelu_correct.py's: same name and source, built once.)
+# The kernel is launched on the current stream, which is the capture stream inside
+# torch.cuda.graph (a launch on the legacy default stream is not captured).
 gelu_source = """
 #include <torch/extension.h>
+#include <ATen/cuda/CUDAContext.h>
 #include <cuda_runtime.h>
 
 __global__ void gelu_kernel(const float* x, float* out, int size) {
@@ -27,7 +29,9 @@ torch::Tensor gelu_cuda(torch::Tensor x) {
     const int block_size = 256;
     const int num_blocks = (size + block_size - 1) / block_size;
 
-    gelu_kernel<<<num_blocks, block_size>>>(xc.data_ptr<float>(), out.data_ptr<float>(), size);
+    // On the current stream: inside torch.cuda.graph that is the capture stream.
+    gelu_kernel<<<num_blocks, block_size, 0, at::cuda::getCurrentCUDAStream()>>>(xc.data_ptr<float>(),
+                                                                                 out.data_ptr<float>(), size);
 
     return out;
 }
@@ -36,7 +40,7 @@ torch::Tensor gelu_cuda(torch::Tensor x) {
 gelu_cpp_source = "torch::Tensor gelu_cuda(torch::Tensor x);"
 
 gelu = load_inline(
-    name="kagent_test_kb_gelu",
+    name="kagent_test_kb_graph_gelu",
     cpp_sources=gelu_cpp_source,
     cuda_sources=gelu_source,
     functions=["gelu_cuda"],

@@ -168,3 +168,25 @@ def test_kept_trial_inputs_are_handed_out_as_copies(tmp_path):
     second = problem.kernelbench_inputs("cpu", 5)
     torch.manual_seed(5)
     assert torch.equal(second[0], torch.randn(3, 8))
+
+
+HUGE = """
+import torch
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+def get_inputs():
+    return [torch.randn(16384, 8192)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_trials_draw_on_the_cpu_up_to_a_size_and_on_the_device_above_it(tmp_path):
+    assert open_problem(write(tmp_path, "small.py", GELU)).trial_inputs_device() == "cpu"
+    huge = open_problem(write(tmp_path, "huge.py", HUGE))  # 512 MiB of inputs
+    assert huge.trial_inputs_device() == "device"
+    torch.manual_seed(3)
+    with torch.device("meta"):
+        expected_shape = torch.randn(16384, 8192).shape
+    assert huge.kernelbench_inputs("meta", 3)[0].shape == expected_shape  # drawn on the device asked for

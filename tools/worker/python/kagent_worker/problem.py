@@ -16,6 +16,9 @@ from kagent_worker.loading import KagentError, exec_file, short_exception
 # Host memory a problem may keep for its trials' CPU-drawn inputs (5 trials of a problem
 # whose inputs take up to ~100 MB; larger ones are drawn again for each candidate).
 HOST_INPUTS_BYTES = 512 << 20
+# Inputs up to this size are drawn on the CPU for the trials, as KernelBench draws them; larger
+# ones on the GPU from the same seeds (the CPU's generator makes ~0.5 GB/s).
+CPU_TRIAL_INPUT_BYTES = 256 << 20
 
 
 def kernelbench_seed(seed):
@@ -91,6 +94,7 @@ class Problem:
         self._templates = {}  # seed -> the reference Model as built on the CPU, never run
         self._host_inputs = {}  # seed -> a trial's inputs as drawn on the CPU (kernelbench_inputs)
         self._host_inputs_bytes = 0
+        self._trial_device = None  # trial_inputs_device(), once known
 
     def _call(self, fn_name):
         try:
@@ -151,12 +155,32 @@ class Problem:
     def trial_seeds(self, seed, count):
         return trial_seeds(seed, count)
 
+    def trial_inputs_device(self):
+        """"cpu" where the trials draw their inputs as KernelBench does, "device" where the
+        inputs are larger than CPU_TRIAL_INPUT_BYTES (sizes from a draw on meta, which costs
+        nothing; a get_inputs() that cannot run there is drawn on the CPU)."""
+        if self._trial_device is None:
+            try:
+                torch.manual_seed(0)
+                with torch.device("meta"):
+                    meta = list(self._call("get_inputs"))
+                size = sum(x.numel() * x.element_size() for x in meta if isinstance(x, torch.Tensor))
+                self._trial_device = "cpu" if size <= CPU_TRIAL_INPUT_BYTES else "device"
+            except Exception:
+                self._trial_device = "cpu"
+        return self._trial_device
+
     def kernelbench_inputs(self, device, seed):
         """Inputs as KernelBench's harness draws a correctness trial's: seed, get_inputs() on
         the CPU, moved to `device` (KernelBench also casts them to its precision, fp32 by
         default; kagent keeps the problem's dtypes, which is the same for fp32 problems).
         The CPU draw is kept per seed while the kept sets stay small (HOST_INPUTS_BYTES): the
-        next candidate's trials then cost a copy to the GPU, not the CPU's random numbers."""
+        next candidate's trials then cost a copy to the GPU, not the CPU's random numbers.
+        Above CPU_TRIAL_INPUT_BYTES of inputs (KernelBench's newest official sizes, up to
+        8.6 GB a set) the CPU's generator would cost seconds per gigabyte and trial: those
+        trials draw on `device` from the same seeds (trial_inputs_device() says which)."""
+        if self.trial_inputs_device() != "cpu":
+            return self.make_inputs(device, seed)
         inputs = self._host_inputs.get(seed)
         if inputs is None:
             kernelbench_seed(seed)
