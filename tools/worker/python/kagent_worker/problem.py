@@ -7,6 +7,7 @@ import inspect
 import json
 import os
 import re
+import sys
 
 import torch
 
@@ -166,6 +167,9 @@ class Problem:
                     meta = list(self._call("get_inputs"))
                 size = sum(x.numel() * x.element_size() for x in meta if isinstance(x, torch.Tensor))
                 self._trial_device = "cpu" if size <= CPU_TRIAL_INPUT_BYTES else "device"
+                if self._trial_device == "device":
+                    print(f"kagent: {self.name}: inputs of {size / 2**20:.0f} MiB: the trials draw them on the GPU",
+                          file=sys.stderr)
             except Exception:
                 self._trial_device = "cpu"
         return self._trial_device
