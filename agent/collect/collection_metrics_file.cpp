@@ -20,8 +20,7 @@ CollectionOutcomes read_collection_outcomes(const fs::path& dir) {
   const json config = manifest.value("config", json::object());
   out.samples_per_problem = get_or<int>(config, "samples", 1);
   out.turns = get_or<int>(config, "turns", 1);
-  out.policy = collection_policy(config);
-  for (const auto& p : policy_names()) out.rows_by_policy[p];  // every policy has its groups, empty or not
+  out.policy = metrics::collection_policy(config);
   IndexState index = read_index(dir / kIndexFile);
   out.warnings = std::move(index.warnings);
 
@@ -49,31 +48,17 @@ CollectionOutcomes read_collection_outcomes(const fs::path& dir) {
       std::optional<double> gpu;
       if (auto it = index.samples.find({name, sample}); it != index.samples.end())
         get_optional(it->second, "gpu_seconds", gpu);
-      out.rows.push_back(metrics::outcome_row(name, level, t, gpu, policy_from_string(out.policy)));
       for (const auto& p : policy_names())
-        out.rows_by_policy[p].push_back(metrics::outcome_row(name, level, t, gpu, policy_from_string(p)));
+        out.rows[p].push_back(metrics::outcome_row(name, level, t, gpu, policy_from_string(p)));
     }
   }
   return out;
 }
 
-std::string collection_policy(const json& config) {
-  const json eval = config.value("eval", json::object());
-  if (eval.contains("policy") && eval["policy"].is_string()) return eval["policy"].get<std::string>();
-  // No --policy: the default, kernelbench; a collection made before policies (its eval flags
-  // have no tolerance preset either) was judged by the own-kernel rules, strict's.
-  return eval.contains("tolerance") ? to_string(Policy::KernelBench) : to_string(Policy::Strict);
-}
-
 json collection_metrics(const fs::path& dir, const std::string& computed_by) {
   const CollectionOutcomes o = read_collection_outcomes(dir);
-  json m = metrics::compute_metrics(o.rows, o.problem_error_levels, o.samples_per_problem, o.turns, computed_by);
-  m["policy"] = o.policy;
-  m["policies"] = json::object();
-  for (const auto& [policy, rows] : o.rows_by_policy)
-    m["policies"][policy] =
-        metrics::compute_metrics(rows, o.problem_error_levels, o.samples_per_problem, o.turns, computed_by)["groups"];
-  return m;
+  return metrics::compute_policy_metrics(o.rows, o.policy, o.problem_error_levels, o.samples_per_problem, o.turns,
+                                         computed_by);
 }
 
 json write_collection_metrics(const fs::path& dir, const std::string& computed_by) {

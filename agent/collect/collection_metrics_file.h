@@ -11,14 +11,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "metrics/collection_metrics.h"
 #include "metrics/sample_outcome.h"
 
 namespace kagent::collect {
 
 struct CollectionOutcomes {
-  std::vector<metrics::SampleOutcomeRow> rows;  // under the collection's policy
-  std::string policy;                           // the collection's: its --policy (strict for collections before policies)
-  std::map<std::string, std::vector<metrics::SampleOutcomeRow>> rows_by_policy;  // every policy's
+  std::string policy;                 // the collection's (metrics::collection_policy)
+  metrics::RowsByPolicy rows;         // every policy's samples
   std::vector<std::string> problem_error_levels;
   int samples_per_problem = 1;
   int turns = 1;
@@ -27,9 +27,6 @@ struct CollectionOutcomes {
 
 // Throws NotACollection.
 CollectionOutcomes read_collection_outcomes(const std::filesystem::path& dir);
-
-// The policy a collection's verdicts were given under, from its manifest's config.
-std::string collection_policy(const nlohmann::json& config);
 
 // metrics.json's content (metrics/collection_metrics.h): the collection's policy's metrics, its
 // name as "policy", and every policy's groups under "policies".

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "result/policy.h"
 #include "trajectory/trajectory.h"
 
 namespace kagent::metrics {
@@ -101,6 +102,28 @@ json group_json(const std::string& level, const std::vector<const SampleOutcomeR
 }
 
 }  // namespace
+
+json compute_policy_metrics(const RowsByPolicy& rows, const std::string& policy,
+                            const std::vector<std::string>& problem_error_levels, int samples_per_problem, int turns,
+                            const std::string& computed_by) {
+  static const std::vector<SampleOutcomeRow> none;
+  const auto rows_of = [&](const std::string& p) -> const std::vector<SampleOutcomeRow>& {
+    const auto it = rows.find(p);
+    return it == rows.end() ? none : it->second;
+  };
+  json m = compute_metrics(rows_of(policy), problem_error_levels, samples_per_problem, turns, computed_by);
+  m["policy"] = policy;
+  m["policies"] = json::object();
+  for (const auto& p : policy_names())
+    m["policies"][p] = compute_metrics(rows_of(p), problem_error_levels, samples_per_problem, turns, computed_by)["groups"];
+  return m;
+}
+
+std::string collection_policy(const json& config) {
+  const json eval = config.value("eval", json::object());
+  if (eval.contains("policy") && eval["policy"].is_string()) return eval["policy"].get<std::string>();
+  return eval.contains("tolerance") ? to_string(Policy::KernelBench) : to_string(Policy::Strict);
+}
 
 double pass_at_k(int n, int c, int k) {
   if (n <= 0 || c <= 0) return 0.0;

@@ -3,6 +3,7 @@
 // computes them for a collection that has no metrics.json yet (in progress, or older).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,20 @@ inline const std::vector<std::string> kFastP = {"0", "0.5", "0.8", "1.0", "1.5",
 nlohmann::json compute_metrics(const std::vector<SampleOutcomeRow>& rows,
                                const std::vector<std::string>& problem_error_levels, int samples_per_problem,
                                int turns, const std::string& computed_by);
+
+// Samples counted under each policy (result/policy.h), by policy name.
+using RowsByPolicy = std::map<std::string, std::vector<SampleOutcomeRow>>;
+
+// The metrics under `policy` (compute_metrics of its rows) with "policy" set and every
+// policy's groups under "policies": what metrics.json holds, for collect and report alike.
+nlohmann::json compute_policy_metrics(const RowsByPolicy& rows, const std::string& policy,
+                                      const std::vector<std::string>& problem_error_levels, int samples_per_problem,
+                                      int turns, const std::string& computed_by);
+
+// The policy a collection's verdicts were given under, from its manifest's config: its
+// --policy; kernelbench, the default; strict for a collection made before policies (its eval
+// flags have no tolerance preset either), which the own-kernel rules judged.
+std::string collection_policy(const nlohmann::json& config);
 
 // The unbiased pass@k estimator for n samples of which c passed.
 double pass_at_k(int n, int c, int k);

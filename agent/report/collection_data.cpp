@@ -9,6 +9,7 @@
 #include "common/files.h"
 #include "common/json_optional.h"
 #include "metrics/collection_metrics.h"
+#include "result/policy.h"
 #include "report/json_lines_file.h"
 #include "report/report_error.h"
 #include "report/run_data.h"
@@ -88,7 +89,7 @@ std::vector<ProblemEntry> list_problems(const json& manifest, const fs::path& di
 
 struct ProblemResult {
   json row;
-  std::vector<SampleOutcomeRow> outcomes;
+  metrics::RowsByPolicy outcomes;  // the metrics' samples, under every policy
   std::vector<std::string> warnings;
 };
 
@@ -138,7 +139,8 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
     put_optional(s, "speedup_eager", r.speedup_eager);
     put_optional(s, "speedup_compiled", r.speedup_compiled);
     sample_speedups.push_back(std::move(s));
-    out.outcomes.push_back(std::move(r));
+    for (const auto& policy : policy_names())
+      out.outcomes[policy].push_back(metrics::outcome_row(p.name, p.level, t, index_gpu, policy_from_string(policy)));
   }
   json run = run_page_data(run_dir, rec, Detail::Compact);
   const int expected = run["samples_expected"].get<int>();
@@ -200,12 +202,13 @@ json collection_page_data(const fs::path& dir) {
   }
 
   json rows = json::array();
-  std::vector<SampleOutcomeRow> outcomes;
+  metrics::RowsByPolicy outcomes;
   std::vector<std::string> error_levels;
   for (size_t i = 0; i < problems.size(); ++i) {
     auto& r = results[i];
     for (auto& w : r.warnings) warnings.push_back(std::move(w));
-    for (auto& o : r.outcomes) outcomes.push_back(std::move(o));
+    for (auto& [policy, rows] : r.outcomes)
+      for (auto& o : rows) outcomes[policy].push_back(std::move(o));
     if (r.row.value("outcome", "") == "problem_error") error_levels.push_back(problems[i].level);
     rows.push_back(std::move(r.row));
   }
@@ -213,8 +216,9 @@ json collection_page_data(const fs::path& dir) {
   const json config = manifest.value("config", json::object());
   json metric_table = read_optional(dir / "metrics.json", warnings);
   if (metric_table.is_null())
-    metric_table = metrics::compute_metrics(outcomes, error_levels, get_or<int>(config, "samples", 1),
-                                       get_or<int>(config, "turns", 1), "kagent report (no metrics.json in the collection)");
+    metric_table = metrics::compute_policy_metrics(outcomes, metrics::collection_policy(config), error_levels,
+                                                   get_or<int>(config, "samples", 1), get_or<int>(config, "turns", 1),
+                                                   "kagent report (no metrics.json in the collection)");
   json m = manifest;
   if (m.contains("suite") && m["suite"].is_object()) m["suite"].erase("problems");  // the rows carry them
   return {{"dir", fs::absolute(dir).lexically_normal().string()},
