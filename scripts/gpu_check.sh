@@ -37,7 +37,7 @@
 #              cached baseline caught and replaced (~1 min)
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
-#              (scripts/serve_adapters_gpu.sh; ~4 min)
+#              (scripts/serve_adapters_gpu.sh; ~5 min)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
@@ -171,7 +171,7 @@ for suite in "${suites[@]}"; do
       bash scripts/roofline_check.sh $B ;;
   refwrap) run_suite refwrap 240 "^ok|^FAIL|reference wrappers" bash scripts/refwrap_check.sh $B/kagent ;;
   baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
-  serve-adapters) run_suite serve-adapters 420 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
+  serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

@@ -6,7 +6,7 @@
 # KAGENT defaults to build-gpu/kagent (gpu_check.sh builds it). One worker per GPU of the machine
 # (SERVE_WORKERS to change it); the problems are the first 8 of bench/collect/problems.txt from
 # $KAGENT_KERNELBENCH_DIR or .carry/kernelbench-problems; the model's time per answer, which a
-# replay lacks, is SERVE_ADAPTERS_MODEL_S (default 10 s). What runs and the summary line:
+# replay lacks, is SERVE_ADAPTERS_MODEL_S (default 15 s). What runs and the summary line:
 # bench/serve/adapters_gpu.py. Logs in $OUT (default ./gpu-out): serve_adapters.log.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -18,4 +18,4 @@ workers=${SERVE_WORKERS:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')}
 [ "$workers" -ge 1 ] || { echo "serve_adapters_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
 rm -rf "$OUT/adapters-suite" "$OUT/adapters-data"
 "$PY" bench/serve/adapters_gpu.py --kagent "$KAGENT" --kernelbench "$KB" --problems bench/collect/problems.txt \
-  --out "$OUT" --episodes 8 --workers "$workers" --model-s "${SERVE_ADAPTERS_MODEL_S:-10}"
+  --out "$OUT" --episodes 8 --workers "$workers" --model-s "${SERVE_ADAPTERS_MODEL_S:-15}"

@@ -93,8 +93,10 @@ class KagentClient:
         finally:
             conn.close()
 
-    def request(self, method: str, path: str, body: Any = None, safe_to_repeat: bool | None = None) -> Any:
-        """One call under the retry policy above; the answer's JSON, or KagentError/KagentUnavailable."""
+    def request(self, method: str, path: str, body: Any = None, safe_to_repeat: bool | None = None,
+                accept: tuple = ()) -> Any:
+        """One call under the retry policy above; the answer's JSON (also for a status in `accept`),
+        or KagentError/KagentUnavailable."""
         data = None if body is None else json.dumps(body).encode()
         headers = {"Content-Type": "application/json", "Connection": "close"}
         if self.token:
@@ -125,9 +127,10 @@ class KagentClient:
                 answer = json.loads(payload or b"null")
             except ValueError:
                 answer = None
-            if status < 400:
+            if status < 400 or status in accept:
                 return answer
-            err = answer.get("error", {}) if isinstance(answer, dict) else {}
+            err = answer.get("error") if isinstance(answer, dict) else None
+            err = err if isinstance(err, dict) else {}
             code = err.get("code", "error")
             if (status == 429 or (status == 503 and code == "starting")) and busy < self.retries:
                 time.sleep(float(resp_headers.get("retry-after", "1")))
@@ -165,13 +168,9 @@ class KagentClient:
                             safe_to_repeat=True)
 
     def health(self) -> dict:
-        """GET /health: {"status": "ok" | "starting" | "no_gpu" | ..., ...}, whatever its HTTP status."""
-        try:
-            return self.request("GET", "/health")
-        except KagentError as e:
-            if e.status == 503:
-                return {"status": e.code or "unavailable", "error": e.message}
-            raise
+        """GET /health: {"status": "ok" | "starting" | "no_gpu" | "workers_failed", "error", ...},
+        answered with 200 or 503."""
+        return self.request("GET", "/health", accept=(503,))
 
 
 class KagentAsyncClient:
