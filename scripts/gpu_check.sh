@@ -43,6 +43,9 @@
 #              harness over the 149 real answers in the background (needs .carry/kernelbench and
 #              .carry/realworld), kagent collect over them and the kits, the report
 #              (~1 min / ~5 min / until the harness is done); fidelity: all three in one call
+#   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
+#              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
+#              (scripts/serve_adapters_gpu.sh; ~5 min)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
@@ -186,6 +189,8 @@ for suite in "${suites[@]}"; do
     phases=${suite#fidelity-}; [ "$suite" = fidelity ] && phases="start kagent finish"
     run_suite "$suite" 560 "^fidelity:|^Fidelity:|^KernelBench harness:|undiagnosed|still running" env OUT="$OUT" \
       bash bench/fidelity/run.sh $B/kagent $phases ;;
+  serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
+      env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac
 done

@@ -53,12 +53,17 @@ for mod_pkg in pytest:pytest datasets:datasets trl:trl skyrl_gym:skyrl-gym; do
 done
 command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
 command -v nvcc >/dev/null || { echo "setup: nvcc not found: install the CUDA 13 toolkit" >&2; exit 1; }
-# cuobjdump disassembles candidates (their SASS); some toolkit installs lack it.
+# cuobjdump disassembles candidates (their SASS) and runs nvdisasm to do it; some toolkit
+# installs have neither (only nvcc and what nvcc runs). NVIDIA's PyPI wheels bring both
+# (kagent tells cuobjdump where nvdisasm is). .ci/run hides the toolkit's copies, so a tool
+# missing here fails CI.
 site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-if [ ! -x "$(dirname "$(command -v nvcc)")/cuobjdump" ] && [ ! -x "$site/nvidia/cu13/bin/cuobjdump" ]; then
-  echo "setup: installing cuobjdump (nvidia-cuda-cuobjdump) for $PY"
-  "$PY" -m pip install -q "nvidia-cuda-cuobjdump>=13,<14"
-fi
+for tool in cuobjdump nvdisasm; do
+  if [ ! -x "$(dirname "$(command -v nvcc)")/$tool" ] && [ ! -x "$site/nvidia/cu13/bin/$tool" ]; then
+    echo "setup: installing $tool (nvidia-cuda-$tool) for $PY"
+    "$PY" -m pip install -q "nvidia-cuda-$tool>=13,<14"
+  fi
+done
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v "$PY")" \
   -DKAGENT_WERROR="${KAGENT_WERROR:-OFF}" >/dev/null

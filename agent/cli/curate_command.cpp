@@ -9,6 +9,7 @@
 
 #include "cli/dataset_exit.h"
 #include "cli/errors.h"
+#include "cli/flag_checks.h"
 #include "common/files.h"
 #include "curate/dataset_card.h"
 #include "curate/reasoning_stats.h"
@@ -34,9 +35,9 @@ int run_curate(CurateArgs a) {
   dataset::SourceRuns src;
   try {
     src = dataset::read_runs(paths);
-  } catch (const std::exception& e) {
+  } catch (const report::ReportError& e) {
     print_error("curate", e.what());
-    return dataset_exit::kBadInput;
+    return e.exit_status();
   }
   for (const auto& w : src.warnings)
     if (!a.quiet) print_warning("curate", w);
@@ -73,15 +74,15 @@ Command add_curate_command(CLI::App& app) {
   sub->add_option("runs", a->runs, "solve run folders and collection folders")->required();
   sub->add_option("-o,--out", a->out, "output folder (train.jsonl, README.md, stats.json, curate.json)")->required();
   sub->add_option("--min-speedup", a->criteria.min_speedup, "keep correct turns with at least this speedup over eager")
-      ->capture_default_str()->check(CLI::NonNegativeNumber);
+      ->capture_default_str()->check(number_from(0));
   sub->add_option("-k,--per-task", a->criteria.per_task, "per task, keep this many turns with the shortest reasoning")
-      ->capture_default_str()->check(CLI::PositiveNumber);
+      ->capture_default_str()->check(whole_number(1));
   sub->add_option("--single-per-fused", a->single_per_fused,
                   "balance to this many single-operator rows (level 1) per fused row (levels 2, 3); 0: no balancing")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_from(0));
   sub->add_flag("--keep-duplicates", a->keep_duplicates, "keep near-duplicate kernels");
   sub->add_option("--reasoning", a->reasoning, "where the reasoning goes: think (a <think> block) or reasoning_content")
-      ->capture_default_str()->check(CLI::IsMember({"think", "reasoning_content"}));
+      ->capture_default_str()->check(one_of({"think", "reasoning_content"}));
   sub->add_flag("-q,--quiet", a->quiet, "no summary line, no warnings");
   return Command{sub, [a] {
                    try {

@@ -1,12 +1,17 @@
-// Exit statuses of the training-data commands (`kagent curate`, `kagent rollout`), in the README.
+// Exit statuses of the training-data commands (`kagent curate`, `kagent rollout`), in
+// docs/curate.md: the same as `kagent report`'s for the same inputs (report/report_error.h).
 #pragma once
+
+#include "report/report_error.h"
 
 namespace kagent::cli::dataset_exit {
 
 inline constexpr int kWritten = 0;
-inline constexpr int kUsage = 2;        // a flag CLI11 refused (main.cpp)
-inline constexpr int kBadInput = 3;     // a path that is no run or collection, a bad reward config
-inline constexpr int kCannotWrite = 4;  // the output folder cannot be written
+inline constexpr int kUsage = 2;                                   // a flag refused (--reward-config's too)
+inline constexpr int kNotFound = report::report_exit::kNotFound;       // 3: a path does not exist
+inline constexpr int kNotARun = report::report_exit::kNotARun;         // 4: neither a run nor a collection
+inline constexpr int kUnreadable = report::report_exit::kUnreadable;   // 5: a run's config.json or manifest.json
+inline constexpr int kCannotWrite = report::report_exit::kWriteFailed; // 6: the output folder cannot be written
 inline constexpr int kInternal = 14;
 
 }  // namespace kagent::cli::dataset_exit

@@ -50,6 +50,19 @@ inline CLI::Validator number_from(double lo, bool above = false) {
       "");
 }
 
+// A finite number from `lo` to `hi`.
+inline CLI::Validator number_in(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v)) return fmt::format("'{}' is not a number", s);
+        if (v < lo || v > hi) return fmt::format("'{}' is not from {} to {}", s, lo, hi);
+        return {};
+      },
+      "");
+}
+
 // One of a fixed set of words.
 inline CLI::Validator one_of(std::vector<std::string> words) {
   std::string list;

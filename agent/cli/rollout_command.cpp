@@ -8,6 +8,7 @@
 
 #include "cli/dataset_exit.h"
 #include "cli/errors.h"
+#include "cli/flag_checks.h"
 #include "common/files.h"
 #include "dataset/jsonl_writer.h"
 #include "rollout/rollout_rows.h"
@@ -26,23 +27,38 @@ struct RolloutArgs {
 };
 
 // --reward-config: a JSON object inline or a file holding one; its "name" defaults to --reward.
+// Throws std::invalid_argument with what is wrong, in words (no library prefix).
 rollout::RewardPreset preset_from(const RolloutArgs& a) {
   if (a.reward_config.empty()) return rollout::reward_preset(a.reward);
-  const std::string text = a.reward_config.front() == '{' ? a.reward_config : read_file(a.reward_config);
-  auto j = nlohmann::json::parse(text);
+  const bool inline_json = a.reward_config.find_first_not_of(" \t\n") != std::string::npos &&
+                           a.reward_config[a.reward_config.find_first_not_of(" \t\n")] == '{';
+  std::string text = a.reward_config;
+  if (!inline_json) {
+    if (!fs::is_regular_file(a.reward_config))
+      throw std::invalid_argument(fmt::format("'{}' is neither a JSON object nor a file holding one", a.reward_config));
+    text = read_file(a.reward_config);
+  }
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded())
+    throw std::invalid_argument(fmt::format("{} is not valid JSON", inline_json ? "'" + a.reward_config + "'" : a.reward_config));
   if (j.is_object() && !j.contains("name")) j["name"] = a.reward;
   return j.get<rollout::RewardPreset>();
 }
 
 int run_rollout(const RolloutArgs& a) {
   rollout::RolloutOptions opts;
-  dataset::SourceRuns src;
   try {
     opts.preset = preset_from(a);
-    src = dataset::read_runs(std::vector<fs::path>(a.runs.begin(), a.runs.end()));
   } catch (const std::exception& e) {
+    print_error("rollout", std::string("--reward-config: ") + e.what());
+    return dataset_exit::kUsage;
+  }
+  dataset::SourceRuns src;
+  try {
+    src = dataset::read_runs(std::vector<fs::path>(a.runs.begin(), a.runs.end()));
+  } catch (const report::ReportError& e) {
     print_error("rollout", e.what());
-    return dataset_exit::kBadInput;
+    return e.exit_status();
   }
   for (const auto& w : src.warnings)
     if (!a.quiet) print_warning("rollout", w);
@@ -75,9 +91,9 @@ Command add_rollout_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("rollout", "Per-turn RL samples with rewards and returns, and RL prompt rows");
   sub->add_option("runs", a->runs, "solve run folders and collection folders")->required();
   sub->add_option("-o,--out", a->out, "output folder (samples.jsonl, prompts.jsonl, rollout.json)")->required();
-  sub->add_option("--reward", a->reward, "reward preset")->capture_default_str()->check(CLI::IsMember({"kevin", "drkernel", "tiered"}));
+  sub->add_option("--reward", a->reward, "reward preset")->capture_default_str()->check(one_of(rollout::reward_preset_names()));
   sub->add_option("--reward-config", a->reward_config, "the preset's settings: a JSON object, inline or in a file");
-  sub->add_option("--gamma", a->gamma, "discount of the returns sum_k gamma^k r(t+k)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--gamma", a->gamma, "discount of the returns sum_k gamma^k r(t+k)")->capture_default_str()->check(number_in(0.0, 1.0));
   sub->add_flag("--group-norm", a->group_norm, "add each return normalised within its task (\"advantage\")");
   sub->add_flag("-q,--quiet", a->quiet, "no summary line, no warnings");
   return Command{sub, [a] {

@@ -11,14 +11,18 @@
 
 #include "cli/errors.h"
 #include "cli/eval_flags.h"
+#include "cli/flag_checks.h"
+#include "rollout/reward_preset.h"
 
 #ifdef KAGENT_WITH_SERVE
 #include <pthread.h>
 
 #include "build_info.h"
 #include "common/files.h"
+#include "serve/api_error.h"
 #include "serve/api_schema.h"
 #include "serve/http_server.h"
+#include "serve/machine_gpus.h"
 #endif
 
 namespace kagent::cli {
@@ -36,6 +40,22 @@ struct ServeArgs {
 };
 
 #ifdef KAGENT_WITH_SERVE
+// Every template the server renders, read now: a wrong --prompts is one error at start-up, not
+// a 422 on every episode.
+void check_prompts(const prompt::PromptBuilder& prompts) {
+  for (const char* name : {"system_cuda", "system_kernelbench", "task", "feedback", "format_error"})
+    (void)prompts.templates().text(name);
+}
+
+// What the command line names is checked before anything starts; throws the one line to print.
+void check_start_up(const ServeArgs& a) {
+  if (!a.prompts_dir.empty() && !fs::is_directory(a.prompts_dir))
+    throw std::runtime_error(fmt::format("--prompts {}: no such folder", a.prompts_dir));
+  if (!a.compile_only && !a.eval.gpus.empty())
+    if (auto why = serve::gpu_indices_problem(a.eval.gpus, serve::machine_gpu_count()))
+      throw std::runtime_error("--gpus " + *why);
+}
+
 int run_serve(ServeArgs a) {
   using nlohmann::json;
   if (a.token.empty())
@@ -50,10 +70,27 @@ int run_serve(ServeArgs a) {
   const fs::path data = fs::absolute(a.data);
   std::unique_ptr<serve::TaskSource> tasks;
   std::unique_ptr<serve::EpisodeStore> store;
+  prompt::PromptBuilder prompts(a.prompts_dir);
   try {
-    fs::create_directories(data);
-    store = std::make_unique<serve::EpisodeStore>(data);
-    tasks = std::make_unique<serve::TaskSource>(a.problems, data);
+    check_start_up(a);
+    try {
+      check_prompts(prompts);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("--prompts {}: {}", a.prompts_dir.empty() ? prompt::default_prompts_dir().string()
+                                                                                      : a.prompts_dir,
+                                           e.what()));
+    }
+    try {
+      fs::create_directories(data);
+      store = std::make_unique<serve::EpisodeStore>(data);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("--data {}: {}", a.data, e.what()));
+    }
+    try {
+      tasks = std::make_unique<serve::TaskSource>(a.problems, data);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("--problems {}: {}", a.problems, e.what()));
+    }
   } catch (const std::exception& e) {
     print_error("serve", e.what());
     return serve_exit::kBadInput;
@@ -61,8 +98,7 @@ int run_serve(ServeArgs a) {
   EvaluationSettings settings = evaluation_settings(a.eval);
   settings.hide_gpus = a.compile_only;
   auto pool = std::make_shared<EvaluationPool>(settings);
-  prompt::PromptBuilder prompts(a.prompts_dir);
-  serve::ProblemSessions sessions(pool, prompts);
+  serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));
   serve::ServerMetrics metrics;
   const auto preset = rollout::reward_preset(a.reward);
@@ -70,22 +106,23 @@ int run_serve(ServeArgs a) {
   for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
   serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, std::max<size_t>(2, pool->size() * 2));
 
-  std::atomic<bool> ready{false};
-  std::string start_error;
-  pool->start();
-  std::thread starter([&] {
-    auto started = pool->started();
-    if (auto* err = std::get_if<WorkerError>(&started)) start_error = err->message;
-    ready = start_error.empty();
-    if (!ready) std::cerr << "kagent serve: error: the workers could not start: " << start_error << "\n";
-  });
+  std::atomic<bool> ready{false}, failed{false};
+  std::string start_error;  // written once, before `failed`
   serve::ServerState state;
-  state.ready = [&] { return ready.load(); };
+  state.unavailable = [&]() -> std::optional<serve::ApiError> {
+    if (!ready) {
+      if (failed)
+        return serve::ApiError(503, "workers_failed", "the server's workers could not start: " + start_error);
+      return serve::ApiError(503, "starting", "the server's workers are starting; retry", 5);
+    }
+    if (!a.compile_only && !pool->device().available) return serve::no_gpu_error();
+    return std::nullopt;
+  };
   state.health = [&] {
     const auto d = ready ? pool->device() : DeviceInfo{};
     return json{{"workers", pool->size()}, {"device", d.available ? d.name : "none"}, {"compile_only", a.compile_only},
                 {"episodes_open", episodes.open_count()}, {"tasks", tasks->size()}, {"version", build::kVersion},
-                {"error", start_error.empty() ? json(nullptr) : json(start_error)}};
+                {"error", nullptr}};
   };
   state.queue = [&] {
     return serve::QueueState{admission.admitted(), admission.limit(), evaluations.queued(), episodes.open_count(), pool->size(),
@@ -95,14 +132,28 @@ int run_serve(ServeArgs a) {
   state.schema = serve::api_schema(static_cast<size_t>(a.max_body_mb * (1 << 20)), settings.timeout_s);
   serve::HttpServer server({a.host, a.port, a.token, static_cast<size_t>(a.max_body_mb * (1 << 20)), static_cast<size_t>(a.threads)},
                            episodes, evaluations, metrics, std::move(state));
+  // The port before the workers: a port in use ends here, in a second, with nothing started.
   int port = 0;
   try {
     port = server.bind();
   } catch (const std::exception& e) {
     print_error("serve", e.what());
-    starter.join();
     return serve_exit::kCannotListen;
   }
+  pool->start();
+  std::thread starter([&] {
+    auto started = pool->started();
+    if (auto* err = std::get_if<WorkerError>(&started)) {
+      start_error = err->message;
+      failed = true;
+      std::cerr << "kagent serve: error: the workers could not start: " << start_error << "\n";
+      return;
+    }
+    ready = true;
+    if (!a.compile_only && !std::get<DeviceInfo>(started).available)
+      std::cerr << "kagent serve: error: no CUDA device is visible to the workers: /health and every evaluation answer 503 "
+                   "no_gpu (--compile-only checks answers without a GPU)\n";
+  });
   write_file_atomic(data / "server.json", json{{"host", a.host}, {"port", port}, {"pid", ::getpid()}}.dump() + "\n");
   std::cout << fmt::format("kagent serve: listening on http://{}:{} ({} worker(s){}; data {})", a.host, port, pool->size(),
                            a.compile_only ? ", compile only" : "", data.string())
@@ -127,16 +178,18 @@ Command add_serve_command(CLI::App& app) {
   auto a = std::make_shared<ServeArgs>();
   CLI::App* sub = app.add_subcommand("serve", "Serve kagent as an HTTP environment for RL trainers");
   sub->add_option("--data", a->data, "folder for episodes and evaluations (a restart on it keeps them)")->capture_default_str();
-  sub->add_option("--problems", a->problems, "suite root (e.g. KernelBench) whose problems task_id names");
+  sub->add_option("--problems", a->problems,
+                  "suite root (e.g. KernelBench) whose problems task_id names (its .py files defining Model, get_inputs, "
+                  "get_init_inputs)");
   sub->add_option("--host", a->host, "address to listen on")->capture_default_str();
   sub->add_option("--port", a->port, "port (0: any free one; the chosen one is printed and in DATA/server.json)")
-      ->capture_default_str()->check(CLI::Range(0, 65535));
+      ->capture_default_str()->check(whole_number(0, 65535));
   sub->add_option("--token", a->token, "bearer token every route but /health requires (default: $KAGENT_SERVE_TOKEN)");
-  sub->add_option("--reward", a->reward, "default reward preset")->capture_default_str()->check(CLI::IsMember({"kevin", "drkernel", "tiered"}));
-  sub->add_option("--max-turns", a->max_turns, "default turns per episode")->capture_default_str()->check(CLI::Range(1, 64));
-  sub->add_option("--queue", a->queue, "evaluations admitted at once; more get 429")->capture_default_str()->check(CLI::PositiveNumber);
-  sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(CLI::Range(4, 4096));
-  sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--reward", a->reward, "default reward preset")->capture_default_str()->check(one_of(rollout::reward_preset_names()));
+  sub->add_option("--max-turns", a->max_turns, "default turns per episode")->capture_default_str()->check(whole_number(1, 64));
+  sub->add_option("--queue", a->queue, "evaluations admitted at once; more get 429")->capture_default_str()->check(whole_number(1));
+  sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(whole_number(4, 4096));
+  sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(number_from(0, /*above=*/true));
   sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");
   sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU; CI, CPU nodes)");
   add_eval_flags(*sub, a->eval, /*several_gpus=*/true);

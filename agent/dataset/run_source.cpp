@@ -5,6 +5,7 @@
 
 #include "common/files.h"
 #include "report/collection_data.h"
+#include "report/report_error.h"
 #include "report/run_records.h"
 
 namespace kagent::dataset {
@@ -35,15 +36,13 @@ SourceRuns read_runs(const std::vector<fs::path>& paths) {
   SourceRuns out;
   for (const auto& path : paths) {
     out.sources.push_back(path.string());
+    std::error_code ec;
+    if (!fs::exists(path, ec)) throw report::ReportError(report::report_exit::kNotFound, "no such folder: " + path.string());
     if (report::is_run_folder(path)) {
       add_run(path, out);
     } else if (report::is_collection_folder(path)) {
-      try {
-        const json manifest = json::parse(read_file(path / "manifest.json"));
-        if (manifest.contains("versions") && manifest["versions"].is_object()) out.versions = manifest["versions"];
-      } catch (const std::exception& e) {
-        out.warnings.push_back(path.string() + "/manifest.json: " + e.what());
-      }
+      const json manifest = report::read_collection_manifest(path);  // a manifest.json of something else is refused
+      if (manifest.contains("versions") && manifest["versions"].is_object()) out.versions = manifest["versions"];
       std::vector<fs::path> runs;
       if (fs::is_directory(path / "problems"))
         for (const auto& e : fs::directory_iterator(path / "problems"))
@@ -51,7 +50,9 @@ SourceRuns read_runs(const std::vector<fs::path>& paths) {
       std::sort(runs.begin(), runs.end());
       for (const auto& r : runs) add_run(r, out);
     } else {
-      throw std::invalid_argument(path.string() + " is neither a kagent run folder nor a collection");
+      throw report::ReportError(report::report_exit::kNotARun,
+                                path.string() + " is neither a kagent run folder (config.json, trajectories.jsonl) nor a "
+                                                "collection (manifest.json)");
     }
   }
   return out;

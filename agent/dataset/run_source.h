@@ -25,7 +25,9 @@ struct SourceRuns {
   std::vector<std::string> warnings;
 };
 
-// Throws std::invalid_argument for a path that is neither a run nor a collection.
+// Throws report::ReportError, with `kagent report`'s exit status, for a path that does not
+// exist (kNotFound), is neither a run nor a collection (kNotARun: a manifest.json of anything
+// but a collection too), or whose config.json or manifest.json cannot be read (kUnreadable).
 SourceRuns read_runs(const std::vector<std::filesystem::path>& paths);
 
 // The task a trajectory solves: its problem's name (KernelBench file stem).

@@ -165,7 +165,7 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
 
 bool is_collection_folder(const fs::path& dir) { return fs::is_regular_file(dir / kManifest); }
 
-json collection_page_data(const fs::path& dir) {
+json read_collection_manifest(const fs::path& dir) {
   json manifest;
   try {
     manifest = json::parse(read_file(dir / kManifest));
@@ -176,6 +176,11 @@ json collection_page_data(const fs::path& dir) {
     throw ReportError(report_exit::kNotARun,
                       (dir / kManifest).string() + " is not a kagent collection's manifest (kind is not \"" +
                           kCollectionKind + "\")");
+  return manifest;
+}
+
+json collection_page_data(const fs::path& dir) {
+  const json manifest = read_collection_manifest(dir);
   std::vector<std::string> warnings;
   const auto index = read_index(dir / kIndex, warnings);
   const std::vector<ProblemEntry> problems = list_problems(manifest, dir);

@@ -12,6 +12,9 @@ namespace kagent::report {
 // manifest.json exists (its kind is checked when it is read).
 bool is_collection_folder(const std::filesystem::path& dir);
 
+// manifest.json; throws ReportError (kUnreadable, or kNotARun when its kind is not a collection's).
+nlohmann::json read_collection_manifest(const std::filesystem::path& dir);
+
 // Throws ReportError when manifest.json is unreadable or not a collection's; every other
 // file that is missing or unreadable becomes a warning on the page.
 nlohmann::json collection_page_data(const std::filesystem::path& dir);

@@ -35,31 +35,62 @@ void to_json(nlohmann::json& j, const RewardPreset& p) {
   }
 }
 
+namespace {
+
+// A weight or cap of the config: a number, at least 0.
+double non_negative(const nlohmann::json& j, const char* key, double fallback) {
+  if (!j.contains(key)) return fallback;
+  const auto& v = j.at(key);
+  if (!v.is_number()) throw std::invalid_argument(std::string(key) + " must be a number, not " + v.dump());
+  const double d = v.get<double>();
+  if (d < 0) throw std::invalid_argument(std::string(key) + " must be at least 0, not " + v.dump());
+  return d;
+}
+
+}  // namespace
+
 void from_json(const nlohmann::json& j, RewardPreset& p) {
-  if (!j.is_object()) throw std::invalid_argument("a reward config is a JSON object");
+  if (!j.is_object()) throw std::invalid_argument("a reward config is a JSON object, not " + j.dump());
+  if (j.contains("name") && !j["name"].is_string()) throw std::invalid_argument("name must be a preset name");
   p = reward_preset(j.value("name", std::string("kevin")));
+  if (j.contains("baseline") && !j["baseline"].is_string()) throw std::invalid_argument("baseline must be 'eager' or 'compiled'");
   const std::string base = j.value("baseline", std::string("eager"));
-  if (base != "eager" && base != "compiled") throw std::invalid_argument("reward baseline must be 'eager' or 'compiled'");
+  if (base != "eager" && base != "compiled") throw std::invalid_argument("baseline must be 'eager' or 'compiled'");
   p.compiled_baseline = base == "compiled";
   if (j.contains("policy")) {
-    if (!j["policy"].is_string()) throw std::invalid_argument("reward policy must be 'kernelbench' or 'strict'");
+    if (!j["policy"].is_string()) throw std::invalid_argument("policy must be 'kernelbench' or 'strict'");
     p.policy = policy_from_string(j["policy"].get<std::string>());
   }
+  // A key the preset does not read is a mistake (a typo, another preset's weight), never ignored.
+  const std::vector<std::string> keys = p.name == "kevin"      ? std::vector<std::string>{"correct_weight", "speedup_weight", "max_speedup"}
+                                        : p.name == "drkernel" ? std::vector<std::string>{"correct", "speedup", "coverage", "max_speedup"}
+                                                               : std::vector<std::string>{"compiled", "correct", "bands"};
+  for (const auto& [key, value] : j.items()) {
+    if (key == "name" || key == "baseline" || key == "policy" || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    std::string known = "name, baseline, policy";
+    for (const auto& k : keys) known += ", " + k;
+    throw std::invalid_argument("unknown key '" + key + "' for the " + p.name + " preset (its keys: " + known + ")");
+  }
   if (p.name == "kevin") {
-    p.correct_weight = j.value("correct_weight", p.correct_weight);
-    p.speedup_weight = j.value("speedup_weight", p.speedup_weight);
-    p.max_speedup = j.value("max_speedup", p.max_speedup);
+    p.correct_weight = non_negative(j, "correct_weight", p.correct_weight);
+    p.speedup_weight = non_negative(j, "speedup_weight", p.speedup_weight);
+    p.max_speedup = non_negative(j, "max_speedup", p.max_speedup);
   } else if (p.name == "drkernel") {
-    p.dk_correct = j.value("correct", p.dk_correct);
-    p.dk_speedup = j.value("speedup", p.dk_speedup);
-    p.dk_coverage = j.value("coverage", p.dk_coverage);
-    p.dk_max_speedup = j.value("max_speedup", p.dk_max_speedup);
+    p.dk_correct = non_negative(j, "correct", p.dk_correct);
+    p.dk_speedup = non_negative(j, "speedup", p.dk_speedup);
+    p.dk_coverage = non_negative(j, "coverage", p.dk_coverage);
+    p.dk_max_speedup = non_negative(j, "max_speedup", p.dk_max_speedup);
   } else {
-    p.tier_compiled = j.value("compiled", p.tier_compiled);
-    p.tier_correct = j.value("correct", p.tier_correct);
+    p.tier_compiled = non_negative(j, "compiled", p.tier_compiled);
+    p.tier_correct = non_negative(j, "correct", p.tier_correct);
     if (j.contains("bands")) {
+      if (!j["bands"].is_array()) throw std::invalid_argument("bands must be an array of {speedup, reward}");
       p.tier_bands.clear();
-      for (const auto& b : j.at("bands")) p.tier_bands.emplace_back(b.at("speedup").get<double>(), b.at("reward").get<double>());
+      for (const auto& b : j.at("bands")) {
+        if (!b.is_object() || b.size() != 2 || !b.contains("speedup") || !b.contains("reward"))
+          throw std::invalid_argument("a band is {\"speedup\": S, \"reward\": R}, not " + b.dump());
+        p.tier_bands.emplace_back(non_negative(b, "speedup", 0), non_negative(b, "reward", 0));
+      }
       std::sort(p.tier_bands.begin(), p.tier_bands.end());
     }
   }

@@ -16,13 +16,21 @@ namespace kagent::serve {
 struct Checked {
   std::optional<EvalResult> result;                 // absent when the answer had no usable code
   std::optional<prompt::FormatError> format_error;
-  double reward = 0;
+  // Absent when nothing was run to score (--compile-only: compiled and checked, never run), so
+  // a trainer can tell it from a failure, which scores 0.
+  std::optional<double> reward = 0.0;
 };
 
-// `text_is_code`: `text` is the kernel itself, not an answer holding one block. The code goes to
-// `file_stem` + ".cu" or ".py" (by format).
+// How `text` holds the code.
+enum class AnswerText {
+  Answer,      // a model's answer: exactly one fenced block (steps, /v1/reward)
+  CodeOrAnswer // the code itself, or an answer with one fenced block (/v1/evaluate's kernel_code)
+};
+
+// The code goes to `file_stem` + ".cu" or ".py" (by format). Throws ApiError 503 no_gpu when the
+// workers have no GPU and the server is not --compile-only: a verdict that never ran is no 0.
 Checked check_answer(ProblemSessions& sessions, const std::string& problem, prompt::AnswerFormat format,
-                     const std::string& text, bool text_is_code, const std::filesystem::path& file_stem,
+                     const std::string& text, AnswerText kind, const std::filesystem::path& file_stem,
                      const rollout::RewardPreset& preset);
 
 }  // namespace kagent::serve

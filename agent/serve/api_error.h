@@ -16,4 +16,12 @@ struct ApiError : std::runtime_error {
   int retry_after_s;  // > 0: sent as Retry-After
 };
 
+// 503 no_gpu: the server is not --compile-only and its workers see no GPU, so nothing can be
+// evaluated (and a verdict that never ran must not reach a trainer as reward 0).
+inline ApiError no_gpu_error() {
+  return ApiError(503, "no_gpu",
+                  "no CUDA device is visible to kagent serve's workers, so answers cannot be run; restart it on a GPU "
+                  "machine, or with --compile-only to compile and check answers without one");
+}
+
 }  // namespace kagent::serve

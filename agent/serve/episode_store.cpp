@@ -88,6 +88,11 @@ void EpisodeStore::finish_step(const std::string& id, const StepRecord& step) co
   fs::remove(dir(id) / kPending, ec);
 }
 
+void EpisodeStore::cancel_step(const std::string& id) const {
+  std::error_code ec;
+  fs::remove(dir(id) / kPending, ec);
+}
+
 void EpisodeStore::mark_deleted(const std::string& id) const {
   write_file_atomic(dir(id) / kDeleted, "", /*durable=*/true);
 }

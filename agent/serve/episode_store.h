@@ -48,6 +48,8 @@ class EpisodeStore {
   void create(const EpisodeRecord& e) const;
   void begin_step(const std::string& id, const nlohmann::json& pending) const;
   void finish_step(const std::string& id, const StepRecord& step) const;
+  // The pending step ended without a result (its request was answered with an error).
+  void cancel_step(const std::string& id) const;
   void mark_deleted(const std::string& id) const;
 
  private:

@@ -141,13 +141,20 @@ json Episodes::step(const std::string& id, const json& req) {
   const auto format = prompt::answer_format_from_string(rec.start.at("format").get<std::string>());
   const auto preset = rec.start.at("reward").get<rollout::RewardPreset>();
   const std::string problem = rec.start.at("problem").get<std::string>();
-  Checked c = check_answer(sessions_, problem, format, text, false, store_.dir(id) / fmt::format("turn-{}", turn), preset);
+  Checked c;
+  try {
+    c = check_answer(sessions_, problem, format, text, AnswerText::Answer, store_.dir(id) / fmt::format("turn-{}", turn),
+                     preset);
+  } catch (...) {
+    store_.cancel_step(id);  // answered with an error: no step was taken, none is pending
+    throw;
+  }
   const std::string feedback = c.result ? sessions_.prompts().feedback_prompt(*c.result, &sessions_.spec(problem))
                                         : sessions_.prompts().format_error_prompt(*c.format_error, format);
   const bool done = turn + 1 >= rec.max_turns();
   json response = {{"episode_id", id},
                    {"observation", {{"messages", json::array({{{"role", "user"}, {"content", feedback}}})}}},
-                   {"reward", c.reward},
+                   {"reward", reward_json(c.reward)},
                    {"done", done},
                    {"metadata", step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, turn)}};
   StepRecord step{request_id, action_sha, turn, response};

@@ -54,9 +54,9 @@ json Evaluations::run_one(const json& req) {
     const auto preset = reward_from_request(req, default_reward_);
     Admission::Ticket ticket(admission_);
     if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
-    Checked c = check_answer(sessions_, problem, format, req["kernel_code"].get<std::string>(), true, dir_ / new_id("eval"),
-                             preset);
-    return evaluation_json(c.result ? &*c.result : nullptr, nullptr, c.reward);
+    Checked c = check_answer(sessions_, problem, format, req["kernel_code"].get<std::string>(), AnswerText::CodeOrAnswer,
+                             dir_ / new_id("eval"), preset);
+    return evaluation_json(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, c.reward);
   } catch (const ApiError& e) {
     return error_json(e);
   } catch (const std::exception& e) {
@@ -160,34 +160,49 @@ json Evaluations::reward(const json& req) {
   };
   if (!req.is_object()) throw ApiError(400, "bad_request", "the body is a JSON object");
   const auto query = strings("query", true), prompts = strings("prompts", false), labels = strings("labels", true);
-  if (labels.size() != query.size() || (!prompts.empty() && prompts.size() != query.size()))
-    throw ApiError(400, "bad_request", "query, prompts and labels must have the same length");
+  // A prompts array, when sent, pairs with the queries one to one (OpenRLHF sends both).
+  if (labels.size() != query.size() || (req.contains("prompts") && prompts.size() != query.size()))
+    throw ApiError(400, "bad_request",
+                   fmt::format("query, prompts and labels must have the same length (query {}, prompts {}, labels {})",
+                               query.size(), req.contains("prompts") ? std::to_string(prompts.size()) : "absent",
+                               labels.size()));
   const auto format = format_from_request(req);
   const auto preset = reward_from_request(req, default_reward_);
+  // Every label a task of the suite before anything runs: an unknown one is the caller's mistake
+  // (404), never a reward of 0.
   std::vector<json> items;
   for (size_t i = 0; i < query.size(); ++i) {
     std::string response = query[i];
     if (!prompts.empty() && response.rfind(prompts[i], 0) == 0) response = response.substr(prompts[i].size());
-    items.push_back({{"label", labels[i]}, {"response", response}});
+    items.push_back({{"problem", tasks_.resolve_task_id(labels[i])}, {"response", response}});
   }
   auto one = [&](const json& item) -> json {
     try {
-      const std::string problem = tasks_.resolve_task_id(item["label"].get<std::string>());
       Admission::Ticket ticket(admission_);
       if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
-      Checked c = check_answer(sessions_, problem, format, item["response"].get<std::string>(), false, dir_ / new_id("reward"),
-                               preset);
-      return {{"reward", c.reward}, {"correct", c.result && c.result->status == Status::Correct},
-              {"status", c.result ? to_string(c.result->status) : "format_error"}};
+      Checked c = check_answer(sessions_, item["problem"].get<std::string>(), format, item["response"].get<std::string>(),
+                               AnswerText::Answer, dir_ / new_id("reward"), preset);
+      const json meta = step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, 0);
+      return {{"reward", reward_json(c.reward)},
+              {"correct", meta["correct"].is_null() ? json(nullptr) : json(meta["correct"].get<bool>() ? 1.0 : 0.0)},
+              {"status", meta["status"]}};
     } catch (const ApiError& e) {
-      return {{"reward", 0.0}, {"correct", false}, {"status", "error: " + e.code}};
+      return error_json(e);
+    } catch (const std::exception& e) {
+      return error_json(ApiError(500, "internal", e.what()));
     }
   };
   const auto out = run_all(items, one);
+  // One item that could not be scored fails the request with its error (a 429 is retried whole):
+  // a reward list is complete or not sent.
+  for (const auto& o : out)
+    if (o.contains("error"))
+      throw ApiError(o["error"]["status"].get<int>(), o["error"]["code"].get<std::string>(),
+                     o["error"]["message"].get<std::string>(), o["error"]["status"] == 429 ? 2 : 0);
   json rewards = json::array(), correct = json::array(), status = json::array();
   for (const auto& o : out) {
     rewards.push_back(o["reward"]);
-    correct.push_back(o["correct"].get<bool>() ? 1.0 : 0.0);
+    correct.push_back(o["correct"]);
     status.push_back(o["status"]);
   }
   return {{"rewards", rewards}, {"scores", rewards}, {"extra_logs", {{"correct", correct}, {"status", status}}}};

@@ -1,6 +1,10 @@
 #include "serve/http_server.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 
 #include <httplib.h>
 
@@ -59,7 +63,8 @@ struct HttpServer::Impl {
       const auto start = std::chrono::steady_clock::now();
       int status = 500;
       try {
-        if (needs_ready && !state.ready()) throw ApiError(503, "starting", "the server's workers are starting; retry", 5);
+        if (needs_ready)
+          if (auto why = state.unavailable()) throw *why;
         auto [st, body] = h(req);
         status = st;
         send_json(res, st, body);
@@ -86,6 +91,12 @@ struct HttpServer::Impl {
 
   void install() {
     svr.new_task_queue = [n = opt.threads] { return new httplib::ThreadPool(n); };
+    // SO_REUSEADDR only (a restart may take a port in TIME_WAIT). httplib's default adds
+    // SO_REUSEPORT, with which a second server binds the same port and takes part of the traffic.
+    svr.set_socket_options([](auto sock) {
+      int yes = 1;
+      ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+    });
     svr.set_payload_max_length(opt.max_body_bytes);
     svr.set_keep_alive_max_count(100000);
     svr.set_keep_alive_timeout(30);
@@ -144,12 +155,14 @@ struct HttpServer::Impl {
     route("GET", "/v1/schema", "schema", false, "", [this](const httplib::Request&) {
       return std::pair{200, state.schema};
     });
+    // 200 only when evaluations can run; else 503 with the reason as status (and the error).
     svr.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       json h = state.health();
-      const bool ready = state.ready();
-      h["status"] = ready ? "ok" : "starting";
-      if (!ready) res.set_header("Retry-After", "5");
-      send_json(res, ready ? 200 : 503, h);
+      const auto why = state.unavailable();
+      h["status"] = why ? why->code : "ok";
+      if (why && why->code != "starting") h["error"] = why->what();
+      if (why && why->retry_after_s > 0) res.set_header("Retry-After", std::to_string(why->retry_after_s));
+      send_json(res, why ? 503 : 200, h);
       metrics.count_request("health", res.status);
     });
     svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -170,10 +183,19 @@ HttpServer::~HttpServer() = default;
 
 int HttpServer::bind() {
   auto& i = *impl_;
+  errno = 0;
   if (i.opt.port == 0) i.port = i.svr.bind_to_any_port(i.opt.host);
   else i.port = i.svr.bind_to_port(i.opt.host, i.opt.port) ? i.opt.port : -1;
-  if (i.port <= 0) throw std::runtime_error("cannot listen on " + i.opt.host + ":" + std::to_string(i.opt.port));
-  return i.port;
+  if (i.port > 0) return i.port;
+  const int err = errno;
+  const std::string where = i.opt.host + ":" + std::to_string(i.opt.port);
+  // Something answering there is the common case: another server (kagent or not) holds the port.
+  if (i.opt.port != 0) {
+    httplib::Client probe(i.opt.host, i.opt.port);
+    probe.set_connection_timeout(1, 0);
+    if (probe.Get("/")) throw std::runtime_error("cannot listen on " + where + ": the port is in use by another server");
+  }
+  throw std::runtime_error("cannot listen on " + where + (err ? std::string(": ") + std::strerror(err) : std::string()));
 }
 
 bool HttpServer::serve() { return impl_->svr.listen_after_bind(); }

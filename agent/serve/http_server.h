@@ -5,11 +5,13 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "serve/admission.h"
+#include "serve/api_error.h"
 #include "serve/episodes.h"
 #include "serve/evaluations.h"
 #include "serve/server_metrics.h"
@@ -26,7 +28,10 @@ struct HttpOptions {
 
 // What the routes need besides episodes and evaluations.
 struct ServerState {
-  std::function<bool()> ready;                       // every worker started
+  // Why evaluations cannot run now: 503 "starting" (with Retry-After) while the workers start,
+  // "no_gpu" when they see no GPU outside --compile-only, "workers_failed"; nullopt when they can.
+  // The routes that evaluate answer it; /health reports it as its status.
+  std::function<std::optional<ApiError>()> unavailable;
   std::function<nlohmann::json()> health;            // workers, device, counts
   std::function<QueueState()> queue;
   std::function<PoolCounters()> pool;
@@ -37,7 +42,8 @@ class HttpServer {
  public:
   HttpServer(HttpOptions options, Episodes& episodes, Evaluations& evaluations, ServerMetrics& metrics, ServerState state);
   ~HttpServer();
-  // Binds; returns the port. Throws std::runtime_error when it cannot.
+  // Binds (never sharing the port with another listener: no SO_REUSEPORT); returns the port.
+  // Throws std::runtime_error saying why when it cannot.
   int bind();
   // Serves until stop(); returns false when serving failed.
   bool serve();

@@ -23,8 +23,9 @@ struct OpenProblem {
 
 class ProblemSessions {
  public:
-  ProblemSessions(std::shared_ptr<EvaluationPool> pool, const prompt::PromptBuilder& prompts)
-      : pool_(std::move(pool)), prompts_(prompts) {}
+  // `compile_only`: the workers see no GPU on purpose (kagent serve --compile-only).
+  ProblemSessions(std::shared_ptr<EvaluationPool> pool, const prompt::PromptBuilder& prompts, bool compile_only = false)
+      : pool_(std::move(pool)), prompts_(prompts), compile_only_(compile_only) {}
 
   // The system and task prompts of a problem file (absolute path). Throws ApiError 422 when
   // the problem cannot be loaded or its prompts cannot be written.
@@ -34,12 +35,14 @@ class ProblemSessions {
   const ProblemSpec& spec(const std::string& problem);
 
   EvaluationPool& pool() { return *pool_; }
+  bool compile_only() const { return compile_only_; }
   const prompt::PromptBuilder& prompts() const { return prompts_; }
 
  private:
   OpenProblem& open(const std::string& problem);
   std::shared_ptr<EvaluationPool> pool_;
   const prompt::PromptBuilder& prompts_;
+  bool compile_only_;
   std::mutex mu_;
   std::map<std::string, std::unique_ptr<OpenProblem>> open_;
 };

@@ -1,5 +1,6 @@
 #include "serve/task_source.h"
 
+#include <regex>
 #include <set>
 
 #include "common/files.h"
@@ -10,12 +11,36 @@ namespace kagent::serve {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A KernelBench problem file by its text: it defines Model, get_inputs and get_init_inputs
+// (what the worker loads). Other Python files of a tree (helpers, __init__.py) are no tasks.
+bool looks_like_problem(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name.rfind("__", 0) == 0 || name[0] == '.') return false;
+  std::string text;
+  try {
+    text = read_file(file);
+  } catch (const std::exception&) {
+    return false;
+  }
+  static const std::regex model(R"((^|\n)class\s+Model\b)"), inputs(R"((^|\n)def\s+get_inputs\s*\()"),
+      init(R"((^|\n)def\s+get_init_inputs\s*\()");
+  return std::regex_search(text, model) && std::regex_search(text, inputs) && std::regex_search(text, init);
+}
+
+}  // namespace
+
 TaskSource::TaskSource(const fs::path& suite_root, const fs::path& data_dir) : problems_dir_(data_dir / "problems") {
   if (suite_root.empty()) return;
+  if (!fs::is_directory(suite_root)) throw std::runtime_error("no such folder");
   std::map<std::string, int> stems;
   std::error_code ec;
+  size_t python_files = 0;
   for (auto it = fs::recursive_directory_iterator(suite_root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_regular_file() || it->path().extension() != ".py") continue;
+    ++python_files;
+    if (!looks_like_problem(it->path())) continue;
     // Lexically: a suite of symlinks keeps its own layout (fs::relative would follow the link).
     const fs::path rel = it->path().lexically_relative(suite_root);
     const std::string stem = it->path().stem().string();
@@ -23,6 +48,11 @@ TaskSource::TaskSource(const fs::path& suite_root, const fs::path& data_dir) : p
     ++stems[stem];
   }
   if (ec) throw std::runtime_error("cannot list " + suite_root.string() + ": " + ec.message());
+  if (tasks_.empty())
+    throw std::runtime_error(python_files == 0 ? "no problem in it (no .py file)"
+                                               : std::to_string(python_files) +
+                                                     " .py file(s), none a KernelBench problem (defining Model, "
+                                                     "get_inputs and get_init_inputs)");
   for (const auto& [rel, path] : std::map<std::string, std::string>(tasks_)) {
     const std::string stem = fs::path(rel).filename().string();
     if (stems[stem] == 1) tasks_[stem] = path;  // a bare name only where it is unambiguous

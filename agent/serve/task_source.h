@@ -16,6 +16,9 @@ namespace kagent::serve {
 class TaskSource {
  public:
   // `suite_root` empty: task ids are refused. `data_dir`: where reference_code problems go.
+  // Tasks are the suite's .py files that define Model, get_inputs and get_init_inputs; throws
+  // std::runtime_error (the reason, without the folder's name) when the folder is missing or
+  // holds none.
   TaskSource(const std::filesystem::path& suite_root, const std::filesystem::path& data_dir);
 
   // The problem file of a request object; throws ApiError 400 (none or several given, bad

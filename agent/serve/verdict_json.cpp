@@ -22,6 +22,8 @@ json guards_json(const EvalResult& r) {
 
 }  // namespace
 
+json reward_json(std::optional<double> reward) { return reward ? json(*reward) : json(nullptr); }
+
 json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn) {
   if (!r)
     return {{"status", "format_error"}, {"reason", fe ? fe->kind : ""}, {"message", fe ? fe->message : ""},
@@ -29,11 +31,14 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn)
             {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
             {"turn", turn}};
   const auto o = rollout::outcome_of(*r);
-  return {{"status", to_string(r->status)},
-          {"reason", r->reason},
-          {"message", r->message},
+  const bool not_run = r->reason == reason::kNoGpu;
+  return {{"status", not_run ? (o.compiled ? "compiled_not_run" : "not_run") : to_string(r->status)},
+          {"reason", not_run ? "compile_only" : r->reason},
+          {"message", not_run ? std::string(o.compiled ? "compiled and checked; not run: the server is --compile-only (no GPU)"
+                                                       : "not run: the server is --compile-only (no GPU)")
+                              : r->message},
           {"compiled", o.compiled},
-          {"correct", o.correct},
+          {"correct", not_run ? json(nullptr) : json(o.correct)},
           {"speedup_eager", json_or_null(r->timing ? r->timing->speedup_eager : std::nullopt)},
           {"speedup_compiled", json_or_null(r->timing ? r->timing->speedup_compiled : std::nullopt)},
           {"runtime_us", json_or_null(median_us(r->timing, &Timing::candidate))},
@@ -43,7 +48,7 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn)
           {"turn", turn}};
 }
 
-json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, double reward) {
+json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::optional<double> reward) {
   json m = step_metadata(r, fe, 0);
   m.erase("turn");
   const bool flagged = r && rollout::outcome_of(*r).flagged;
@@ -60,7 +65,7 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, double 
           {"time_coverage", m["time_coverage"]},
           {"decoy_kernel", flagged},
           {"guards", m["guards"]},
-          {"reward", reward},
+          {"reward", reward_json(reward)},
           {"compile_seconds", r && r->compile ? json(r->compile->seconds) : json(nullptr)},
           {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)}};
 }

@@ -13,8 +13,14 @@
 
 namespace kagent::serve {
 
-// `result` absent: the answer had no usable code (`format_error` says why).
+// `result` absent: the answer had no usable code (`format_error` says why). A result the workers
+// could not run (reason no_gpu, which reaches here only under --compile-only) is status
+// "compiled_not_run" (or "not_run" when it did not compile), reason "compile_only", correct null.
 nlohmann::json step_metadata(const EvalResult* result, const prompt::FormatError* format_error, int turn);
-nlohmann::json evaluation_json(const EvalResult* result, const prompt::FormatError* format_error, double reward);
+// `reward` absent: null (nothing was run to score).
+nlohmann::json evaluation_json(const EvalResult* result, const prompt::FormatError* format_error,
+                               std::optional<double> reward);
+// A reward as the routes answer it: a number, or null when nothing was run.
+nlohmann::json reward_json(std::optional<double> reward);
 
 }  // namespace kagent::serve

@@ -8,6 +8,6 @@ Each adapter is imported only when its trainer is installed:
 OpenRLHF needs no code: --remote_rm_url http://HOST:PORT/v1/reward.
 """
 
-from kagent_env.client import KagentClient, KagentError
+from kagent_env.client import KagentAsyncClient, KagentClient, KagentError, KagentUnavailable
 
-__all__ = ["KagentClient", "KagentError"]
+__all__ = ["KagentAsyncClient", "KagentClient", "KagentError", "KagentUnavailable"]

@@ -3,6 +3,9 @@
     env = KagentMultiTurnEnv(dataset=..., url="http://127.0.0.1:8000")
 
 The dataset's "task" (or info.task_id) names the task; the rubric reads state["kagent_rewards"].
+verifiers awaits setup_state and env_response on its event loop: the calls to kagent run on the
+client's thread pool (KagentAsyncClient), never blocking it. The episode is deleted when its
+last step is answered, and by verifiers' cleanup hook where the installed verifiers has one.
 """
 
 from __future__ import annotations
@@ -11,28 +14,41 @@ from typing import Any
 
 import verifiers as vf
 
-from kagent_env.client import KagentClient
+from kagent_env.client import KagentAsyncClient, KagentClient
 
 
 class KagentMultiTurnEnv(vf.MultiTurnEnv):
-    def __init__(self, url: str | None = None, token: str | None = None, max_turns: int = 4, **kwargs: Any):
+    def __init__(self, url: str | None = None, token: str | None = None, max_turns: int = 4,
+                 max_concurrency: int = 256, **kwargs: Any):
         rubric = vf.Rubric(funcs=[self.best_reward], weights=[1.0])
         super().__init__(max_turns=max_turns, rubric=rubric, **kwargs)
-        self.client = KagentClient(url, token)
+        self.client = KagentAsyncClient(KagentClient(url, token), max_concurrency=max_concurrency)
 
     async def setup_state(self, state, **kwargs):
         info = state.get("info") or {}
-        ep = self.client.create_episode(info.get("task_id") or state.get("task"), max_turns=self.max_turns)
+        ep = await self.client.create_episode(info.get("task_id") or state.get("task"), max_turns=self.max_turns)
         state["kagent_episode"], state["kagent_rewards"], state["kagent_done"] = ep["episode_id"], [], False
         return await super().setup_state(state, **kwargs)
 
     async def env_response(self, messages, state, **kwargs):
         answer = messages[-1]["content"]
-        out = self.client.step(state["kagent_episode"], answer,
-                               request_id=f"{state['kagent_episode']}-{len(state['kagent_rewards'])}")
+        out = await self.client.step(state["kagent_episode"], answer,
+                                     request_id=f"{state['kagent_episode']}-{len(state['kagent_rewards'])}")
         state["kagent_rewards"].append(out["reward"])
         state["kagent_done"] = out["done"]
+        if out["done"]:
+            await self._delete_episode(state)
         return out["observation"]["messages"]
+
+    async def _delete_episode(self, state) -> None:
+        episode = state.pop("kagent_episode", None)
+        if episode:
+            await self.client.delete_episode(episode)
+
+    if hasattr(vf, "cleanup"):
+        @vf.cleanup
+        async def kagent_cleanup(self, state, **kwargs) -> None:
+            await self._delete_episode(state)
 
     @vf.stop
     async def kagent_done(self, state, **kwargs) -> bool:
@@ -40,4 +56,5 @@ class KagentMultiTurnEnv(vf.MultiTurnEnv):
 
     @staticmethod
     def best_reward(state, **kwargs) -> float:
-        return max(state.get("kagent_rewards", []), default=0.0)
+        # None: compiled, not run (a --compile-only server); those steps are not scored.
+        return max((r for r in state.get("kagent_rewards", []) if r is not None), default=0.0)

@@ -4,43 +4,59 @@
     interaction:
       - name: kagent
         class_name: kagent_env.verl.KagentInteraction
-        config: {url: "http://127.0.0.1:8000", token: null, max_turns: 4}
+        config: {url: "http://127.0.0.1:8000", token: null, max_turns: 4, max_concurrency: 256}
 
-The prompt row's interaction_kwargs carry {"name": "kagent", "task_id": ...}.
+The prompt row's interaction_kwargs carry {"name": "kagent", "task_id": ...} (and "format":
+"kernelbench" for KernelBench-format answers). verl awaits every
+interaction on its rollout's event loop, so each call to kagent runs on the client's thread pool
+(KagentAsyncClient, `max_concurrency` at once) and the loop goes on with the other interactions
+while one is compiled and timed. finalize_interaction deletes the episode.
 """
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from verl.interactions.base import BaseInteraction
 
-from kagent_env.client import KagentClient
+from kagent_env.client import KagentAsyncClient, KagentClient
 
 
 class KagentInteraction(BaseInteraction):
     def __init__(self, config: dict):
         super().__init__(config)
-        self.client = KagentClient(config.get("url"), config.get("token"))
+        self.client = KagentAsyncClient(KagentClient(config.get("url"), config.get("token")),
+                                        max_concurrency=int(config.get("max_concurrency", 256)))
         self.max_turns = int(config.get("max_turns", 4))
         self._episodes: dict[str, dict] = {}
 
-    async def start_interaction(self, instance_id: str | None = None, task_id: str | None = None, **kwargs: Any) -> str:
-        ep = self.client.create_episode(task_id, max_turns=self.max_turns)
+    async def start_interaction(self, instance_id: str | None = None, task_id: str | None = None,
+                                format: str | None = None, **kwargs: Any) -> str:
+        instance_id = instance_id or str(uuid.uuid4())
+        fields = {"max_turns": self.max_turns}
+        if format:  # interaction_kwargs may name the answer format ("kernelbench")
+            fields["format"] = format
+        ep = await self.client.create_episode(task_id, **fields)
         self._episodes[instance_id] = {"episode_id": ep["episode_id"], "rewards": []}
         return instance_id
 
-    async def generate_response(self, instance_id: str, messages: list[dict], **kwargs: Any) -> tuple[bool, str, float, dict]:
+    async def generate_response(self, instance_id: str, messages: list[dict], **kwargs: Any) -> tuple[bool, str, float | None, dict]:
         state = self._episodes[instance_id]
         answer = next(m["content"] for m in reversed(messages) if m["role"] == "assistant")
-        out = self.client.step(state["episode_id"], answer, request_id=f"{state['episode_id']}-{len(state['rewards'])}")
+        out = await self.client.step(state["episode_id"], answer,
+                                     request_id=f"{state['episode_id']}-{len(state['rewards'])}")
         state["rewards"].append(out["reward"])
+        # reward None: compiled, not run (a --compile-only server); nothing to score.
         return out["done"], out["observation"]["messages"][0]["content"], out["reward"], out["metadata"]
 
-    async def calculate_score(self, instance_id: str, **kwargs: Any) -> float:
-        return max(self._episodes[instance_id]["rewards"], default=0.0)
+    async def calculate_score(self, instance_id: str, **kwargs: Any) -> float | None:
+        scored = [r for r in self._episodes[instance_id]["rewards"] if r is not None]
+        if not scored and self._episodes[instance_id]["rewards"]:
+            return None
+        return max(scored, default=0.0)
 
     async def finalize_interaction(self, instance_id: str, **kwargs: Any) -> None:
         state = self._episodes.pop(instance_id, None)
         if state:
-            self.client.delete_episode(state["episode_id"])
+            await self.client.delete_episode(state["episode_id"])

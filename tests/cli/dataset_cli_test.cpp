@@ -133,11 +133,59 @@ TEST_CASE("bad input: one error line and a distinct status") {
   CHECK(has(r.err, "kagent curate: error: "));
   kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());
   r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/o", "--reward-config", "{\"baseline\": \"fastest\"}"}, {}, dir.str());
-  CHECK(r.status == 3);
-  CHECK(has(r.err, "kagent rollout: error: reward baseline"));
+  CHECK(r.status == 2);
+  CHECK(has(r.err, "kagent rollout: error: --reward-config: baseline"));
   dir.write("file", "x");
   r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/file/o"}, {}, dir.str());
-  CHECK(r.status == 4);
+  CHECK(r.status == 6);
   r = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/o", "--reasoning", "xml"}, {}, dir.str());
   CHECK(r.status == 2);
+}
+
+TEST_CASE("a folder that is neither a run nor a collection: curate, rollout and report refuse it alike") {
+  TempDir dir("kagent-dataset-notarun");
+  dir.write("plain/notes.txt", "not a run\n");
+  dir.write("other/manifest.json", "{\"kind\": \"something-else\"}\n");  // another tool's manifest
+  for (const std::string folder : {"plain", "other"}) {
+    CAPTURE(folder);
+    const std::string path = dir.str() + "/" + folder;
+    const KagentRun report = run_kagent({"report", path, "-o", dir.str() + "/page.html"}, {}, dir.str());
+    CHECK(report.status == 4);
+    for (const char* command : {"curate", "rollout"}) {
+      CAPTURE(command);
+      const KagentRun r = run_kagent({command, path, "--out", dir.str() + "/out-" + folder}, {}, dir.str());
+      INFO(r.err);
+      CHECK(r.status == report.status);
+      CHECK(r.err_lines() == 1);
+      CHECK(has(r.err, std::string("kagent ") + command + ": error: " + path));
+      CHECK(r.out.empty());  // no "0 rows"
+    }
+  }
+}
+
+TEST_CASE("--reward-config: bad JSON names the flag; unknown keys and negative weights are refused in one line") {
+  TempDir dir("kagent-dataset-config");
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());
+  auto rollout = [&](const std::string& config, const std::string& reward = "kevin") {
+    return run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/o", "--reward", reward, "--reward-config", config},
+                      {}, dir.str());
+  };
+  auto refused = [](const KagentRun& r, const std::vector<std::string>& needles) {
+    INFO(r.err);
+    CHECK(r.status == 2);
+    CHECK(r.err_lines() == 1);
+    CHECK(r.err.rfind("kagent rollout: error: --reward-config: ", 0) == 0);
+    CHECK_FALSE(has(r.err, "json.exception"));
+    for (const auto& n : needles) CHECK_MESSAGE(has(r.err, n), "expected \"" << n << "\"");
+  };
+  refused(rollout("{bad"), {"'{bad' is not valid JSON"});
+  refused(rollout("{\"correct\": 0.5}"), {"unknown key 'correct' for the kevin preset", "correct_weight"});
+  refused(rollout("{\"speedup_weight\": -1}"), {"speedup_weight must be at least 0, not -1"});
+  refused(rollout("{\"bands\": [{\"speedup\": 1, \"reward\": -0.5}]}", "tiered"), {"reward must be at least 0"});
+  refused(rollout(dir.str() + "/no-such-config.json"), {"neither a JSON object nor a file"});
+  dir.write("ok.json", "{\"correct_weight\": 0.5}\n");
+  const KagentRun ok = rollout(dir.str() + "/ok.json");
+  INFO(ok.err);
+  CHECK(ok.status == 0);
+  CHECK(json::parse(kagent::read_file(dir.path() / "o/rollout.json"))["reward"]["correct_weight"] == 0.5);
 }

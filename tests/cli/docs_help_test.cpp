@@ -8,6 +8,10 @@
 // named on the line (ctest, cmake, kagent-worker, ...) owns the flags after it. Flags in a
 // command's --help group "LLM" are documented once, for `kagent llm` (docs/llm.md); another
 // command documents them by saying it takes "LLM flags".
+//
+// The synopses of the commands an RL user runs (serve, curate, rollout: a code-block line or a
+// heading that starts with `kagent <command>`) also say which flags are required as --help does:
+// a flag outside [...] is REQUIRED there, and every REQUIRED flag stands outside [...].
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -111,6 +115,81 @@ TEST_CASE("every flag the docs give a command exists, and every flag of a comman
       const bool ok = in(command) || (opt.group == "LLM" && docs.takes_llm_flags.count(command) && in("llm"));
       CHECK_MESSAGE(ok, "kagent " << command << " " << opt.names.back()
                                   << " is in --help but not documented for it (README.md or docs/" << command << ".md)");
+    }
+  }
+}
+
+namespace {
+
+struct Synopsis {
+  std::string where;                 // file:line
+  std::set<std::string> required;    // flags outside [...]
+  std::set<std::string> optional;    // flags inside [...]
+};
+
+
+// Every synopsis of `command`: a code-block line starting with "kagent <command>" (with the
+// indented lines that continue it) or a heading whose code starts so.
+std::vector<Synopsis> synopses(const std::string& command) {
+  std::vector<Synopsis> out;
+  const std::string head = "kagent " + command;
+  const std::regex flag(R"((^|[\s\[|(])(--?[A-Za-z][\w-]*))");
+  for (const auto& file : doc_files()) {
+    std::ifstream in(file);
+    bool code = false, continuing = false;
+    int n = 0;
+    for (std::string line; std::getline(in, line);) {
+      ++n;
+      if (line.rfind("```", 0) == 0) {
+        code = !code;
+        continuing = false;
+        continue;
+      }
+      std::string text;
+      if (code && line.rfind(head + " ", 0) == 0) {
+        text = line;
+        out.push_back({file.filename().string() + ":" + std::to_string(n), {}, {}});
+        continuing = true;
+      } else if (code && continuing && !line.empty() && line[0] == ' ') {
+        text = line;
+      } else {
+        continuing = false;
+        const auto tick = line.find("`" + head + " ");
+        if (code || line.rfind('#', 0) != 0 || tick == std::string::npos) continue;
+        text = line.substr(tick + 1, line.find('`', tick + 1) - tick - 1);
+        out.push_back({file.filename().string() + ":" + std::to_string(n), {}, {}});
+      }
+      int depth = 0;
+      size_t pos = 0;
+      for (auto it = std::sregex_iterator(text.begin(), text.end(), flag); it != std::sregex_iterator(); ++it) {
+        const size_t at = static_cast<size_t>(it->position(2));
+        for (; pos < at; ++pos) depth += text[pos] == '[' ? 1 : text[pos] == ']' ? -1 : 0;
+        (depth > 0 ? out.back().optional : out.back().required).insert((*it)[2]);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the synopses of serve, curate and rollout mark the flags --help requires, and only those") {
+  for (const std::string command : {"serve", "curate", "rollout"}) {
+    CAPTURE(command);
+    const CommandHelp help = command_help(command);
+    const auto found = synopses(command);
+    REQUIRE_MESSAGE(!found.empty(), "no synopsis of kagent " << command << " in README.md or docs/");
+    for (const auto& s : found) {
+      CAPTURE(s.where);
+      for (const auto& opt : help.options) {
+        bool outside = false;
+        for (const auto& name : opt.names) outside |= s.required.count(name) > 0;
+        if (opt.required)
+          CHECK_MESSAGE(outside, s.where << ": " << opt.names.back() << " is REQUIRED in --help: write it outside [...]");
+        else
+          CHECK_MESSAGE(!outside, s.where << ": " << opt.names.back() << " is optional in --help: write it as [" << opt.names.back()
+                                          << " ...]");
+      }
     }
   }
 }

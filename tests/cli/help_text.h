@@ -15,6 +15,7 @@ struct HelpOption {
   std::vector<std::string> names;  // "-n", "--samples"
   std::string type;                // "INT", "FLOAT", "TEXT"; empty for a flag without a value
   std::string group;               // "Options", "LLM", ...
+  bool required = false;           // --help says REQUIRED
   bool numeric() const { return type.rfind("INT", 0) == 0 || type.rfind("FLOAT", 0) == 0 || type.rfind("UINT", 0) == 0; }
 };
 
@@ -64,6 +65,7 @@ inline CommandHelp command_help(const std::string& command) {
     words >> names >> type;
     HelpOption opt;
     opt.group = group;
+    opt.required = line.find(" REQUIRED") != std::string::npos;
     if (!type.empty() && std::isupper(static_cast<unsigned char>(type[0]))) opt.type = type;
     for (size_t start = 0; start <= names.size();) {
       size_t comma = names.find(',', start);

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <regex>
 
 #include "help_text.h"
 
@@ -83,6 +84,39 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
   check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",
                     {"--provider: 'gemini' is not one of openai, anthropic, replay:FILE"});
   check_usage_error(run({"llm", "--max-attempts"}), "kagent llm: error: ", {"--max-attempts needs a value"});
+}
+
+TEST_CASE("a number below its range: the flag and the value, never a type's limits") {
+  // CLI11's own checks said "Value -1 not in range 0 to 1.79769e+308".
+  int checked = 0;
+  for (const auto& command : kagent_commands()) {
+    const CommandHelp help = command_help(command);
+    // Without its required argument nothing runs, whether or not -1 is allowed (the commands
+    // that need none, serve among them, are checked by name below).
+    if (!help.required_positional) continue;
+    for (const auto& opt : help.options) {
+      if (!opt.numeric()) continue;
+      CAPTURE(command);
+      CAPTURE(opt.names.back());
+      ++checked;
+      const KagentRun r = run({command, opt.names.back(), "-1"});
+      INFO(r.err);
+      CHECK(r.status == 2);
+      CHECK(r.err_lines() == 1);
+      for (const char* limit : {"e+308", "1.79769", "2147483647", "9223372036854775807", "4294967295"})
+        CHECK_MESSAGE(!has(r.err, limit), "the message shows a type's limit " << limit);
+      CHECK_MESSAGE(!std::regex_search(r.err, std::regex("[0-9]{12,}")), "the message shows a type's limit in full");
+    }
+  }
+  CHECK(checked >= 15);  // the help was read: eval, solve, curate, rollout take many numbers
+  check_usage_error(run({"curate", "--min-speedup", "-1", "runs", "--out", "o"}), "kagent curate: error: ",
+                    {"--min-speedup: '-1' is too small (at least 0)"});
+  check_usage_error(run({"curate", "-k", "0", "runs", "--out", "o"}), "kagent curate: error: ", {"-k: '0' is too small (at least 1)"});
+  check_usage_error(run({"rollout", "--gamma", "2", "runs", "--out", "o"}), "kagent rollout: error: ",
+                    {"--gamma: '2' is not from 0 to 1"});
+  check_usage_error(run({"serve", "--max-body-mb", "0"}), "kagent serve: error: ", {"--max-body-mb: '0' must be more than 0"});
+  check_usage_error(run({"serve", "--queue", "-1"}), "kagent serve: error: ", {"--queue: '-1' is too small (at least 1)"});
+  check_usage_error(run({"serve", "--port", "70000"}), "kagent serve: error: ", {"--port: '70000' is too large (at most 65535)"});
 }
 
 TEST_CASE("a missing argument, an extra one") {

@@ -1,16 +1,22 @@
 // The SASS summary of real compiles (nvcc and cuobjdump run without a GPU): the shipped
 // examples, the float4 and scalar kernels of the GELU example told apart, a WMMA kernel's
-// tensor-core instructions, and a candidate with no device code that still compiles, its SASS
-// reported missing with the reason.
+// tensor-core instructions, a candidate with no device code that still compiles, its SASS
+// reported missing with the reason; and cuobjdump finding nvdisasm in another folder than its
+// own with PATH naming neither (a toolkit with only nvcc, the tools from PyPI wheels).
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iterator>
 #include <string>
 
 #include <doctest/doctest.h>
 
+#include "build_info.h"
 #include "common/gzip_file.h"
+#include "common/subprocess.h"
 #include "compiler/native_compiler.h"
+#include "compiler/sass_dump.h"
 #include "support/temp_dir.h"
 
 using namespace kagent;
@@ -63,6 +69,25 @@ const SassKernel& kernel_named(const CompileInfo& info, const std::string& prefi
   FAIL("no kernel " << prefix);  // throws
   return info.sass->kernels.front();
 }
+
+// Sets an environment variable for a scope, restoring it after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 }  // namespace
 
@@ -148,4 +173,37 @@ at::Tensor forward(at::Tensor x) { return at::relu(x); }
   const CompileInfo again = compile_native(spec({tensor("x", "float32", {16})}), no_kernel, o);
   CHECK(again.cache_hit);
   CHECK(again.sass->missing_reason == info.sass->missing_reason);
+}
+
+TEST_CASE("cuobjdump alone in its folder, PATH without nvdisasm: kagent hands it the nvdisasm it found") {
+  // How a fresh machine ends up: a toolkit with nvcc only, cuobjdump and nvdisasm from PyPI
+  // wheels or elsewhere. cuobjdump looks for nvdisasm on PATH and beside itself only.
+  testing::TempDir tmp("kagent-sass-nvdisasm");
+  const std::string cuobjdump = resolve_cuobjdump("");
+  REQUIRE_MESSAGE(fs::path(cuobjdump).is_absolute(), "the build found no cuobjdump (scripts/setup.sh installs it)");
+  const std::string nvdisasm = resolve_nvdisasm();
+  REQUIRE_MESSAGE(fs::path(nvdisasm).is_absolute(), "the build found no nvdisasm (scripts/setup.sh installs it)");
+  fs::create_directories(tmp.path() / "alone");
+  const fs::path lone = tmp.path() / "alone" / "cuobjdump";
+  fs::copy_file(cuobjdump, lone);  // a copy: a link would be followed back to its folder
+  fs::permissions(lone, fs::perms::owner_all);
+  std::ofstream(tmp.path() / "k.cu") << "__global__ void twice(float* x) { x[threadIdx.x] *= 2.f; }\n";
+  SpawnOptions nvcc;
+  nvcc.argv = {build::kNvcc, "-c", "-arch=sm_90a", (tmp.path() / "k.cu").string(), "-o", (tmp.path() / "k.o").string()};
+  const RunResult compiled = run_command(nvcc, std::chrono::minutes(5));
+  INFO(compiled.output);
+  REQUIRE(compiled.succeeded());
+
+  ScopedEnv path("PATH", "/usr/bin:/bin");
+  SassInfo s = disassemble(tmp.path() / "k.o", tmp.path() / "k.sass.gz", lone.string(), "sm_90a", std::chrono::seconds(60));
+  INFO(s.missing_reason);
+  CHECK(s.available);
+  REQUIRE(s.kernels.size() == 1);
+  CHECK(s.kernels.front().kernel.find("twice") != std::string::npos);
+
+  // No nvdisasm anywhere: the reason says where to get one.
+  ScopedEnv none("KAGENT_NVDISASM", "nvdisasm-that-is-nowhere");
+  s = disassemble(tmp.path() / "k.o", tmp.path() / "k2.sass.gz", lone.string(), "sm_90a", std::chrono::seconds(60));
+  CHECK_FALSE(s.available);
+  CHECK(s.missing_reason.find("nvidia-cuda-nvdisasm") != std::string::npos);
 }

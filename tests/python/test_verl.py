@@ -1,15 +1,14 @@
-"""verl: the adapter is a real BaseInteraction and runs a 3-turn episode (compile-only)."""
+"""verl: the adapter is a BaseInteraction and runs a 3-turn episode (compile-only). Where verl
+is not installed (verl 0.7.1, the last on PyPI with verl.interactions, pins numpy<2, which this
+torch cannot use: it goes in its own venv), its BaseInteraction is a stand-in with verl's
+constructor (adapter_driver.use_verl_stand_in) and the adapter's own code runs the same."""
 
 import asyncio
 
-import pytest
+from adapter_driver import use_verl_stand_in
+from conftest import BROKEN, GOOD, NO_CODE, TOKEN
 
-pytest.importorskip("verl.interactions.base",
-                    reason="verl with verl.interactions is not installed: verl 0.7.1, the last on PyPI with "
-                           "it, pins numpy<2 (this torch needs numpy 2), so it goes in its own venv")
-
-from conftest import BROKEN, GOOD, NO_CODE, TOKEN  # noqa: E402
-
+use_verl_stand_in()
 from kagent_env.verl import KagentInteraction  # noqa: E402
 
 
@@ -26,3 +25,9 @@ def test_three_turn_episode(server):
         return done
 
     assert asyncio.run(run()) == [False, False, True]
+
+
+def test_is_a_base_interaction():
+    from verl.interactions.base import BaseInteraction
+
+    assert issubclass(KagentInteraction, BaseInteraction)

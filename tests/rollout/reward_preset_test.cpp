@@ -67,6 +67,25 @@ TEST_CASE("presets read and write JSON; unknown names and baselines are refused"
   CHECK_THROWS_AS((nlohmann::json{{"baseline", "fastest"}}.get<RewardPreset>()), std::invalid_argument);
 }
 
+TEST_CASE("a reward config with a key its preset does not read, or a negative weight, is refused naming the key") {
+  auto refused = [](const nlohmann::json& j) -> std::string {
+    try {
+      (void)j.get<RewardPreset>();
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  CHECK(refused({{"name", "kevin"}, {"correct", 0.5}}).find("unknown key 'correct' for the kevin preset") == 0);
+  CHECK(refused({{"name", "drkernel"}, {"correct_weight", 0.5}}).find("unknown key 'correct_weight'") == 0);
+  CHECK(refused({{"name", "kevin"}, {"speedup_weight", -1}}) == "speedup_weight must be at least 0, not -1");
+  CHECK(refused({{"name", "kevin"}, {"max_speedup", "10"}}) == "max_speedup must be a number, not \"10\"");
+  CHECK(refused({{"name", "tiered"}, {"bands", {{{"speedup", 1.0}}}}}).find("a band is") == 0);
+  CHECK(refused({{"name", "tiered"}, {"bands", {{{"speedup", 1.0}, {"reward", -0.1}}}}}) == "reward must be at least 0, not -0.1");
+  // Every preset's own keys, as it writes them, are read back.
+  for (const auto& name : reward_preset_names()) CHECK(refused(nlohmann::json(reward_preset(name))) == "accepted");
+}
+
 TEST_CASE("returns normalised within their task") {
   const auto n = normalise_by_group({1, 2, 3, 5}, {"a", "a", "a", "b"});
   check_all(n, {-1.224744871391589, 0, 1.224744871391589, 0});

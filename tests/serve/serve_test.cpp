@@ -88,11 +88,16 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     CHECK(s1["observation"]["messages"][0]["role"] == "user");
     const json s2 = body_of(post(*c, "/v1/episodes/" + id + "/step", step_body(kGood, "b")));
     CHECK(s2["metadata"]["compiled"] == true);
-    CHECK(s2["metadata"]["reason"] == "no_gpu");  // compile only: checked, never run
+    // Compile only: checked, never run; no reward (null), which a trainer tells from a failure's 0.
+    CHECK(s2["metadata"]["status"] == "compiled_not_run");
+    CHECK(s2["metadata"]["reason"] == "compile_only");
+    CHECK(s2["metadata"]["correct"].is_null());
+    CHECK(s2["reward"].is_null());
     CHECK(s2["metadata"]["turn"] == 1);
     const json s3 = body_of(post(*c, "/v1/episodes/" + id + "/step", step_body(kBroken, "c")));
     CHECK(s3["metadata"]["status"] == "compile_error");
     CHECK(s3["metadata"]["compiled"] == false);
+    CHECK(s3["reward"] == 0.0);  // a failure scores 0
     CHECK(s3["done"] == true);
     CHECK(s3["observation"]["messages"][0]["content"].get<std::string>().find("undeclared_thing") != std::string::npos);
 
@@ -160,8 +165,17 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     const std::string code = kGood.substr(kGood.find("#include"), kGood.rfind("```") - kGood.find("#include"));
     const json one = body_of(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", code}}));
     CHECK(one["compiled"] == true);
-    CHECK(one["correctness"] == false);
-    CHECK(one["reason"] == "no_gpu");
+    CHECK(one["correctness"].is_null());
+    CHECK(one["status"] == "compiled_not_run");
+    CHECK(one["reward"].is_null());
+    // The same answer text the other routes take: a fenced answer's code is evaluated.
+    const json fenced = body_of(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", kGood}}));
+    INFO(fenced.dump());
+    CHECK(fenced["compiled"] == true);
+    CHECK(fenced["status"] == "compiled_not_run");
+    const json two = body_of(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", kGood + kGood}}));
+    CHECK(two["status"] == "format_error");
+    CHECK(two["reason"] == "several_blocks");
     const std::string reference = kagent::read_file(s.suite + "/level1/1_relu.py");
     const json batch = body_of(post(*c, "/v1/evaluate/batch",
                                     {{"requests", {{{"reference_code", reference}, {"kernel_code", code}},
@@ -186,9 +200,20 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     const json reward = body_of(post(*c, "/v1/reward", {{"query", {"P:" + kGood, "P:" + kNoCode}}, {"prompts", {"P:", "P:"}},
                                                        {"labels", {"1_relu", "1_relu"}}}));
     REQUIRE(reward["rewards"].size() == 2);
-    CHECK(reward["rewards"][0] == 0.0);  // compile only: never correct
+    CHECK(reward["rewards"][0].is_null());  // compile only: compiled, not run, no reward
+    CHECK(reward["extra_logs"]["status"][0] == "compiled_not_run");
+    CHECK(reward["rewards"][1] == 0.0);     // no code: a failure
     CHECK(reward["extra_logs"]["status"][1] == "format_error");
     check_error(post(*c, "/v1/reward", {{"query", {"a"}}, {"labels", json::array()}}), 400, "bad_request");
+    // A mismatch between queries and prompts, and an unknown task: the caller's mistakes, 4xx, never reward 0.
+    check_error(post(*c, "/v1/reward", {{"query", {"P:" + kNoCode}}, {"prompts", json::array()}, {"labels", {"1_relu"}}}),
+                400, "bad_request");
+    check_error(post(*c, "/v1/reward", {{"query", {"P:" + kNoCode, "P:" + kNoCode}}, {"prompts", {"P:"}},
+                                        {"labels", {"1_relu", "1_relu"}}}),
+                400, "bad_request");
+    check_error(post(*c, "/v1/reward", {{"query", {kNoCode, kNoCode}}, {"labels", {"1_relu", "no_such_task"}}}), 404,
+                "unknown_task");
+    check_error(post(*c, "/v1/evaluate", {{"task_id", "no_such_task"}, {"kernel_code", code}}), 404, "unknown_task");
     auto m = c->Get("/metrics");
     REQUIRE(m);
     CHECK(m->body.find("kagent_serve_evaluate_seconds_bucket{le=\"+Inf\"}") != std::string::npos);

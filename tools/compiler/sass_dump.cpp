@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "common/guarded_spawn.h"
 #include "common/gzip_file.h"
 #include "common/subprocess.h"
 #include "compiler/sass_summary.h"
@@ -52,11 +53,23 @@ std::string resolve_cuobjdump(std::string_view option) {
   return build::kCuobjdump;
 }
 
+std::string resolve_nvdisasm() {
+  if (const char* env = std::getenv("KAGENT_NVDISASM"); env && *env) return env;
+  return resolve_in_path(build::kNvdisasm);
+}
+
 SassInfo disassemble(const std::filesystem::path& object, const std::filesystem::path& gzip_file,
                      const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout) {
   SpawnOptions so;
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
   so.address_space_limit = kMemoryLimitBytes;
+  const std::string nvdisasm = resolve_nvdisasm();
+  const bool nvdisasm_found = std::filesystem::path(nvdisasm).has_parent_path();
+  if (nvdisasm_found) {
+    const char* path = std::getenv("PATH");
+    so.env_set.push_back("PATH=" + std::filesystem::path(nvdisasm).parent_path().string() +
+                         (path && *path ? std::string(":") + path : std::string()));
+  }
   RunResult r;
   try {
     r = run_command(so, timeout);
@@ -64,8 +77,13 @@ SassInfo disassemble(const std::filesystem::path& object, const std::filesystem:
     return missing(fmt::format("cannot run {}: {}", cuobjdump, e.what()), arch);
   }
   if (r.timed_out) return missing(fmt::format("{} timed out after {} ms", cuobjdump, timeout.count()), arch);
-  if (!r.exit.exited || r.exit.code != 0)
-    return missing(fmt::format("{} failed ({}): {}", cuobjdump, r.exit.describe(), first_words(r.output)), arch);
+  if (!r.exit.exited || r.exit.code != 0) {
+    std::string why = fmt::format("{} failed ({}): {}", cuobjdump, r.exit.describe(), first_words(r.output));
+    if (r.output.find("'nvdisasm'") != std::string::npos)
+      why += nvdisasm_found ? fmt::format(" (nvdisasm: {})", nvdisasm)
+                            : " (no nvdisasm found: scripts/setup.sh installs it, pip install nvidia-cuda-nvdisasm; or set KAGENT_NVDISASM)";
+    return missing(std::move(why), arch);
+  }
   SassInfo s;
   s.arch = arch;
   s.kernels = summarize_sass(r.output);

@@ -1,0 +1,153 @@
+// `kagent serve` refuses at start-up what would fail every request later, each with one line
+// naming the flag and its own exit status: a port another server holds (5), a prompts folder
+// that is not one, a suite folder without problems, GPU indices the machine does not have (3).
+// Without a GPU and without --compile-only it says so: /health and every route that evaluates
+// answer 503 no_gpu, never a verdict scored 0.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+#include "collect_fixtures.h"
+#include "serve/machine_gpus.h"
+#include "serve_process.h"
+#include "temp_dir.h"
+
+using namespace kagent::testing;
+using nlohmann::json;
+
+namespace {
+
+// Runs kagent to its end, or kills it after `limit` (a server that should have refused to
+// start but serves instead): status 137 then.
+KagentRun run_limited(const std::vector<std::string>& args, const std::string& cwd,
+                      std::chrono::seconds limit = std::chrono::seconds(120)) {
+  const KagentProcess p = spawn_kagent(args, {}, cwd);
+  const auto end = std::chrono::steady_clock::now() + limit;
+  int ws = 0;
+  while (::waitpid(p.pid, &ws, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > end) {
+      ::kill(-p.pid, SIGKILL);
+      ::waitpid(p.pid, &ws, 0);
+      return {137, kagent::read_file(p.out), kagent::read_file(p.err)};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return {WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws), kagent::read_file(p.out), kagent::read_file(p.err)};
+}
+
+void check_refused(const KagentRun& r, int status, const std::vector<std::string>& needles) {
+  INFO(r.err);
+  CHECK(r.status == status);
+  CHECK(r.err_lines() == 1);
+  CHECK(r.err.rfind("kagent serve: error: ", 0) == 0);
+  for (const auto& n : needles) CHECK_MESSAGE(has(r.err, n), "expected \"" << n << "\"");
+  CHECK(r.err.find("listening") == std::string::npos);
+}
+
+httplib::Result post(httplib::Client& c, const std::string& path, const json& body) {
+  return c.Post(path.c_str(), body.dump(), "application/json");
+}
+
+}  // namespace
+
+TEST_CASE("a port another server holds: the second one exits 5 at once with one line, the first keeps all traffic") {
+  TempDir dir("kagent-serve-port");
+  write_tiny_suite(dir, "suite");
+  ServeProcess first(dir.str(), dir.str() + "/data1", dir.str() + "/suite", "");
+  REQUIRE_MESSAGE(first.wait_ready(), first.stderr_text());
+  const std::string port = std::to_string(first.port());
+  const auto start = std::chrono::steady_clock::now();
+  const KagentRun second = run_limited({"serve", "--data", dir.str() + "/data2", "--problems", dir.str() + "/suite",
+                                        "--port", port, "--compile-only"},
+                                       dir.str(), std::chrono::seconds(60));
+  check_refused(second, 5, {"127.0.0.1:" + port, "in use"});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // before any worker started
+  // Every request on the port reaches the first server.
+  auto c = first.client();
+  const std::string id = body_of(post(*c, "/v1/episodes", {{"task_id", "1_relu"}}))["episode_id"];
+  for (int i = 0; i < 10; ++i) {
+    auto r = c->Get(("/v1/episodes/" + id).c_str());
+    REQUIRE(r);
+    CHECK(r->status == 200);
+  }
+}
+
+TEST_CASE("start-up refuses what every request would fail on: --prompts, --problems, --gpus (exit 3, one line)") {
+  TempDir dir("kagent-serve-startup");
+  write_tiny_suite(dir, "suite");
+  dir.write("empty/.keep", "");
+  dir.write("helpers/utils.py", "def helper():\n    return 1\n");
+  dir.write("prompts-partial/task.txt", "{{name}}\n");
+  const std::string data = dir.str() + "/data";
+  auto serve = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"serve", "--data", data, "--port", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_limited(args, dir.str());
+  };
+  SUBCASE("--prompts a folder that does not exist") {
+    check_refused(serve({"--problems", dir.str() + "/suite", "--compile-only", "--prompts", "/nope"}), 3,
+                  {"--prompts /nope", "no such folder"});
+  }
+  SUBCASE("--prompts a folder without the templates") {
+    check_refused(serve({"--problems", dir.str() + "/suite", "--compile-only", "--prompts", dir.str() + "/prompts-partial"}),
+                  3, {"--prompts " + dir.str() + "/prompts-partial", "system_cuda.txt"});
+  }
+  SUBCASE("--problems an empty folder, one without problems, one that does not exist") {
+    check_refused(serve({"--problems", dir.str() + "/empty", "--compile-only"}), 3,
+                  {"--problems " + dir.str() + "/empty", "no problem"});
+    check_refused(serve({"--problems", dir.str() + "/helpers", "--compile-only"}), 3,
+                  {"--problems " + dir.str() + "/helpers", "none a KernelBench problem"});
+    check_refused(serve({"--problems", dir.str() + "/nowhere", "--compile-only"}), 3,
+                  {"--problems " + dir.str() + "/nowhere", "no such folder"});
+  }
+  SUBCASE("--gpus an index this machine does not have") {
+    const int gpus = kagent::serve::machine_gpu_count();
+    check_refused(serve({"--problems", dir.str() + "/suite", "--gpus", std::to_string(gpus + 3)}), 3,
+                  {"--gpus " + std::to_string(gpus + 3) + ": this machine has "});
+  }
+}
+
+TEST_CASE("no GPU outside --compile-only: /health and every evaluating route answer 503 no_gpu, never reward 0") {
+  if (kagent::serve::machine_gpu_count() > 0) {
+    MESSAGE("this machine has a GPU: the no-GPU server is not seen here");
+    return;
+  }
+  TempDir dir("kagent-serve-nogpu");
+  write_tiny_suite(dir, "suite");
+  ServeProcess server(dir.str(), dir.str() + "/data", dir.str() + "/suite", "", {}, {}, /*on_gpu=*/true);
+  REQUIRE(server.wait_ready(std::chrono::seconds(60), /*port_only=*/true));
+  auto c = server.client();
+  json health;
+  for (int i = 0; i < 1200; ++i) {
+    auto r = c->Get("/health");
+    if (r) {
+      health = body_of(r);
+      if (health["status"] != "starting") {
+        CHECK(r->status == 503);
+        break;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  INFO(health.dump());
+  CHECK(health["status"] == "no_gpu");
+  CHECK(has(health["error"].get<std::string>(), "--compile-only"));
+  const std::string code = tiny_kernel_answer("v > 0.f ? v : 0.f");
+  for (auto [path, body] : {std::pair<std::string, json>{"/v1/episodes", {{"task_id", "1_relu"}}},
+                            {"/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", code}}},
+                            {"/v1/evaluate/batch", {{"requests", {{{"task_id", "1_relu"}, {"kernel_code", code}}}}}},
+                            {"/v1/reward", {{"query", {code}}, {"labels", {"1_relu"}}}}}) {
+    CAPTURE(path);
+    auto r = post(*c, path, body);
+    REQUIRE(r);
+    CHECK(r->status == 503);
+    CHECK(body_of(r)["error"]["code"] == "no_gpu");
+    CHECK(r->get_header_value("Retry-After").empty());  // waiting does not bring a GPU
+  }
+  CHECK(has(server.stderr_text(), "no CUDA device is visible"));
+}
