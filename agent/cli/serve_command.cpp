@@ -95,13 +95,16 @@ int run_serve(ServeArgs a) {
     print_error("serve", e.what());
     return serve_exit::kBadInput;
   }
-  EvaluationSettings settings = evaluation_settings(a.eval);
+  // The reward preset names the policy it rewards under (strict for every preset: an RL reward
+  // comes from the model's own kernels); --policy replaces it, and the workers' verdicts follow.
+  auto preset = rollout::reward_preset(a.reward);
+  if (a.eval.policy) preset.policy = policy_from_string(*a.eval.policy);
+  EvaluationSettings settings = evaluation_settings(a.eval, preset.policy);
   settings.hide_gpus = a.compile_only;
   auto pool = std::make_shared<EvaluationPool>(settings);
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));
   serve::ServerMetrics metrics;
-  const auto preset = rollout::reward_preset(a.reward);
   serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset});
   for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
   serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, std::max<size_t>(2, pool->size() * 2));

@@ -30,13 +30,31 @@ const std::regex& id_pattern() {
 }  // namespace
 
 rollout::RewardPreset reward_from_request(const json& request, const rollout::RewardPreset& fallback) {
-  if (!request.contains("reward") || request["reward"].is_null()) return fallback;
-  try {
-    if (request["reward"].is_string()) return rollout::reward_preset(request["reward"].get<std::string>());
-    return request["reward"].get<rollout::RewardPreset>();
-  } catch (const std::exception& e) {
-    throw ApiError(400, "bad_request", std::string("reward: ") + e.what());
+  rollout::RewardPreset preset = fallback;
+  if (request.contains("reward") && !request["reward"].is_null()) {
+    try {
+      // A preset named or configured by the request rewards under the server's policy unless
+      // the reward config or the request's "policy" says otherwise.
+      if (request["reward"].is_string()) {
+        preset = rollout::reward_preset(request["reward"].get<std::string>());
+        preset.policy = fallback.policy;
+      } else {
+        preset = request["reward"].get<rollout::RewardPreset>();
+        if (!request["reward"].contains("policy")) preset.policy = fallback.policy;
+      }
+    } catch (const std::exception& e) {
+      throw ApiError(400, "bad_request", std::string("reward: ") + e.what());
+    }
   }
+  if (request.contains("policy")) {
+    if (!request["policy"].is_string()) throw ApiError(400, "bad_request", "policy must be \"kernelbench\" or \"strict\"");
+    try {
+      preset.policy = policy_from_string(request["policy"].get<std::string>());
+    } catch (const std::exception& e) {
+      throw ApiError(400, "bad_request", std::string("policy: ") + e.what());
+    }
+  }
+  return preset;
 }
 
 prompt::AnswerFormat format_from_request(const json& request) {
@@ -156,7 +174,8 @@ json Episodes::step(const std::string& id, const json& req) {
                    {"observation", {{"messages", json::array({{{"role", "user"}, {"content", feedback}}})}}},
                    {"reward", reward_json(c.reward)},
                    {"done", done},
-                   {"metadata", step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, turn)}};
+                   {"metadata", step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr,
+                                              turn, preset.policy)}};
   StepRecord step{request_id, action_sha, turn, response};
   store_.finish_step(id, step);
   rec.steps.push_back(std::move(step));

@@ -56,7 +56,8 @@ json Evaluations::run_one(const json& req) {
     if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
     Checked c = check_answer(sessions_, problem, format, req["kernel_code"].get<std::string>(), AnswerText::CodeOrAnswer,
                              dir_ / new_id("eval"), preset);
-    return evaluation_json(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, c.reward);
+    return evaluation_json(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, c.reward,
+                           preset.policy);
   } catch (const ApiError& e) {
     return error_json(e);
   } catch (const std::exception& e) {
@@ -182,7 +183,8 @@ json Evaluations::reward(const json& req) {
       if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
       Checked c = check_answer(sessions_, item["problem"].get<std::string>(), format, item["response"].get<std::string>(),
                                AnswerText::Answer, dir_ / new_id("reward"), preset);
-      const json meta = step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, 0);
+      const json meta = step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, 0,
+                                      preset.policy);
       return {{"reward", reward_json(c.reward)},
               {"correct", meta["correct"].is_null() ? json(nullptr) : json(meta["correct"].get<bool>() ? 1.0 : 0.0)},
               {"status", meta["status"]}};

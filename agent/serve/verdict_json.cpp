@@ -14,29 +14,38 @@ std::optional<double> median_us(const std::optional<Timing>& t, std::optional<Ti
   return ((*t).*which)->median_ms * 1000.0;
 }
 
-json guards_json(const EvalResult& r) {
+json guards_json(const EvalResult& r, Policy policy) {
   json g = json::array();
-  for (const auto& f : r.guards) g.push_back({{"name", f.name}, {"action", f.action}, {"message", f.message}});
+  for (const auto& f : r.guards)
+    g.push_back({{"name", f.name}, {"action", action_under(f, policy)}, {"strict_action", f.action},
+                 {"kernelbench_action", action_under(f, Policy::KernelBench)}, {"message", f.message}});
   return g;
+}
+
+json verdicts_json(const EvalResult& r) {
+  json v = json::object();
+  for (const auto& name : policy_names()) v[name] = verdict_under(r, policy_from_string(name));
+  return v;
 }
 
 }  // namespace
 
 json reward_json(std::optional<double> reward) { return reward ? json(*reward) : json(nullptr); }
 
-json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn) {
+json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn, Policy policy) {
   if (!r)
     return {{"status", "format_error"}, {"reason", fe ? fe->kind : ""}, {"message", fe ? fe->message : ""},
             {"compiled", false}, {"correct", false}, {"speedup_eager", nullptr}, {"speedup_compiled", nullptr},
             {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
-            {"turn", turn}};
-  const auto o = rollout::outcome_of(*r);
+            {"policy", to_string(policy)}, {"verdicts", nullptr}, {"own_kernel_share", nullptr}, {"turn", turn}};
+  const auto o = rollout::outcome_of(*r, false, policy);
+  const PolicyVerdict v = verdict_under(*r, policy);
   const bool not_run = r->reason == reason::kNoGpu;
-  return {{"status", not_run ? (o.compiled ? "compiled_not_run" : "not_run") : to_string(r->status)},
-          {"reason", not_run ? "compile_only" : r->reason},
+  return {{"status", not_run ? (o.compiled ? "compiled_not_run" : "not_run") : to_string(v.status)},
+          {"reason", not_run ? "compile_only" : v.reason},
           {"message", not_run ? std::string(o.compiled ? "compiled and checked; not run: the server is --compile-only (no GPU)"
                                                        : "not run: the server is --compile-only (no GPU)")
-                              : r->message},
+                              : v.message},
           {"compiled", o.compiled},
           {"correct", not_run ? json(nullptr) : json(o.correct)},
           {"speedup_eager", json_or_null(r->timing ? r->timing->speedup_eager : std::nullopt)},
@@ -44,14 +53,17 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn)
           {"runtime_us", json_or_null(median_us(r->timing, &Timing::candidate))},
           {"ref_runtime_us", json_or_null(median_us(r->timing, &Timing::eager))},
           {"time_coverage", json_or_null(o.time_coverage)},
-          {"guards", guards_json(*r)},
+          {"guards", guards_json(*r, policy)},
+          {"policy", to_string(policy)},
+          {"verdicts", not_run ? json(nullptr) : verdicts_json(*r)},
+          {"own_kernel_share", json_or_null(r->own_kernel_share)},
           {"turn", turn}};
 }
 
-json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::optional<double> reward) {
-  json m = step_metadata(r, fe, 0);
+json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::optional<double> reward, Policy policy) {
+  json m = step_metadata(r, fe, 0, policy);
   m.erase("turn");
-  const bool flagged = r && rollout::outcome_of(*r).flagged;
+  const bool flagged = r && rollout::outcome_of(*r, false, policy).flagged;
   return {{"status", m["status"]},
           {"reason", m["reason"]},
           {"message", m["message"]},
@@ -65,6 +77,9 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::op
           {"time_coverage", m["time_coverage"]},
           {"decoy_kernel", flagged},
           {"guards", m["guards"]},
+          {"policy", m["policy"]},
+          {"verdicts", m["verdicts"]},
+          {"own_kernel_share", m["own_kernel_share"]},
           {"reward", reward_json(reward)},
           {"compile_seconds", r && r->compile ? json(r->compile->seconds) : json(nullptr)},
           {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)}};

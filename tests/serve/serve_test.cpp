@@ -140,6 +140,12 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     check_error(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"max_turns", 0}}), 400, "bad_request");
     check_error(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"problem", "/x.py"}}), 400, "bad_request");
     check_error(post(*c, "/v1/episodes", json::array()), 400, "bad_request");
+    // An unknown policy, top-level or in a reward object, is the caller's mistake.
+    check_error(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"policy", "lenient"}}), 400, "bad_request");
+    check_error(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"reward", {{"name", "kevin"}, {"policy", 3}}}}), 400,
+                "bad_request");
+    check_error(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", kGood}, {"policy", "lenient"}}), 400,
+                "bad_request");
     const std::string big(10u << 20, 'x');
     check_error(c->Post("/v1/episodes", big, "application/json"), 413, "body_too_large");
     auto anonymous = server.client();
