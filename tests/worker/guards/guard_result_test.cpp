@@ -28,7 +28,9 @@ TEST_CASE("a guard finding survives a JSON round trip") {
   CHECK(back.name == g.name);
   CHECK(back.action == g.action);
   CHECK(back.message == g.message);
-  CHECK(nlohmann::json(g) == nlohmann::json{{"name", "side_stream"}, {"action", "reject"},
+  CHECK(nlohmann::json(g) == nlohmann::json{{"name", "side_stream"},
+                                            {"action", "reject"},
+                                            {"kernelbench_action", "reject"},
                                             {"message", "1 kernel(s) still ran after forward returned"}});
 }
 
