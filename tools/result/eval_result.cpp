@@ -156,6 +156,8 @@ void to_json(nlohmann::json& j, const Timing& t) {
   j["baseline_cache_hit"] = t.baseline_cache_hit;
   put_optional(j, "baseline_recheck", t.baseline_recheck);
   put_optional(j, "contention", t.contention);
+  // Derived, for readers of the record: a timing taken on a shared GPU is not to be trusted.
+  j["trusted"] = !(t.contention && t.contention->shared);
 }
 
 void from_json(const nlohmann::json& j, Timing& t) {
@@ -234,6 +236,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
   put_optional(j, "compile", r.compile);
   put_optional(j, "correctness", r.correctness);
   put_optional(j, "timing", r.timing);
+  if (!r.isolation.empty()) j["isolation"] = r.isolation;
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {
@@ -254,6 +257,7 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   get_optional(j, "compile", r.compile);
   get_optional(j, "correctness", r.correctness);
   get_optional(j, "timing", r.timing);
+  r.isolation = j.value("isolation", nlohmann::json()).get<Isolation>();
 }
 
 }  // namespace kagent

@@ -27,7 +27,9 @@ EvalResult Evaluation::operator()() {
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
     return phases.run(name, [&] { return (this->*body)(); });
   };
-  if (phase("load", &Evaluation::load) && phase("correctness", &Evaluation::correctness) &&
+  const bool loaded = phase("load", &Evaluation::load);
+  phases.candidate_started();  // its code ran while it loaded: a CUDA context lost from here on is its doing
+  if (loaded && phase("correctness", &Evaluation::correctness) &&
       phase("guards_before_timing", &Evaluation::guards_before_timing)) {
     if (options_.measure && phase("timing", &Evaluation::timing) &&
         phase("guards_after_timing", &Evaluation::guards_after_timing) &&
@@ -69,7 +71,8 @@ bool Evaluation::load() {
       // Parameters are cloned: a candidate writing its weights must not change the reference's.
       params_ = clone_values(problem_.state_values(reference_model_.get()));
       guards_->native_loaded(params_, cand.kernels);
-      candidate_ = std::make_unique<NativeRunner>(cand.artifact, cand.op_name, params_);
+      const LibraryInstance library = ctx_.libraries.fresh(cand.artifact, cand.op_name);
+      candidate_ = std::make_unique<NativeRunner>(library.path, library.op_name, params_);
     }
   } catch (const PythonError& e) {
     const bool option = e.kind == reason::kLoadInlineOption;  // torch would refuse the call: no build
