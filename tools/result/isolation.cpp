@@ -75,8 +75,10 @@ void from_json(const nlohmann::json& j, WorkerCharge& c) {
 
 void charge_left_behind(EvalResult& r) {
   if (!r.isolation.charged() || r.status != Status::Correct) return;
+  bool context_lost = false;  // a fault that landed after the evaluation's last check
+  for (const auto& l : r.isolation.left_behind) context_lost = context_lost || (l.charged && l.item == "cuda_error");
   r.status = Status::RuntimeError;
-  r.reason = reason::kWorkerState;
+  r.reason = context_lost ? reason::kCudaFatal : reason::kWorkerState;
   const std::string what = r.isolation.charged_text();
   r.message = "the candidate left the worker unusable: " + what;
   r.runtime_error = "outputs were correct, but after the evaluation: " + what;

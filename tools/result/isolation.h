@@ -76,8 +76,9 @@ void from_json(const nlohmann::json& j, Isolation& i);
 void to_json(nlohmann::json& j, const WorkerCharge& c);
 void from_json(const nlohmann::json& j, WorkerCharge& c);
 
-// A correct verdict whose candidate left the worker unusable turns runtime_error / worker_state;
-// any other verdict keeps its status (the left_behind list names what was found).
+// A correct verdict whose candidate left the worker unusable turns runtime_error / worker_state
+// (cuda_fatal when what it left is a lost CUDA context); any other verdict keeps its status (the
+// left_behind list names what was found).
 void charge_left_behind(EvalResult& r);
 
 }  // namespace kagent

@@ -16,7 +16,7 @@ __global__ void conv1d(const float* __restrict__ x, const float* __restrict__ w,
   extern __shared__ float tile_w[];  // kTile x cin x k
   const int64_t oc0 = blockIdx.y * kTile;
   const int64_t sample = blockIdx.z;
-  const int tile = static_cast<int>(min<int64_t>(kTile, cout - oc0));
+  const int tile = static_cast<int>(cout - oc0 < kTile ? cout - oc0 : kTile);
   for (int64_t i = threadIdx.x; i < tile * cin * k; i += blockDim.x) tile_w[i] = w[oc0 * cin * k + i];
   __syncthreads();
   const int64_t pos = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;

@@ -15,7 +15,7 @@ __global__ void pointwise(const float* __restrict__ x, const float* __restrict__
   extern __shared__ float tile_w[];  // kTile x cin
   const int64_t oc0 = blockIdx.y * kTile;
   const int64_t sample = blockIdx.z;
-  const int tile = static_cast<int>(min<int64_t>(kTile, cout - oc0));
+  const int tile = static_cast<int>(cout - oc0 < kTile ? cout - oc0 : kTile);
   for (int64_t i = threadIdx.x; i < tile * cin; i += blockDim.x) tile_w[i] = w[oc0 * cin + i];
   __syncthreads();
   const int64_t p = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;

@@ -54,7 +54,7 @@ __global__ void apply(const float* __restrict__ x, float* __restrict__ y, int64_
   }
 }
 
-at::Tensor group_norm(const at::Tensor& x, int64_t groups, const std::optional<at::Tensor>& weight,
+at::Tensor normalise_groups(const at::Tensor& x, int64_t groups, const std::optional<at::Tensor>& weight,
                       const std::optional<at::Tensor>& bias) {
   TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat && x.dim() >= 2, "x must be a float32 CUDA tensor (N, C, ...)");
   at::Tensor xc = x.contiguous();
@@ -79,5 +79,5 @@ at::Tensor group_norm(const at::Tensor& x, int64_t groups, const std::optional<a
 }  // namespace
 
 at::Tensor forward(at::Tensor x, at::Tensor gn_weight, at::Tensor gn_bias) {
-  return group_norm(x, /*groups=*/8, gn_weight, gn_bias);
+  return normalise_groups(x, /*groups=*/8, gn_weight, gn_bias);
 }

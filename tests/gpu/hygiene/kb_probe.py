@@ -27,8 +27,9 @@ def _dirty():
         found.append("a side stream is current")
     if torch._C._len_torch_function_stack() != 0:
         found.append("a torch function mode is active")
-    if torch.cuda.get_per_process_memory_fraction() != 1.0:
-        found.append("memory fraction changed")
+    fraction = torch.cuda.get_per_process_memory_fraction()
+    if 0 < fraction < 0.999:  # unset reads 1 (or 0 where the allocator keeps no limit)
+        found.append(f"memory fraction {fraction}")
     if torch.cuda.is_current_stream_capturing():
         found.append("a capture is in progress")
     if any(t.name.startswith("hygiene-") for t in threading.enumerate()):

@@ -209,7 +209,8 @@ std::optional<GpuAdmission::Ticket> GpuAdmission::take(const AdmissionRequest& r
       return 0;
     });
   } catch (const std::exception& e) {
-    if (notice) notice(fmt::format("GPU memory is not coordinated with other processes ({})", e.what()));
+    if (notice && !warned_.exchange(true))
+      notice(fmt::format("GPU memory is not coordinated with other processes ({})", e.what()));
     return t;
   }
   t.owner_ = this;

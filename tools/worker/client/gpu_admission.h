@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -115,6 +116,7 @@ class GpuAdmission {
   const GpuWatch* watch_;
   std::string folder_, ledger_, lock_;
   bool usable_ = true;
+  mutable std::atomic<bool> warned_{false};  // the ledger failed once: said once
 };
 
 }  // namespace kagent

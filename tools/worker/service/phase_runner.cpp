@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_error.h"
+#include "result/isolation.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/calls.h"
 #include "worker/service/cut_text.h"
@@ -19,6 +20,18 @@ std::string first_line(const std::string& s, size_t max = 300) { return s.substr
 }  // namespace
 
 bool PhaseRunner::charge_lost_context(const char* phase, const std::string& what) {
+  // The CUDA generator in graph-capture mode: only a capture the candidate began and never
+  // ended puts it there, and kagent's next random draw on the GPU then fails with this text.
+  if (candidate_started_ && what.find("Offset increment outside graph capture") != std::string::npos) {
+    result_.status = Status::RuntimeError;
+    result_.reason = reason::kWorkerState;
+    result_.message = fmt::format("the candidate left PyTorch's CUDA generator in graph-capture mode (a capture it "
+                                  "began never ended); kagent's own step failed on it in phase {}",
+                                  phase);
+    result_.runtime_error = cut_text(what);
+    record_->failure = kFailureCandidate;
+    return true;
+  }
   const auto lost = lost_context(what);
   if (!lost) return false;
   context_lost_ = true;

@@ -7,7 +7,9 @@
 //                       the evaluator's: internal_error, the message naming the phase (and the
 //                       memory asked for, when out of memory); never the candidate's fault,
 //                       except when it left the CUDA context lost once the candidate had run:
-//                       its kernels' fault surfaced in kagent's step (runtime_error cuda_fatal)
+//                       its kernels' fault surfaced in kagent's step (runtime_error cuda_fatal);
+//                       or PyTorch's CUDA generator in graph-capture mode, which only a capture
+//                       it began and never ended leaves (runtime_error worker_state)
 #pragma once
 
 #include <functional>

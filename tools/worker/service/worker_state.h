@@ -9,7 +9,7 @@
 //                flag), default dtype and device, grad and autocast modes, torch.backends
 //                flags, memory fraction, current stream, torch function and dispatch modes,
 //                replaced torch or reference functions, Python threads still running
-//   threads      native threads started during the evaluation that still use the CPU
+//   threads      native threads started during the evaluation that still compute
 //   GPU memory   tensors or CUDA graphs the candidate kept alive past its evaluation
 //   allocator    the caching allocator's settings (expandable segments, split size, ...)
 // The cached GPU memory is then released, so that other processes on the GPU can use it.
@@ -51,6 +51,7 @@ class WorkerState {
   PythonRuntime& py_;
   const DeviceInfo& device_;
   PyRef snapshot_;
+  std::string capture_error_;  // why there is no snapshot
   std::set<pid_t> threads_;
   int64_t allocated_bytes_ = 0;
   std::string allocator_settings_;
@@ -61,5 +62,7 @@ class WorkerState {
 std::set<pid_t> own_threads();
 // CPU time a task of this process used so far, in clock ticks; -1 when it is gone.
 int64_t thread_cpu_ticks(pid_t tid);
+// Its state letter from /proc ('R' running or runnable, 'S' sleeping, ...); '?' when it is gone.
+char thread_state(pid_t tid);
 
 }  // namespace kagent::worker
