@@ -46,6 +46,15 @@
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
+#   hygiene    one candidate per kind of state it can leave in a worker, each named in its
+#              result and cleaned, the next evaluation in the same worker correct (~1 min)
+#   shared-gpu 4 `kagent eval` processes at once over the 10 largest level-1 problems with
+#              honest kernels: no out-of-memory, every wait for memory said (bench/memory/
+#              shared_gpu.py; ~3 min on an 80 GB H100, less with more memory)
+#   chaos      two `kagent collect` processes x 2 workers on one GPU interleaving hacks,
+#              sandbox attempts, CUDA graphs, faults and honest answers, 3 times; honest
+#              verdicts as alone (tests/gpu/chaos/chaos.py; ~4 min)
+#   isolation  hygiene, shared-gpu and chaos (the three above, ~8 min with the build)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
@@ -97,7 +106,10 @@ if [ ! -f /usr/include/openssl/sha.h ] && [ -d .carry/include/openssl ]; then
 fi
 # cpp-httplib (kagent serve, the LLM server tests) comes from .carry/httplib where the machine lacks it.
 [ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-suites=("$@")
+suites=()
+for s in "$@"; do
+  if [ "$s" = isolation ]; then suites+=(hygiene shared-gpu chaos); else suites+=("$s"); fi
+done
 [ ${#suites[@]} -eq 0 ] && suites=(tests examples)
 bench_args=()
 for i in "${!suites[@]}"; do
@@ -116,6 +128,7 @@ for suite in "${suites[@]}"; do
   baselines) targets+=(kagent_baselines_gpu_tests) ;;
   construction) targets+=(kagent_construction_gpu_tests) ;;
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
+  hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
   esac
 done
@@ -191,6 +204,13 @@ for suite in "${suites[@]}"; do
       bash bench/fidelity/run.sh $B/kagent $phases ;;
   serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
+  hygiene) run_suite hygiene 180 "Hygiene suite:|^FAIL" $B/tests/gpu/kagent_hygiene_suite_tests ;;
+  shared-gpu)
+    kb=${KAGENT_KERNELBENCH_DIR:-../shared/kernelbench}
+    run_suite shared-gpu 330 "^Shared GPU:|^FAIL|^SKIPPED" "$PY" bench/memory/shared_gpu.py --kagent $B/kagent \
+      --kernelbench "$kb" --out "$OUT/shared-gpu" ;;
+  chaos) run_suite chaos 330 "^Chaos:|^FAIL|^repetition|^SKIPPED" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent \
+      --out "$OUT/chaos" ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac
 done

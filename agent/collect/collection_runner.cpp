@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "collect/baselines_table.h"
+#include "collect/charges_file.h"
 
 namespace kagent::collect {
 
@@ -197,6 +198,7 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
       emit({CollectEvent::Kind::SampleStarted, name, sample, nullptr, nullptr, ""});
       try {
         loop::SampleRun r = slot->run->run_sample(sample);
+        append_charges(store.dir(), cfg.pool->take_charges());  // earlier candidates blamed meanwhile
         if (r.recorded) {
           store.record_sample(name, r.trajectory);
           {
@@ -232,6 +234,10 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   }
   for (auto& s : slots)
     if (s->run_store) s->run_store->write_summary();
+  try {
+    append_charges(store.dir(), cfg.pool->take_charges());
+  } catch (const std::exception&) {
+  }
   return finish();
 }
 

@@ -1,9 +1,11 @@
 // The collection folder: index lines are never doubled, a torn last line is cut on open,
-// problem errors are kept, and a folder without a collection's manifest is refused.
+// problem errors are kept, a folder without a collection's manifest is refused, and charges
+// (candidates blamed afterwards) are appended.
 #include <doctest/doctest.h>
 
 #include <fstream>
 
+#include "collect/charges_file.h"
 #include "collection_builder.h"
 #include "common/files.h"
 #include "temp_dir.h"
@@ -46,4 +48,22 @@ TEST_CASE("a folder without a collection is refused") {
   CHECK_THROWS_AS(CollectionStore::open(dir.path()), NotACollection);
   dir.write("manifest.json", "{\"kind\": \"something-else\"}");
   CHECK_THROWS_AS(CollectionStore::open(dir.path()), NotACollection);
+}
+
+TEST_CASE("charges.jsonl: candidates blamed afterwards, appended one line each") {
+  TempDir dir;
+  append_charges(dir.path(), {});
+  CHECK_FALSE(std::filesystem::exists(dir.path() / kChargesFile));  // nobody charged: no file
+  WorkerCharge c{"a/candidates/s0_t1.cu", "/suite/a.py", "b/candidates/s0_t1.cu", "/suite/b.py", "problem_error",
+                 "problem_load_error", "Model(...) failed: Offset increment outside graph capture"};
+  append_charges(dir.path(), {c});
+  append_charges(dir.path(), {c, c});
+  std::ifstream in(dir.path() / kChargesFile);
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    const auto j = nlohmann::json::parse(line);
+    CHECK(j.get<WorkerCharge>().candidate == "a/candidates/s0_t1.cu");
+    CHECK(j.contains("at"));
+  }
+  CHECK(lines == 3);
 }

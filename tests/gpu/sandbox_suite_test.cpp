@@ -1,13 +1,15 @@
 // The sandbox suite: candidates whose host code does what the sandbox forbids (a TCP
-// connection to a listener this test runs, a file outside the scratch folder, a fork bomb,
-// a host-memory hog), each then returning the right answer. Each must be blocked (checked
-// from outside: no connection arrived, no file exists, far fewer processes started, memory
-// bounded) and reported in the verdict (its reason), and the next evaluation, a correct
-// kernel, must run normally; all through ONE WorkerClient. Skips, saying why, without a GPU.
+// connection to a listener this test runs, a file outside the scratch folder, a file in the
+// real home, a fork bomb, a host-memory hog), each then returning the right answer. Each must be
+// blocked (checked from outside: no connection arrived, no file exists, far fewer processes
+// started, memory bounded) and reported in the verdict (its reason), twice in a row (the same
+// verdict with warm caches and a worker that ran it before), and the next evaluation, a
+// correct kernel, must run normally; all through ONE WorkerClient. Skips, saying why, without a GPU.
 #include <doctest/doctest.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +65,14 @@ long scratch_number(const nlohmann::json& sandbox, const char* name) {
   long v = -1;
   in >> v;
   return v;
+}
+
+// The homes a candidate would find: this test's user's (the password database's, not HOME)
+// and root's.
+std::vector<std::string> real_homes() {
+  std::vector<std::string> homes = {"/root"};
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir) homes.push_back(pw->pw_dir);
+  return homes;
 }
 
 struct Case {
@@ -136,6 +146,13 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
          if (started >= 500) return fmt::format("{} of 500 forks started", started);
          return left > 1 ? fmt::format("{} processes left running", left - 1) : std::string();
        }},
+      {"write_home", "tests/gpu/sandbox/write_home.cu", "cuda", "sandbox_filesystem",
+       [&](const EvalResult&, const nlohmann::json&) {
+         for (const std::string& home : real_homes())
+           for (const char* probe : {"/kagent-sandbox-home-probe", "/kagent-sandbox-home-probe-dir"})
+             if (fs::exists(home + probe)) return "written in the real home: " + home + probe;
+         return std::string();
+       }},
       {"memory_hog", "tests/gpu/sandbox/memory_hog.cu", "cuda", "host_memory_limit",
        [&](const EvalResult& r, const nlohmann::json& s) {
          if (r.reason == "host_memory_limit") return std::string();
@@ -145,8 +162,17 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
        true},
   };
 
+  // Each case twice in a row through the same client: the second run finds the compile cache
+  // warm and (for a native candidate) its library loaded before in the worker; its verdict must
+  // be the first's (a first-call fork bomb once passed on a rerun).
+  std::vector<Case> runs;
+  for (const auto& c : cases)
+    for (int k = 0; k < 2; ++k) {
+      runs.push_back(c);
+      if (k) runs.back().name += " (again)";
+    }
   int blocked = 0, next_ok = 0, failed = 0;
-  for (const auto& c : cases) {
+  for (const auto& c : runs) {
     const nlohmann::json before = worker.sandbox();  // the worker that runs the candidate
     EvalResult r = c.format == "cuda" ? worker.evaluate(problem, compile(c.candidate))
                                       : worker.evaluate(problem, CandidateRef{"kernelbench", "", "", (root / c.candidate).string(), {}});
@@ -158,7 +184,7 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
     blocked += leak.empty();
     next_ok += next.status == Status::Correct;
     failed += !ok;
-    std::cout << fmt::format("{:<4} {:<15} {:<14} {:<19} {} | next: {}\n", ok ? "ok" : "FAIL", c.name,
+    std::cout << fmt::format("{:<4} {:<23} {:<14} {:<19} {} | next: {}\n", ok ? "ok" : "FAIL", c.name,
                              to_string(r.status), r.reason,
                              leak.empty() ? (reported ? "blocked, reported" : "blocked, not reported") : "NOT BLOCKED: " + leak,
                              to_string(next.status));
@@ -169,5 +195,5 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
                                                          << next.message << "\n" << next.runtime_error);
   }
   std::cout << fmt::format("Sandbox suite: {} blocked, next evaluation ok {}/{}, {} failed on {} ({})\n", blocked,
-                           next_ok, cases.size(), failed, device.name, mechanisms(first_report));
+                           next_ok, runs.size(), failed, device.name, mechanisms(first_report));
 }

@@ -12,8 +12,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <thread>
 #include <vector>
 
 #include "common/fd.h"
@@ -224,6 +227,89 @@ TEST_CASE("processes: a fork bomb is stopped, and processes work again after the
     CHECK(o.result["violations"]["processes"].get<int>() >= 1);
     CHECK(o.result["fork_after"].get<bool>());
   }
+}
+
+TEST_CASE("filesystem: every kind of change outside the scratch folder is reported, a symlink escape too") {
+  // What Landlock or the uid refuse silently (a folder made in the real home, a rename, a
+  // link out of the scratch folder) is recorded by the monitor, every time.
+  TempDir scratch, outside("kagent-sandbox-outside");
+  ::chmod(outside.path().c_str(), 0755);
+  const fs::path victim = outside.path() / "victim";
+  { std::ofstream(victim) << "x"; }
+  Outcome o = run_sandboxed(test_policy(scratch.path()), [&](Sandbox& sb) {
+    nlohmann::json out;
+    const fs::path tmp = std::getenv("TMPDIR");
+    std::vector<std::string> tried;
+    auto attempt = [&](const std::string& what, int rc) { tried.push_back(what + (rc == 0 ? " succeeded" : " refused")); };
+    attempt("mkdir", ::mkdir((outside.path() / "made").c_str(), 0755));
+    attempt("unlink", ::unlink(victim.c_str()));
+    attempt("rename", ::rename(victim.c_str(), (outside.path() / "moved").c_str()));
+    attempt("symlink", ::symlink("/etc/passwd", (outside.path() / "link").c_str()));
+    attempt("chmod", ::chmod(victim.c_str(), 0777));
+    attempt("truncate", ::truncate(victim.c_str(), 0));
+    // A link inside the scratch folder that points out of it.
+    ::symlink(outside.path().c_str(), (tmp / "escape").c_str());
+    attempt("open through a link", ::open((tmp / "escape" / "through").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644) >= 0 ? 0 : -1);
+    attempt("mkdir inside", ::mkdir((tmp / "fine").c_str(), 0755));
+    out["tried"] = tried;
+    out["violations"] = sb.end_request();
+    return out;
+  });
+  print("filesystem changes", o);
+  REQUIRE_MESSAGE(!o.result.contains("error"), o.result.dump());
+  const auto& report = o.result["report"];
+  std::cout << "  " << o.result["tried"].dump() << "\n  " << o.result["violations"].dump() << "\n";
+  CHECK(fs::exists(victim));
+  CHECK_FALSE(fs::exists(outside.path() / "made"));
+  CHECK_FALSE(fs::exists(outside.path() / "through"));
+  if (!report["violations_reported"].get<bool>()) return;  // no monitor here: nothing can report
+  CHECK(o.result["violations"]["filesystem"].get<int>() == 7);
+  const std::string details = o.result["violations"]["details"].dump();
+  for (const char* verb : {"mkdir ", "unlink ", "rename ", "symlink ", "chmod ", "truncate ", "through for writing"})
+    CHECK_MESSAGE(details.find(verb) != std::string::npos, verb << " not in " << details);
+  CHECK(details.find("/fine") == std::string::npos);
+}
+
+TEST_CASE("processes: a refusal is reported whatever the number of threads the worker runs") {
+  // RLIMIT_NPROC counts threads: a worker that started threads after its limit was set would
+  // have the kernel refuse a fork silently before the monitor's own limit. The monitor checks
+  // the kernel's limit too, so the refusal is recorded either way.
+  TempDir scratch;
+  SandboxPolicy policy = test_policy(scratch.path());
+  Outcome o = run_sandboxed(policy, [&](Sandbox& sb) {
+    nlohmann::json out;
+    std::vector<std::thread> threads;
+    std::atomic<bool> stop{false};
+    for (int i = 0; i < policy.processes - 4; ++i)  // RLIMIT_NPROC then leaves room for a few forks only
+      threads.emplace_back([&] {
+        while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      });
+    std::vector<pid_t> children;
+    for (int i = 0; i < 8; ++i) {
+      pid_t p = ::fork();
+      if (p == 0) {
+        ::pause();
+        ::_exit(0);
+      }
+      if (p > 0) children.push_back(p);
+    }
+    // Nothing left running at the end: only the refusals themselves can tell.
+    for (pid_t p : children) ::kill(p, SIGKILL);
+    for (pid_t p : children) ::waitpid(p, nullptr, 0);
+    stop = true;
+    for (auto& t : threads) t.join();
+    out["started"] = children.size();
+    out["violations"] = sb.end_request();
+    return out;
+  });
+  print("processes under threads", o);
+  REQUIRE_MESSAGE(!o.result.contains("error"), o.result.dump());
+  const auto& report = o.result["report"];
+  if (!report["violations_reported"].get<bool>() || report["processes"] != "rlimit_nproc") return;
+  REQUIRE(o.result["started"].get<int>() < 8);
+  std::cout << "  started " << o.result["started"] << " of 8 forks with " << policy.processes - 4 << " threads; "
+            << o.result["violations"].dump() << "\n";
+  CHECK(o.result["violations"]["processes"].get<int>() >= 1);
 }
 
 TEST_CASE("memory: an allocation past the limit fails (RLIMIT_DATA)") {

@@ -146,6 +146,12 @@ TEST_CASE("seccomp program: what it refuses, notifies and lets through") {
     CHECK(run_bpf(prog, call(__NR_openat, {static_cast<uint64_t>(AT_FDCWD), 0, O_WRONLY | O_CREAT})) == watched);
     CHECK(run_bpf(prog, call(__NR_openat, {static_cast<uint64_t>(AT_FDCWD), 0, O_RDWR})) == watched);
     CHECK(run_bpf(prog, call(__NR_openat2)) == (SECCOMP_RET_ERRNO | ENOSYS));
+    // Changes of the file tree: to the monitor, which judges their paths.
+    for (long nr : {long{__NR_mkdirat}, long{__NR_unlinkat}, long{__NR_renameat2}, long{__NR_linkat},
+                    long{__NR_symlinkat}, long{__NR_fchmodat}, long{__NR_fchownat}, long{__NR_mknodat}})
+      CHECK(run_bpf(prog, call(nr)) == watched);
+    CHECK(watched_path_call(__NR_renameat2)->paths.size() == 2);
+    CHECK(watched_path_call(__NR_read) == nullptr);
     // Everything else passes; another architecture's table does not.
     CHECK(run_bpf(prog, call(__NR_read)) == SECCOMP_RET_ALLOW);
     CHECK(run_bpf(prog, call(__NR_ioctl)) == SECCOMP_RET_ALLOW);
@@ -157,6 +163,9 @@ TEST_CASE("seccomp program: what it refuses, notifies and lets through") {
     CHECK(run_bpf(prog, call(__NR_fork)) == watched);
     CHECK(run_bpf(prog, call(__NR_open, {0, O_WRONLY})) == watched);
     CHECK(run_bpf(prog, call(__NR_open, {0, O_RDONLY})) == SECCOMP_RET_ALLOW);
+    CHECK(run_bpf(prog, call(__NR_mkdir)) == watched);
+    CHECK(run_bpf(prog, call(__NR_rename)) == watched);
+    CHECK(run_bpf(prog, call(__NR_truncate)) == watched);
 #endif
   }
 }

@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -66,8 +67,14 @@ void EvaluationPool::start(const std::string& warm_problem) {
                  // Every worker at once: each imports torch and measures its GPU's DRAM bandwidth
                  // (seconds), which one after the other would hold the last GPU back.
                  std::vector<std::future<std::variant<DeviceInfo, WorkerError>>> hellos;
+                 int64_t footprint = 0;
+                 {
+                   std::lock_guard lock(mu_);
+                   if (auto it = footprints_.find(warm_problem); it != footprints_.end()) footprint = it->second;
+                 }
                  for (auto& w : workers_)
-                   hellos.push_back(std::async(std::launch::async, [&w, &warm_problem] {
+                   hellos.push_back(std::async(std::launch::async, [&w, &warm_problem, footprint] {
+                     if (footprint > 0) w->client.set_footprint(warm_problem, footprint);
                      auto hello = w->client.hello();
                      if (std::holds_alternative<DeviceInfo>(hello) && !warm_problem.empty()) w->client.prepare(warm_problem);
                      return hello;
@@ -140,6 +147,16 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
 
 WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.front()->client; }
 
+void EvaluationPool::expect_footprint(const std::string& problem, int64_t bytes) {
+  std::lock_guard lock(mu_);
+  footprints_[problem] = bytes;
+}
+
+std::vector<WorkerCharge> EvaluationPool::take_charges() {
+  std::lock_guard lock(mu_);
+  return std::exchange(charges_, {});
+}
+
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - last_change_).count();
   last_change_ = now;
@@ -200,6 +217,8 @@ EvaluationPool::Lease::Lease(EvaluationPool& pool, const std::string& problem) :
   pool_.assign_locked(now);
   pool_.assigned_.wait(lock, [&] { return me.worker.has_value(); });
   index_ = *me.worker;
+  if (auto it = pool_.footprints_.find(problem_); it != pool_.footprints_.end())
+    pool_.workers_[index_]->client.set_footprint(problem_, it->second);  // leased: no other thread uses it now
 }
 
 EvaluationPool::Lease::~Lease() {
@@ -207,6 +226,7 @@ EvaluationPool::Lease::~Lease() {
   const auto now = std::chrono::steady_clock::now();
   pool_.account_locked(now);
   Worker& w = *pool_.workers_[index_];
+  for (auto& c : w.client.take_charges()) pool_.charges_.push_back(std::move(c));
   w.busy = false;
   w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
   w.changed_at = now;

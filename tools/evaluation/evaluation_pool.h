@@ -10,6 +10,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -111,6 +112,13 @@ class EvaluationPool {
   // asked for anything (a lone session's first request starts it).
   WorkerClient& first_worker_before_start();
 
+  // A problem's footprint (inputs + parameters + outputs): its requests take that much GPU
+  // memory times kNeedPerFootprint from the GPU's ledger (worker/client/gpu_admission.h).
+  void expect_footprint(const std::string& problem, int64_t bytes);
+  // Candidates blamed after their verdicts were delivered (WorkerClient::take_charges), from
+  // every worker, since the last call.
+  std::vector<WorkerCharge> take_charges();
+
   PoolCounters counters() const;
 
   static constexpr int kMaxPassedOver = 4;
@@ -138,6 +146,8 @@ class EvaluationPool {
   bool device_known_ = false;
   bool device_saved_ = false;
   int64_t compiles_ = 0;
+  std::map<std::string, int64_t> footprints_;  // by problem path
+  std::vector<WorkerCharge> charges_;
 };
 
 }  // namespace kagent

@@ -32,6 +32,7 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   const std::string& cache = pool_->cache_dir();
   if (auto cached = load_cached_spec(cache, problem)) {
     spec_ = *cached;
+    pool_->expect_footprint(problem_, footprint_bytes(spec_));  // before the warm-up asks for GPU memory
     pool_->start(warm);
     return std::nullopt;
   }
@@ -39,6 +40,7 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   if (!pool_->starting()) {
     // The first worker starts with this request; the others start after it.
     spec_or = pool_->first_worker_before_start().load_problem(problem);
+    if (const auto* spec = std::get_if<ProblemSpec>(&spec_or)) pool_->expect_footprint(problem_, footprint_bytes(*spec));
     pool_->start(warm);
   } else {
     const auto workers = pool_->started();
@@ -48,6 +50,7 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   }
   if (auto* err = std::get_if<WorkerError>(&spec_or)) return problem_error(*err);
   spec_ = std::get<ProblemSpec>(spec_or);
+  pool_->expect_footprint(problem_, footprint_bytes(spec_));
   store_cached_spec(cache, spec_);
   return std::nullopt;
 }
@@ -147,7 +150,8 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   {
     EvaluationPool::Lease lease(*pool_, problem_);
     const auto start = std::chrono::steady_clock::now();
-    got = lease.client().evaluate(problem_, cand, pool_->settings().options);
+    got = lease.client().evaluate(problem_, cand, pool_->settings().options,
+                                  display_name.empty() || display_name == path ? path : display_name + " (" + path + ")");
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (ci) got.compile = *ci;

@@ -107,6 +107,20 @@ std::string render_phases(const EvalResult& r) {
 
 }  // namespace
 
+std::string render_isolation(const Isolation& i) {
+  std::string s;
+  if (i.memory_wait_seconds > 0) s += fmt::format("gpu       waited {:.1f} s for GPU memory other processes held\n", i.memory_wait_seconds);
+  if (i.retry)
+    s += fmt::format("worker    verdict from a fresh worker: the first try gave {} {}{} ({})\n", i.retry->first_status,
+                     i.retry->first_reason,
+                     i.retry->why == "after_candidate" ? " after " + i.retry->after : " while another process held GPU memory",
+                     i.retry->first_message.substr(0, 160));
+  for (const auto& l : i.left_behind)
+    s += fmt::format("left      {}: {} ({}{})\n", l.item, l.detail.substr(0, 200),
+                     l.action == kLeftReplaced ? "the worker was replaced" : "put back", l.charged ? ", charged" : "");
+  return s;
+}
+
 std::string shared_gpu_warning(const EvalResult& r) {
   if (!r.timing || !r.timing->contention || !r.timing->contention->shared) return "";
   const auto& c = *r.timing->contention;
@@ -198,6 +212,7 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
     }
   }
   s += render_guard_lines(r);
+  s += render_isolation(r.isolation);
   if (r.profile.is_object() && r.profile.contains("text") && r.profile["text"].is_string())
     s += fmt::format("profile   ({:.2f} s)\n", r.profile.value("seconds", 0.0)) +
          indent(r.profile["text"].get<std::string>(), 30);

@@ -19,6 +19,10 @@ std::string render_eval_report(const EvalResult& r, const std::string& title,
 // ("timings were taken on a shared GPU: pid 4242 (python3) used it too; ..."); empty otherwise.
 std::string shared_gpu_warning(const EvalResult& r);
 
+// The report's lines on isolation (docs/evaluation.md): a wait for GPU memory, a verdict from a
+// fresh worker after a first try failed, what the candidate left in the worker; "" when none.
+std::string render_isolation(const Isolation& isolation);
+
 // Fixed-width summaries reused by other reports.
 std::string format_ms(double ms);
 std::string format_index(const std::vector<int64_t>& index);

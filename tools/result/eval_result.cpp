@@ -157,6 +157,8 @@ void to_json(nlohmann::json& j, const Timing& t) {
   j["baseline_cache_hit"] = t.baseline_cache_hit;
   put_optional(j, "baseline_recheck", t.baseline_recheck);
   put_optional(j, "contention", t.contention);
+  // Derived, for readers of the record: a timing taken on a shared GPU is not to be trusted.
+  j["trusted"] = !(t.contention && t.contention->shared);
 }
 
 void from_json(const nlohmann::json& j, Timing& t) {
@@ -261,6 +263,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
   put_optional(j, "correctness", r.correctness);
   put_optional(j, "timing", r.timing);
   put_optional(j, "own_kernel_share", r.own_kernel_share);
+  if (!r.isolation.empty()) j["isolation"] = r.isolation;
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {
@@ -284,6 +287,7 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.policy = get_or<std::string>(j, "policy", "");
   r.verdicts = get_or(j, "verdicts", std::map<std::string, PolicyVerdict>{});
   get_optional(j, "own_kernel_share", r.own_kernel_share);
+  r.isolation = j.value("isolation", nlohmann::json()).get<Isolation>();
 }
 
 }  // namespace kagent

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "result/device_info.h"
+#include "result/isolation.h"
 
 namespace kagent {
 
@@ -262,6 +263,7 @@ struct EvalResult {
   double eval_seconds = 0;     // worker time for this evaluation (no compile)
   double total_seconds = 0;    // end to end, compile included
   std::string worker_log_tail; // last lines the worker printed, on crashes
+  Isolation isolation;         // left behind in the worker, a retry on a fresh one, a wait for GPU memory (isolation.h)
 
   double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
   const PhaseRecord* phase(const std::string& name) const;  // null when it did not run

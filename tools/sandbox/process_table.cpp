@@ -48,7 +48,7 @@ std::optional<ProcessInfo> read_process(pid_t pid) {
   info.pid = pid;
   long skip = 0;
   fields >> info.state >> info.ppid >> info.pgrp;
-  for (int i = 0; i < 13 && fields; ++i) fields >> skip;  // session .. nice
+  for (int i = 0; i < 14 && fields; ++i) fields >> skip;  // session .. nice (fields 6 to 19)
   fields >> info.threads;
   if (!fields) return std::nullopt;
   return info;

@@ -114,6 +114,65 @@ const std::vector<long>& refused_calls() {
 
 }  // namespace
 
+const std::vector<PathCall>& watched_path_calls() {
+  static const std::vector<PathCall> calls = {
+#ifdef __NR_mkdir
+    {__NR_mkdir, "mkdir", {{0, -1}}},
+#endif
+    {__NR_mkdirat, "mkdir", {{1, 0}}},
+#ifdef __NR_rmdir
+    {__NR_rmdir, "rmdir", {{0, -1}}},
+#endif
+#ifdef __NR_unlink
+    {__NR_unlink, "unlink", {{0, -1}}},
+#endif
+    {__NR_unlinkat, "unlink", {{1, 0}}},
+#ifdef __NR_rename
+    {__NR_rename, "rename", {{0, -1}, {1, -1}}},
+#endif
+#ifdef __NR_renameat
+    {__NR_renameat, "rename", {{1, 0}, {3, 2}}},
+#endif
+    {__NR_renameat2, "rename", {{1, 0}, {3, 2}}},
+#ifdef __NR_link
+    {__NR_link, "link", {{1, -1}}},
+#endif
+    {__NR_linkat, "link", {{3, 2}}},
+#ifdef __NR_symlink
+    {__NR_symlink, "symlink", {{1, -1}}},
+#endif
+    {__NR_symlinkat, "symlink", {{2, 1}}},
+#ifdef __NR_truncate
+    {__NR_truncate, "truncate", {{0, -1}}},
+#endif
+#ifdef __NR_mknod
+    {__NR_mknod, "mknod", {{0, -1}}},
+#endif
+    {__NR_mknodat, "mknod", {{1, 0}}},
+#ifdef __NR_chmod
+    {__NR_chmod, "chmod", {{0, -1}}},
+#endif
+    {__NR_fchmodat, "chmod", {{1, 0}}},
+#ifdef __NR_fchmodat2
+    {__NR_fchmodat2, "chmod", {{1, 0}}},
+#endif
+#ifdef __NR_chown
+    {__NR_chown, "chown", {{0, -1}}},
+#endif
+#ifdef __NR_lchown
+    {__NR_lchown, "chown", {{0, -1}}},
+#endif
+    {__NR_fchownat, "chown", {{1, 0}}},
+  };
+  return calls;
+}
+
+const PathCall* watched_path_call(long nr) {
+  for (const auto& c : watched_path_calls())
+    if (c.nr == nr) return &c;
+  return nullptr;
+}
+
 std::vector<sock_filter> build_filter(const FilterOptions& options) {
   if (!kKnownArch) return {};
   Assembler a;
@@ -149,6 +208,7 @@ std::vector<sock_filter> build_filter(const FilterOptions& options) {
     a.jump(BPF_JEQ, __NR_creat, notify, -1);
 #endif
     a.jump(BPF_JEQ, __NR_openat, open_arg2, -1);
+    for (const auto& c : watched_path_calls()) a.jump(BPF_JEQ, static_cast<uint32_t>(c.nr), notify, -1);
   }
   for (long nr : refused_calls()) a.jump(BPF_JEQ, static_cast<uint32_t>(nr), eperm, -1);
   a.ret(SECCOMP_RET_ALLOW);

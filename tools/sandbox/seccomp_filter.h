@@ -10,13 +10,16 @@
 //     on which glibc falls back to clone and openat;
 //   - other architectures' system call tables (x32, int 0x80): ENOSYS.
 // With `notify`, socket refusals, process creation (fork, vfork, clone without
-// CLONE_THREAD) and opens for writing go to a supervisor (ViolationMonitor) through
-// seccomp user notification, which records them and answers.
+// CLONE_THREAD), opens for writing and the calls that change the file tree (mkdir, unlink,
+// rename, link, symlink, truncate, mknod, chmod, chown: watched_path_calls) go to a supervisor
+// (ViolationMonitor) through seccomp user notification, which records them and answers: an
+// attempt the kernel's own layers would refuse silently (Landlock, the uid) is then reported.
 #pragma once
 
 #include <linux/filter.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/fd.h"
@@ -26,6 +29,17 @@ namespace kagent::sandbox {
 struct FilterOptions {
   bool notify = true;
 };
+
+// A system call that changes the file tree at the paths in some of its arguments.
+struct PathCall {
+  long nr;
+  const char* verb;  // for the monitor's record: "mkdir", "rename", ...
+  // (path argument, its directory fd argument or -1 for the working directory)
+  std::vector<std::pair<int, int>> paths;
+};
+const std::vector<PathCall>& watched_path_calls();
+// The entry for `nr`, or null.
+const PathCall* watched_path_call(long nr);
 
 // Empty on an architecture the filter does not know (it knows x86_64 and aarch64).
 std::vector<sock_filter> build_filter(const FilterOptions& options);

@@ -7,6 +7,7 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -14,8 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cerrno>
 #include <chrono>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -24,6 +29,7 @@
 
 #include "sandbox/process_table.h"
 #include "sandbox/scratch_dir.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace kagent::sandbox {
 
@@ -108,6 +114,15 @@ class Monitor {
       if (p != worker_) out.push_back(p);
     return out;
   }
+  // Tasks (threads) of the worker and of every process below the monitor: what RLIMIT_NPROC
+  // counts against the worker's own uid.
+  int worker_tasks(const std::vector<pid_t>& processes) const {
+    int n = 0;
+    for (pid_t p : processes)
+      if (auto info = read_process(p)) n += info->threads;
+    if (auto self = read_process(worker_)) n += self->threads;
+    return n;
+  }
   void handle_notification();
   void handle_channel();
   void reap();
@@ -121,6 +136,47 @@ class Monitor {
   std::unique_ptr<char[]> request_buf_, response_buf_;
 };
 
+// The absolute path a call names (`address` in the caller's memory, relative to `dirfd` or
+// its working directory), with the folder it lies in resolved through symlinks where it exists
+// (a link inside the scratch folder may point out of it); "" when it cannot be read.
+std::string call_path(pid_t pid, int dirfd, uint64_t address) {
+  std::string path;
+  if (!read_remote_string(pid, address, path) || path.empty()) return {};
+  const std::string base = path[0] == '/'          ? "/"
+                           : dirfd == AT_FDCWD     ? link_target(fmt::format("/proc/{}/cwd", pid))
+                                                   : link_target(fmt::format("/proc/{}/fd/{}", pid, dirfd));
+  if (base.empty() || base[0] != '/') return {};
+  const std::string full = normalize_path(base, path);
+  const auto slash = full.rfind('/');
+  char resolved[PATH_MAX];
+  const std::string parent = slash == 0 ? "/" : full.substr(0, slash);
+  if (::realpath(parent.c_str(), resolved) == nullptr) return full;
+  const std::string leaf = full.substr(slash + 1);
+  return std::string(resolved) == "/" ? "/" + leaf : std::string(resolved) + "/" + leaf;
+}
+
+// RLIMIT_NPROC of `pid` (its soft limit), when one binds it: prlimit, or /proc/<pid>/limits
+// where prlimit is not allowed (it needs CAP_SYS_RESOURCE, which containers often drop).
+std::optional<uint64_t> process_limit_of(pid_t pid) {
+  rlimit lim{};
+  if (::prlimit(pid, RLIMIT_NPROC, nullptr, &lim) == 0)
+    return lim.rlim_cur == RLIM_INFINITY ? std::nullopt : std::optional<uint64_t>(lim.rlim_cur);
+  std::ifstream in(fmt::format("/proc/{}/limits", pid));
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Max processes", 0) != 0) continue;
+    std::istringstream fields(line.substr(std::strlen("Max processes")));
+    std::string soft;
+    fields >> soft;
+    if (soft.empty() || soft == "unlimited") return std::nullopt;
+    try {
+      return std::stoull(soft);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 void Monitor::handle_notification() {
   auto* req = reinterpret_cast<seccomp_notif*>(request_buf_.get());
   auto* resp = reinterpret_cast<seccomp_notif_resp*>(response_buf_.get());
@@ -128,39 +184,48 @@ void Monitor::handle_notification() {
   if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_RECV, req) != 0) return;  // the caller died meanwhile
   std::memset(resp, 0, sizes_.seccomp_notif_resp);
   resp->id = req->id;
+  resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel's own checks still apply
   const long nr = req->data.nr;
   const auto* args = req->data.args;
+  auto refuse = [&](int Violations::*counter, std::string detail, int error) {
+    record(counter, std::move(detail));
+    resp->flags = 0;
+    resp->error = -error;
+  };
   if (nr == __NR_socket) {
-    record(&Violations::network, fmt::format("socket({})", family_name(static_cast<int>(args[0]))));
-    resp->error = -EACCES;
+    refuse(&Violations::network, fmt::format("socket({})", family_name(static_cast<int>(args[0]))), EACCES);
   } else if (is_process_creation(nr)) {
-    if (static_cast<int>(worker_processes().size()) >= rules_.process_limit) {
-      record(&Violations::processes, fmt::format("more than {} processes", rules_.process_limit));
-      resp->error = -EAGAIN;
-    } else {
-      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+    // The monitor decides before the kernel: a process RLIMIT_NPROC would refuse (threads
+    // count there too) is refused here as well, and so recorded, whatever the thread count.
+    const std::vector<pid_t> live = worker_processes();
+    const auto limit = process_limit_of(static_cast<pid_t>(req->pid));
+    if (static_cast<int>(live.size()) >= rules_.process_limit) {
+      refuse(&Violations::processes, fmt::format("more than {} processes", rules_.process_limit), EAGAIN);
+    } else if (limit && static_cast<uint64_t>(worker_tasks(live)) >= *limit) {
+      refuse(&Violations::processes, fmt::format("more than {} tasks (RLIMIT_NPROC)", *limit), EAGAIN);
     }
   } else {
-    // open(path, flags), creat(path, mode) or openat(dirfd, path, flags)
-    const bool at = nr == __NR_openat;
-    const int dirfd = at ? static_cast<int>(args[0]) : AT_FDCWD;
-    std::string path, full;
-    bool read_ok = read_remote_string(req->pid, at ? args[1] : args[0], path);
+    // open(path, flags), creat(path, mode), openat(dirfd, path, flags), or a call that
+    // changes the file tree (watched_path_calls: mkdir, unlink, rename, ...).
+    std::vector<std::pair<int, int>> paths;
+    std::string verb = "open";
+    if (const PathCall* call = watched_path_call(nr)) {
+      paths = call->paths;
+      verb = call->verb;
+    } else {
+      paths = {nr == __NR_openat ? std::pair{1, 0} : std::pair{0, -1}};
+    }
+    std::vector<std::string> full;
+    for (const auto& [path_arg, dirfd_arg] : paths)
+      full.push_back(call_path(static_cast<pid_t>(req->pid),
+                               dirfd_arg < 0 ? AT_FDCWD : static_cast<int>(args[dirfd_arg]), args[path_arg]));
     // Only while the call still waits is req->pid surely the caller (not a reused pid).
     if (::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) != 0) return;
-    if (read_ok && !path.empty()) {
-      std::string base = path[0] == '/' ? "/"
-                         : dirfd == AT_FDCWD
-                             ? link_target(fmt::format("/proc/{}/cwd", req->pid))
-                             : link_target(fmt::format("/proc/{}/fd/{}", req->pid, dirfd));
-      if (!base.empty() && base[0] == '/') full = normalize_path(base, path);
-    }
-    if (!full.empty() && classify_write(full, rules_) == WriteVerdict::Violation) {
-      record(&Violations::filesystem, fmt::format("open {} for writing", full));
-      resp->error = -EACCES;
-    } else {
-      resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;  // the kernel's own checks still apply
-    }
+    for (const auto& f : full)
+      if (!f.empty() && classify_write(f, rules_) == WriteVerdict::Violation) {
+        refuse(&Violations::filesystem, verb == "open" ? fmt::format("open {} for writing", f) : verb + " " + f, EACCES);
+        break;
+      }
   }
   ::ioctl(listener_.get(), SECCOMP_IOCTL_NOTIF_SEND, resp);  // ENOENT: the caller is gone
 }

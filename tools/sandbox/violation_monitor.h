@@ -4,10 +4,12 @@
 // for writing; the monitor answers each one:
 //   - a socket of a network family: refused (EACCES) and recorded;
 //   - a new process: allowed while fewer than `process_limit` of the worker's processes
-//     live, else refused (EAGAIN) and recorded;
-//   - an open for writing outside the scratch folder, /dev/shm and the device files:
-//     refused (EACCES) and recorded (/proc and /sys writes, e.g. thread names, pass to the
-//     kernel's own checks unrecorded).
+//     live and RLIMIT_NPROC leaves room for one more task, else refused (EAGAIN) and
+//     recorded (so a refusal never depends on how many threads the worker happens to run);
+//   - an open for writing, or a change of the file tree (mkdir, unlink, rename, link,
+//     symlink, truncate, mknod, chmod, chown), outside the scratch folder, /dev/shm and the
+//     device files, with the folder resolved through symlinks: refused (EACCES) and recorded
+//     (/proc and /sys writes, e.g. thread names, pass to the kernel's own checks unrecorded).
 // Recording is what turns "blocked" into a verdict the model sees. The kernel mechanisms
 // (netns, Landlock, rlimits) enforce on their own; where they are missing the monitor's
 // refusals are the last layer (weaker: a path in memory can change after it was read).

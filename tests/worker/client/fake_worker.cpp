@@ -1,19 +1,32 @@
 // A stand-in for kagent-worker that misbehaves on request, so the client's crash
 // classification is tested with real processes and real signals on a machine without a
 // GPU (the real worker needs one to run a candidate). It speaks the same protocol:
-// candidate.artifact names the fault: segv, abort, exit, hang, garbage, slow, ok.
+// candidate.artifact names the fault: segv, abort, exit, hang, garbage, slow, ok; and, for the
+// isolation tests:
+//   poison     correct, but every later evaluation in this process is a problem_error (as a
+//              CUDA generator left in graph-capture mode made "Model(...) failed")
+//   replace    correct, with "replace": the worker exits after the reply
+//   oom_once   evaluator_oom the first time (a marker file in $KAGENT_FAKE_MARKERS), then correct
+//   broken     problem_error every time (a problem that is broken indeed)
+// KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "common/json_lines.h"
 
 int main() {
-  kagent::write_json_line(4, {{"ok", true}, {"result", {{"device", {{"available", true}, {"name", "fake"}}}}}});
+  nlohmann::json device = {{"available", true}, {"name", "fake"}};
+  if (const char* uuid = std::getenv("KAGENT_FAKE_UUID")) device["uuid"] = uuid;
+  if (const char* memory = std::getenv("KAGENT_FAKE_MEMORY")) device["memory_bytes"] = std::stoll(memory);
+  kagent::write_json_line(4, {{"ok", true}, {"result", {{"device", device}, {"pid", ::getpid()}}}});
   kagent::JsonLineReader reader(3);
+  bool poisoned = false;
   for (;;) {
     auto msg = reader.read(std::nullopt);
     if (msg.state != kagent::JsonLineReader::State::Message) return 0;
@@ -32,6 +45,24 @@ int main() {
     }
     if (fault == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
     nlohmann::json result = {{"status", "correct"}, {"message", "fake"}, {"format", "cuda"}};
-    kagent::write_json_line(4, {{"id", req.value("id", 0)}, {"ok", true}, {"result", result}});
+    nlohmann::json reply = {{"id", req.value("id", 0)}, {"ok", true}};
+    if (poisoned && req.contains("candidate"))
+      result = {{"status", "problem_error"}, {"reason", "problem_load_error"},
+                {"message", "Model(...) failed: RuntimeError: Offset increment outside graph capture encountered "
+                            "unexpectedly."}};
+    if (fault == "broken") result = {{"status", "problem_error"}, {"reason", "problem_load_error"}, {"message", "broken"}};
+    if (fault == "poison") poisoned = true;
+    if (fault == "replace") reply["replace"] = true;
+    if (fault == "oom_once") {
+      const std::string marker = std::string(std::getenv("KAGENT_FAKE_MARKERS")) + "/oom_once";
+      if (!std::filesystem::exists(marker)) {
+        std::ofstream(marker) << "1";
+        result = {{"status", "internal_error"}, {"reason", "evaluator_oom"},
+                  {"message", "kagent's own step failed in phase guards_before_timing (out of GPU memory)"}};
+      }
+    }
+    reply["result"] = result;
+    kagent::write_json_line(4, reply);
+    if (fault == "replace") return 0;
   }
 }

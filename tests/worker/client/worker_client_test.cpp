@@ -1,6 +1,13 @@
 // The client's classification of a misbehaving worker, with real processes (fake_worker).
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <memory>
+#include <thread>
+
+#include "temp_dir.h"
+#include "worker/client/gpu_admission.h"
 #include "worker/client/worker_client.h"
 
 using namespace kagent;
@@ -64,4 +71,79 @@ TEST_CASE("a missing worker binary is one clear internal error") {
   EvalResult r = eval_with(w, "ok");
   CHECK(r.status == Status::InternalError);
   CHECK(r.message.find("not found") != std::string::npos);
+}
+
+// Isolation (worker_client.h): a failure that a candidate before could have caused is tried
+// again on a fresh worker; the candidate before is charged when the retry passes.
+TEST_CASE("a problem_error after a candidate is tried on a fresh worker, and the candidate before is charged") {
+  WorkerClient w(fake_options());
+  CHECK(w.evaluate("/dev/null", CandidateRef{"cuda", "poison", "op", ""}, {}, "the poisoner").status == Status::Correct);
+  const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "ok", "op", ""}, {}, "an honest one");
+  CHECK(r.status == Status::Correct);
+  REQUIRE(r.isolation.retry);
+  CHECK(r.isolation.retry->first_status == "problem_error");
+  CHECK(r.isolation.retry->why == "after_candidate");
+  CHECK(r.isolation.retry->after == "the poisoner");
+  CHECK(r.isolation.retry->first_message.find("Offset increment") != std::string::npos);
+  CHECK(w.restarts() == 1);
+  const auto charges = w.take_charges();
+  REQUIRE(charges.size() == 1);
+  CHECK(charges[0].candidate == "the poisoner");
+  CHECK(charges[0].next == "an honest one");
+  CHECK(charges[0].failed_status == "problem_error");
+  CHECK(w.take_charges().empty());
+  // The JSON keeps it.
+  const EvalResult back = nlohmann::json(r).get<EvalResult>();
+  REQUIRE(back.isolation.retry);
+  CHECK(back.isolation.retry->after == "the poisoner");
+}
+
+TEST_CASE("a problem broken indeed stays a problem_error, tried once more only after a candidate") {
+  WorkerClient w(fake_options());
+  const EvalResult first = w.evaluate("/dev/null", CandidateRef{"cuda", "broken", "op", ""});
+  CHECK(first.status == Status::ProblemError);
+  CHECK_FALSE(first.isolation.retry);  // a fresh worker's verdict stands
+  CHECK(w.restarts() == 0);
+  const EvalResult again = w.evaluate("/dev/null", CandidateRef{"cuda", "broken", "op", ""});
+  CHECK(again.status == Status::ProblemError);
+  REQUIRE(again.isolation.retry);  // after a candidate: tried on a fresh worker, failed there too
+  CHECK(w.restarts() == 1);
+  CHECK(w.take_charges().empty());  // nobody before is to blame
+}
+
+TEST_CASE("a worker that asks to be replaced exits after its reply; the next evaluation gets a fresh one") {
+  WorkerClient w(fake_options());
+  CHECK(eval_with(w, "replace").status == Status::Correct);
+  CHECK(eval_with(w, "ok").status == Status::Correct);
+  CHECK(w.restarts() == 1);
+}
+
+TEST_CASE("out of GPU memory while another process holds some: tried again with the GPU to itself") {
+  testing::TempDir dir("kagent-admission");
+  const std::string uuid = "GPU-fake-" + std::to_string(::getpid());
+  WorkerOptions o = fake_options();
+  o.admission_folder = (dir.path() / "ledger").string();
+  o.env = {"KAGENT_FAKE_UUID=" + uuid, "KAGENT_FAKE_MEMORY=10000000000", "KAGENT_FAKE_MARKERS=" + dir.str()};
+  std::vector<std::string> notices;
+  o.notice = [&](const std::string& m) { notices.push_back(m); };
+  WorkerClient w(o);
+  REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+  // Another process's evaluation holds 5 GB for 1.5 s.
+  GpuAdmission other(uuid, 10'000'000'000ULL, nullptr, o.admission_folder);
+  auto held = std::make_unique<GpuAdmission::Ticket>(other.acquire({5'000'000'000ULL, false, 0, "other"}, {}));
+  std::thread release([&] {
+    std::this_thread::sleep_for(1500ms);
+    held.reset();
+  });
+  const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "oom_once", "op", ""});
+  release.join();
+  CHECK(r.status == Status::Correct);
+  REQUIRE(r.isolation.retry);
+  CHECK(r.isolation.retry->why == "shared_gpu_memory");
+  CHECK(r.isolation.retry->first_reason == "evaluator_oom");
+  CHECK(r.isolation.memory_wait_seconds > 0.5);
+  CHECK(w.take_charges().empty());  // the other process's memory, no candidate's fault
+  bool said = false;
+  for (const auto& n : notices) said = said || n.find("waiting for GPU memory") != std::string::npos;
+  CHECK_MESSAGE(said, "no notice of the wait");
 }

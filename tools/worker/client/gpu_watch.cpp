@@ -101,6 +101,23 @@ std::optional<std::vector<std::string>> GpuWatch::others(const std::set<pid_t>& 
   }
 }
 
+std::optional<std::vector<std::pair<pid_t, uint64_t>>> GpuWatch::process_memory() const {
+  try {
+    std::vector<std::pair<pid_t, uint64_t>> out;
+    for (auto query : {nvml_->compute, nvml_->graphics})
+      for (const auto& p : nvml_->processes(query)) {
+        // NVML's "not available" value (no permission to see another user's usage) counts 0.
+        const uint64_t used = p.used_gpu_memory == ~0ULL ? 0 : p.used_gpu_memory;
+        auto it = std::find_if(out.begin(), out.end(), [&](const auto& e) { return e.first == static_cast<pid_t>(p.pid); });
+        if (it == out.end()) out.emplace_back(static_cast<pid_t>(p.pid), used);
+        else it->second = std::max(it->second, used);
+      }
+    return out;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<int> GpuWatch::sm_clock_mhz() const {
   unsigned int mhz = 0;
   if (nvml_->clock(nvml_->device, Nvml::kClockSm, &mhz) != Nvml::kSuccess) return std::nullopt;

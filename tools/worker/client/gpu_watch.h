@@ -6,10 +6,12 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "result/eval_result.h"
@@ -28,6 +30,9 @@ class GpuWatch {
   // "pid 4242 (python3)"; nullopt when NVML did not answer.
   std::optional<std::vector<std::string>> others(const std::set<pid_t>& own) const;
   std::optional<int> sm_clock_mhz() const;
+  // Every process on the GPU with the GPU memory it holds, in bytes (NVML's count, which
+  // includes each process's CUDA context); nullopt when NVML did not answer.
+  std::optional<std::vector<std::pair<pid_t, uint64_t>>> process_memory() const;
 
  private:
   struct Nvml;

@@ -127,6 +127,8 @@ std::optional<WorkerError> WorkerClient::start_once() {
   }
   reader_ = std::make_unique<JsonLineReader>(proc_->reply_fd());
   ++restarts_;
+  candidates_in_worker_ = 0;
+  answers_in_worker_.clear();
   auto hello = reader_->read(opts_.start_timeout);
   if (hello.state != JsonLineReader::State::Message) {
     std::string how = hello.state == JsonLineReader::State::Timeout ? "did not answer in time" : "died while starting";
@@ -157,7 +159,28 @@ std::optional<WorkerError> WorkerClient::start_once() {
     gpu_watch_tried_ = true;
     gpu_watch_ = GpuWatch::open(device_.uuid);
   }
+  if (!admission_ && device_.available && opts_.admission && !device_.uuid.empty() && device_.memory_bytes > 0)
+    admission_ = std::make_unique<GpuAdmission>(device_.uuid, static_cast<uint64_t>(device_.memory_bytes), gpu_watch_.get(),
+                                                opts_.admission_folder.empty() ? default_admission_folder()
+                                                                               : opts_.admission_folder);
   return std::nullopt;
+}
+
+void WorkerClient::notice(const std::string& message) const {
+  if (opts_.notice) opts_.notice(message);
+  else std::fprintf(stderr, "kagent: %s\n", message.c_str());
+}
+
+std::optional<GpuAdmission::Ticket> WorkerClient::admit(const std::string& what, const std::string& problem_path,
+                                                        bool exclusive) {
+  if (!admission_ || !proc_) return std::nullopt;
+  const auto footprint = footprints_.find(problem_path);
+  AdmissionRequest req;
+  req.bytes = memory_need(footprint == footprints_.end() ? 0 : footprint->second);
+  req.exclusive = exclusive;
+  req.worker = proc_->pid();
+  req.what = what + " " + fs::path(problem_path).stem().string();
+  return admission_->acquire(req, [this](const std::string& m) { notice(m); });
 }
 
 std::set<pid_t> WorkerClient::own_processes() const {
@@ -226,7 +249,17 @@ std::variant<DeviceInfo, WorkerError> WorkerClient::hello() {
 
 std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::string& path) {
   if (auto err = ensure_started()) return *err;
+  const int ran_before = candidates_in_worker_;
+  std::optional<GpuAdmission::Ticket> ticket = admit("load", path, false);
   Reply r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
+  ticket.reset();
+  // A problem is never called broken by a worker that ran candidates: one may have broken it.
+  if (r.kind != Reply::Kind::Ok && ran_before > 0) {
+    stop();
+    if (auto err = ensure_started()) return *err;
+    ticket = admit("load", path, false);
+    r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
+  }
   switch (r.kind) {
     case Reply::Kind::Ok: return r.body["result"].get<ProblemSpec>();
     case Reply::Kind::Error:
@@ -244,6 +277,14 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
 
 void WorkerClient::prepare(const std::string& path) {
   if (ensure_started()) return;
+  // A warm-up is worth its time only at once: while others hold the GPU's memory it is left out.
+  std::optional<GpuAdmission::Ticket> ticket;
+  if (admission_) {
+    const auto footprint = footprints_.find(path);
+    ticket = admission_->try_acquire({memory_need(footprint == footprints_.end() ? 0 : footprint->second), false,
+                                      proc_->pid(), "prepare " + fs::path(path).stem().string()});
+    if (!ticket) return;
+  }
   Reply r = request(protocol::PrepareRequest{path}, opts_.request_timeout);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
   if (r.kind != Reply::Kind::Ok && r.kind != Reply::Kind::Error) stop();
@@ -274,14 +315,21 @@ void store_baselines(const std::string& problem_path, const DeviceInfo& device, 
 
 std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, const EvalOptions& options) {
   if (ensure_started()) return std::nullopt;
-  ContentionRecorder contention(gpu_watch_.get());
-  contention.start(own_processes());
-  Reply r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout, &contention);
-  const GpuContention seen = contention.finish(own_processes());
-  if (r.kind != Reply::Kind::Ok) {
-    if (r.kind != Reply::Kind::Error) stop();  // hung or died: the next request starts afresh
-    return std::nullopt;
+  Reply r;
+  GpuContention seen;
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    const int ran_before = candidates_in_worker_;
+    std::optional<GpuAdmission::Ticket> ticket = admit("baselines", problem_path, false);
+    ContentionRecorder contention(gpu_watch_.get());
+    contention.start(own_processes());
+    r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout, &contention);
+    seen = contention.finish(own_processes());
+    if (r.kind == Reply::Kind::Ok) break;
+    if (r.kind != Reply::Kind::Error || ran_before > 0) stop();  // hung, died, or maybe broken by a candidate
+    // Tried again once on a fresh worker when one that ran candidates failed.
+    if (ran_before == 0 || attempt == 1 || ensure_started()) return std::nullopt;
   }
+  if (r.kind != Reply::Kind::Ok) return std::nullopt;
   const auto b = r.body["result"].get<protocol::BaselinesReply>();
   Timing t;
   t.eager = b.eager;
@@ -293,8 +341,68 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
   return t;
 }
 
+namespace {
+
+// A verdict that a previous candidate in the same worker, or another process's memory, could
+// have caused rather than this candidate or this problem.
+bool suspect(const EvalResult& r) {
+  if (r.status == Status::ProblemError) return true;
+  if (r.status == Status::InternalError) return r.reason != reason::kNoGpu && r.reason != "worker_start";
+  return r.status == Status::RuntimeError && r.reason == reason::kCandidateOom;
+}
+
+bool out_of_memory(const EvalResult& r) {
+  return r.reason == reason::kCandidateOom || r.reason == reason::kEvaluatorOom ||
+         r.message.find("out of memory") != std::string::npos ||
+         r.runtime_error.find("CUDA out of memory") != std::string::npos;
+}
+
+}  // namespace
+
 EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
-                                  const EvalOptions& options) {
+                                  const EvalOptions& options, const std::string& label) {
+  const std::string name = !label.empty() ? label : candidate.format == "cuda" ? candidate.artifact : candidate.path;
+  // A KernelBench answer whose extensions this worker loaded already: they are loaded still,
+  // with their static state; a fresh worker judges it as it would the first time.
+  std::string answer_key;
+  if (candidate.format == "kernelbench") {
+    try {
+      answer_key = sha256_file_hex(candidate.path);
+    } catch (const std::exception&) {
+    }
+    if (!answer_key.empty() && answers_in_worker_.contains(answer_key)) stop();
+  }
+  const int ran_before = proc_ && proc_->running() ? candidates_in_worker_ : 0;
+  EvalResult result = evaluate_once(problem_path, candidate, options, false);
+  if (suspect(result)) {
+    const bool memory = out_of_memory(result) && (last_shared_ || (admission_ && admission_->others_hold()));
+    if (memory || ran_before > 0) {
+      WorkerRetry retry{to_string(result.status), result.reason, result.message,
+                        memory ? "shared_gpu_memory" : "after_candidate", ran_before > 0 ? last_label_ : ""};
+      stop();  // a fresh worker, with the GPU to itself when memory was short
+      EvalResult again = evaluate_once(problem_path, candidate, options, memory);
+      if (!memory && !suspect(again) && !last_label_.empty()) {
+        charges_.push_back({last_label_, last_problem_, name, problem_path, retry.first_status, retry.first_reason,
+                            retry.first_message});
+        notice(fmt::format("{} is charged: the next evaluation in its worker ({}) failed with {} {}, and passed "
+                           "on a fresh worker",
+                           last_label_, name, retry.first_status, retry.first_reason));
+      }
+      again.isolation.memory_wait_seconds += result.isolation.memory_wait_seconds;
+      again.isolation.retry = std::move(retry);
+      result = std::move(again);
+    }
+  }
+  // Only an answer that loaded extensions keeps state in the process (its module is executed
+  // afresh every time).
+  if (!answer_key.empty() && !result.extensions.empty()) answers_in_worker_.insert(answer_key);
+  last_label_ = name;
+  last_problem_ = problem_path;
+  return result;
+}
+
+EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const CandidateRef& candidate,
+                                       const EvalOptions& options, bool exclusive) {
   EvalResult result;
   result.format = candidate.format;
   if (auto err = ensure_started()) {
@@ -302,6 +410,9 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
     result.message = err->message;
     return result;
   }
+  std::optional<GpuAdmission::Ticket> ticket = admit("evaluate", problem_path, exclusive);
+  const double waited = ticket ? ticket->waited_seconds() : 0.0;
+  const bool shared_at_start = ticket && ticket->shared();
   std::ofstream(opts_.log_path, std::ios::app) << "\n=== kagent: evaluate " << problem_path << "\n";
   auto log_start = fs::file_size(opts_.log_path);
   // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
@@ -311,6 +422,9 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   contention.start(own_processes());
   Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout, &contention);
   const GpuContention seen = contention.finish(own_processes());
+  last_shared_ = seen.shared || shared_at_start || (admission_ && admission_->others_hold(ticket ? &*ticket : nullptr));
+  ticket.reset();
+  result.isolation.memory_wait_seconds = waited;
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
     auto size = fs::file_size(opts_.log_path);
@@ -320,10 +434,14 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   switch (r.kind) {
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
+      result.isolation.memory_wait_seconds = waited;
+      ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
       if (result.status == Status::Correct && result.timing) store_baselines(problem_path, device_, options, *result.timing);
-      if (r.body.value("fatal", false)) {
-        result.worker_log_tail = candidate_log();
+      // The worker exits after this reply: its context is lost, or the candidate left what it
+      // could not put back. Waited for, so the next request never meets a dying worker.
+      if (r.body.value("fatal", false) || r.body.value("replace", false)) {
+        if (r.body.value("fatal", false)) result.worker_log_tail = candidate_log();
         proc_->wait(std::chrono::milliseconds(10000));
         stop();
       }

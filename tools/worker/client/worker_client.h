@@ -4,10 +4,13 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <set>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -19,6 +22,8 @@
 #include "result/device_info.h"
 #include "result/eval_result.h"
 #include "worker/protocol/eval_options.h"
+#include "result/isolation.h"
+#include "worker/client/gpu_admission.h"
 #include "worker/client/gpu_watch.h"
 #include "worker/protocol/protocol.h"
 #include "sandbox/sandbox_policy.h"
@@ -39,6 +44,13 @@ struct WorkerOptions {
   std::chrono::milliseconds memory_poll{100};  // how often the memory watchdog reads the worker's memory
   // How often NVML is asked who else uses the GPU during a timed request (0: never).
   std::chrono::milliseconds contention_poll{250};
+  // Requests that put a problem on the GPU queue for its memory with every other kagent process
+  // on the machine (gpu_admission.h); the ledger's folder (empty: default_admission_folder()).
+  bool admission = true;
+  std::string admission_folder;
+  // Where the client says what the user should know (waiting for GPU memory, a candidate
+  // charged after the fact); default: a "kagent: ..." line on stderr.
+  std::function<void(const std::string&)> notice;
 };
 
 // A request the worker answered with an error (problem failed to load, bad request).
@@ -65,7 +77,23 @@ class WorkerClient {
   // a problem that fails).
   std::optional<Timing> baselines(const std::string& problem_path, const EvalOptions& options);
   // Always returns a result: a crash, hang or broken protocol becomes a classified one.
-  EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options = {});
+  // `label` names the candidate in notes about it (default: its file).
+  //
+  // One candidate never changes another's verdict:
+  //  - a problem_error or internal_error (reference_failed, evaluator_oom, ...) in a worker that
+  //    ran candidates before is tried once more on a fresh worker; when that passes, the
+  //    candidate before is charged (take_charges) and the result says so (isolation.retry);
+  //  - an out-of-memory failure while another process used the GPU is tried once more with the
+  //    GPU to itself;
+  //  - a KernelBench answer whose load_inline extensions this worker loaded before goes to a
+  //    fresh worker (they keep their static state in the process; native candidates get a
+  //    fresh instance of their library in the worker itself, worker/service/library_instances.h).
+  EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options = {},
+                      const std::string& label = {});
+  // The problem's footprint (inputs + parameters + outputs), for its requests' GPU memory.
+  void set_footprint(const std::string& problem_path, int64_t bytes) { footprints_[problem_path] = bytes; }
+  // The candidates blamed since the last call (their verdicts were delivered already).
+  std::vector<WorkerCharge> take_charges() { return std::exchange(charges_, {}); }
 
   int restarts() const { return restarts_; }
   // The running (or last) worker's sandbox report (see tools/sandbox/apply_sandbox.h), with
@@ -86,6 +114,11 @@ class WorkerClient {
   template <class Request>
   Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
   std::set<pid_t> own_processes() const;  // the worker's tree, which NVML must not count as others'
+  EvalResult evaluate_once(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options,
+                           bool exclusive);
+  // A ticket for the GPU memory of a request about `problem_path` (none without a GPU or a ledger).
+  std::optional<GpuAdmission::Ticket> admit(const std::string& what, const std::string& problem_path, bool exclusive);
+  void notice(const std::string& message) const;
   void stop();
   std::string log_tail(size_t bytes = 2000) const;
 
@@ -103,6 +136,14 @@ class WorkerClient {
   std::string scratch_;                          // the running worker's scratch folder
   nlohmann::json sandbox_;
   bool own_log_ = false;
+  // Isolation (see evaluate).
+  std::unique_ptr<GpuAdmission> admission_;
+  std::map<std::string, int64_t> footprints_;
+  int candidates_in_worker_ = 0;          // evaluations the running worker answered
+  std::set<std::string> answers_in_worker_;  // KernelBench answers (content hashes) whose extensions it loaded
+  std::string last_label_, last_problem_;  // the last candidate it ran
+  bool last_shared_ = false;               // the last request saw another process on the GPU
+  std::vector<WorkerCharge> charges_;
 };
 
 // Finds kagent-worker: $KAGENT_WORKER, next to /proc/self/exe, or the build directory.

@@ -3,10 +3,11 @@
 // typed request and reply here, with their JSON conversions, and one table of op names.
 //
 //   request line: {"op": <name>, "id": n, ...the request's fields}
-//   reply line:   {"id": n, "ok": true, "result": <reply>, "fatal": true?}
+//   reply line:   {"id": n, "ok": true, "result": <reply>, "fatal": true?, "replace": true?}
 //                 {"id": n, "ok": false, "error": {"kind", "message"}}
-// "fatal" says the worker's CUDA context is lost: it exits after replying, and the client
-// starts a fresh one for the next request.
+// "fatal" says the worker's CUDA context is lost, "replace" that a candidate left state the
+// worker could not put back (worker/service/worker_state.h): either way it exits after
+// replying, and the client starts a fresh one for the next request.
 #pragma once
 
 #include <map>

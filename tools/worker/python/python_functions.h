@@ -22,9 +22,11 @@ enum class PyFn {
   PythonThreads,
   NewPythonThreads,
   ScanKernelbenchSource,
+  CaptureWorkerState,
+  RestoreWorkerState,
 };
 
-inline constexpr EnumNames<PyFn, 14> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 16> kPyFunctionNames{{
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
     {PyFn::DeriveSpec, "derive_spec"},
@@ -39,6 +41,8 @@ inline constexpr EnumNames<PyFn, 14> kPyFunctionNames{{
     {PyFn::PythonThreads, "python_threads"},
     {PyFn::NewPythonThreads, "new_python_threads"},
     {PyFn::ScanKernelbenchSource, "scan_kernelbench_source"},
+    {PyFn::CaptureWorkerState, "capture_worker_state"},
+    {PyFn::RestoreWorkerState, "restore_worker_state"},
 }};
 
 }  // namespace kagent::worker

@@ -18,29 +18,46 @@ std::string message_of(const std::exception& e) {
   return e.what();
 }
 
-// Device-wide synchronisation where there is a CUDA device (tests run runners on the CPU).
-cudaError_t synchronize_device() {
-  static const bool has_device = [] {
+bool has_device() {
+  static const bool yes = [] {
     int n = 0;
     const bool ok = cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
     (void)cudaGetLastError();
     return ok;
   }();
-  return has_device ? cudaDeviceSynchronize() : cudaSuccess;
+  return yes;
 }
 
+// Device-wide synchronisation where there is a CUDA device (tests run runners on the CPU).
+cudaError_t synchronize_device() { return has_device() ? cudaDeviceSynchronize() : cudaSuccess; }
+
 // After a failure: is the CUDA context still usable? A sticky error (its text alone, when the
-// context already reported it once) means it is not.
-void rethrow_if_context_lost(const std::string& what) {
+// context already reported it once) means it is not. cudaSuccess when it is usable.
+cudaError_t lost_context_error(const std::string& what) {
   cudaError_t e = synchronize_device();
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess && cuda::is_sticky(e))
-    throw cuda::ContextLost(cuda::Api::Runtime, e, what + " [CUDA context lost: " + cudaGetErrorString(e) + "]");
-  if (what.find("illegal memory access") != std::string::npos || what.find("unspecified launch failure") != std::string::npos)
-    throw cuda::ContextLost(cuda::Api::Runtime, cudaErrorIllegalAddress, what);
+  if (e != cudaSuccess && cuda::is_sticky(e)) return e;
+  if (what.find("illegal memory access") != std::string::npos) return cudaErrorIllegalAddress;
+  if (what.find("unspecified launch failure") != std::string::npos) return cudaErrorLaunchFailure;
+  return cudaSuccess;
+}
+
+void rethrow_if_context_lost(const std::string& what) {
+  const cudaError_t e = lost_context_error(what);
+  if (e == cudaSuccess) return;
+  throw cuda::ContextLost(cuda::Api::Runtime, e,
+                          what.find(cudaGetErrorString(e)) != std::string::npos
+                              ? what
+                              : what + " [CUDA context lost: " + cudaGetErrorString(e) + "]");
 }
 
 }  // namespace
+
+std::optional<std::string> lost_context(const std::string& what) {
+  const cudaError_t e = lost_context_error(what);
+  if (e == cudaSuccess) return std::nullopt;
+  return std::string(cudaGetErrorName(e));
+}
 
 bool is_out_of_memory(const std::exception& e) {
   if (dynamic_cast<const c10::OutOfMemoryError*>(&e)) return true;
@@ -65,7 +82,10 @@ std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const V
 
 std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) {
   std::vector<at::Tensor> out = call_candidate_unsynchronized(candidate, inputs);
-  const cudaError_t e = synchronize_device();
+  cudaError_t e = synchronize_device();
+  // A launch that failed and was never checked (a bad configuration) leaves the runtime's last
+  // error set: the candidate's, or kagent's next check would fail on it.
+  if (e == cudaSuccess && has_device()) e = cudaGetLastError();
   if (e != cudaSuccess) {
     (void)cudaGetLastError();
     const std::string what = std::string("CUDA error after forward: ") + cudaGetErrorString(e) + " (" + cudaGetErrorName(e) + ")";

@@ -6,6 +6,7 @@
 // the candidate's, and the worker must be replaced.
 #pragma once
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ struct EvaluatorError : std::runtime_error {
 
 // torch's out-of-memory error, or its message from a candidate's own allocator use.
 bool is_out_of_memory(const std::exception& e);
+
+// After a failure in a step of kagent's own: whether the CUDA context is lost now (a sticky
+// error, or its text in `what`); the error's name when it is. A fault of the candidate's
+// kernels may surface only there (an asynchronous error shows at the next synchronisation).
+std::optional<std::string> lost_context(const std::string& what);
 
 // The candidate's forward, then a device-wide synchronisation: faults of its kernels
 // (asynchronous ones too) surface here.

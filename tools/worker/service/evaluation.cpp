@@ -33,7 +33,9 @@ EvalResult Evaluation::operator()() {
     if (guards_ && !result_.phases.empty()) result_.phases.back().parts = guards_->split();
     return go_on;
   };
-  if (phase("load", &Evaluation::load) && phase("correctness", &Evaluation::correctness) && guard_run()) {
+  const bool loaded = phase("load", &Evaluation::load);
+  phases.candidate_started();  // its code ran while it loaded: a CUDA context lost from here on is its doing
+  if (loaded && phase("correctness", &Evaluation::correctness) && guard_run()) {
     if (options_.measure && phase("timing", &Evaluation::timing) &&
         phase("guards_after_timing", &Evaluation::guards_after_timing) &&
         (options_.eager_baseline || options_.compiled_baseline))
@@ -76,7 +78,8 @@ bool Evaluation::load() {
       // Parameters are cloned: a candidate writing its weights must not change the reference's.
       params_ = clone_values(problem_.state_values(reference_model_.get()));
       guards_->native_loaded(params_, cand.kernels);
-      candidate_ = std::make_unique<NativeRunner>(cand.artifact, cand.op_name, params_);
+      const LibraryInstance library = ctx_.libraries.fresh(cand.artifact, cand.op_name);
+      candidate_ = std::make_unique<NativeRunner>(library.path, library.op_name, params_);
     }
   } catch (const PythonError& e) {
     const bool option = e.kind == reason::kLoadInlineOption;  // torch would refuse the call: no build

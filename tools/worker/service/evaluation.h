@@ -22,6 +22,7 @@
 #include "worker/guards/guard_pass.h"
 #include "worker/protocol/protocol.h"
 #include "worker/python/python_runtime.h"
+#include "worker/service/library_instances.h"
 #include "worker/service/problem_session.h"
 #include "worker/service/profile_phase.h"
 #include "worker/service/runners.h"
@@ -33,6 +34,7 @@ struct WorkerContext {
   PythonRuntime& py;
   const DeviceInfo& device;
   ProfilePhase& profiler;
+  LibraryInstances& libraries;  // a native candidate's shared object, fresh for each evaluation
 };
 
 class Evaluation {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/cuda_error.h"
+#include "result/isolation.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/calls.h"
 #include "worker/service/cut_text.h"
@@ -18,11 +19,41 @@ std::string first_line(const std::string& s, size_t max = 300) { return s.substr
 
 }  // namespace
 
+bool PhaseRunner::charge_lost_context(const char* phase, const std::string& what) {
+  // The CUDA generator in graph-capture mode: only a capture the candidate began and never
+  // ended puts it there, and kagent's next random draw on the GPU then fails with this text.
+  if (candidate_started_ && what.find("Offset increment outside graph capture") != std::string::npos) {
+    result_.status = Status::RuntimeError;
+    result_.reason = reason::kWorkerState;
+    result_.message = fmt::format("the candidate left PyTorch's CUDA generator in graph-capture mode (a capture it "
+                                  "began never ended); kagent's own step failed on it in phase {}",
+                                  phase);
+    result_.runtime_error = cut_text(what);
+    record_->failure = kFailureCandidate;
+    return true;
+  }
+  const auto lost = lost_context(what);
+  if (!lost) return false;
+  context_lost_ = true;
+  const bool theirs = candidate_started_;
+  result_.status = theirs ? Status::RuntimeError : Status::InternalError;
+  result_.reason = theirs ? reason::kCudaFatal : reason::kEvaluatorError;
+  result_.message = theirs ? fmt::format("CUDA error after the candidate ran ({}, surfaced in kagent's phase {}); the "
+                                         "worker is replaced",
+                                         *lost, phase)
+                           : fmt::format("kagent's own step failed in phase {}: the CUDA context is lost ({})", phase,
+                                         *lost);
+  result_.runtime_error = cut_text(what);
+  record_->failure = theirs ? kFailureCandidate : kFailureEvaluator;
+  return true;
+}
+
 bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
   PhaseRecord rec;
   rec.name = name;
   const auto start = std::chrono::steady_clock::now();
   reset_gpu_peak();
+  record_ = &rec;
   bool go_on = false;
   auto fail = [&](Status status, const std::string& reason, const std::string& message, const std::string& detail,
                   const char* whose) {
@@ -44,15 +75,18 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
                                            : first_line(e.what()),
          e.what(), kFailureCandidate);
   } catch (const EvaluatorError& e) {
-    fail(Status::InternalError, e.reason, fmt::format("kagent's own step failed in phase {}: {}", name, first_line(e.what())),
+    if (!charge_lost_context(name, e.what()))
+      fail(Status::InternalError, e.reason, fmt::format("kagent's own step failed in phase {}: {}", name, first_line(e.what())),
          e.what(), kFailureEvaluator);
   } catch (const PythonError& e) {
-    fail(Status::InternalError, reason::kEvaluatorError,
+    if (!charge_lost_context(name, e.message + "\n" + e.traceback))
+      fail(Status::InternalError, reason::kEvaluatorError,
          fmt::format("kagent's own step failed in phase {}: {}", name, first_line(e.message)),
          e.message + "\n" + e.traceback, kFailureEvaluator);
   } catch (const std::exception& e) {
     const bool oom = is_out_of_memory(e);
-    fail(Status::InternalError, oom ? reason::kEvaluatorOom : reason::kEvaluatorError,
+    if (!charge_lost_context(name, e.what()))
+      fail(Status::InternalError, oom ? reason::kEvaluatorOom : reason::kEvaluatorError,
          fmt::format("kagent's own step failed in phase {}{}: {}", name, oom ? " (out of GPU memory)" : "",
                      first_line(e.what())),
          e.what(), kFailureEvaluator);
@@ -66,6 +100,7 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
                                                             : kFailureCandidate;
   rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   rec.peak_gpu_bytes = gpu_peak_bytes();
+  record_ = nullptr;
   result_.phases.push_back(std::move(rec));
   return go_on;
 }

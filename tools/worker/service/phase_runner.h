@@ -5,7 +5,11 @@
 //   cuda::ContextLost   the candidate's: runtime_error cuda_fatal; the worker must be replaced
 //   EvaluatorError and any other exception
 //                       the evaluator's: internal_error, the message naming the phase (and the
-//                       memory asked for, when out of memory); never the candidate's fault
+//                       memory asked for, when out of memory); never the candidate's fault,
+//                       except when it left the CUDA context lost once the candidate had run:
+//                       its kernels' fault surfaced in kagent's step (runtime_error cuda_fatal);
+//                       or PyTorch's CUDA generator in graph-capture mode, which only a capture
+//                       it began and never ended leaves (runtime_error worker_state)
 #pragma once
 
 #include <functional>
@@ -24,10 +28,17 @@ class PhaseRunner {
 
   // A phase lost the CUDA context: the worker must exit after replying.
   bool context_lost() const { return context_lost_; }
+  // From here on the candidate's code has run in this process: a lost context is its doing.
+  void candidate_started() { candidate_started_ = true; }
 
  private:
+  // A failure of kagent's own step: the candidate's when the CUDA context is lost after it ran.
+  bool charge_lost_context(const char* phase, const std::string& what);
+
   EvalResult& result_;
   bool context_lost_ = false;
+  bool candidate_started_ = false;
+  PhaseRecord* record_ = nullptr;  // the phase running now
 };
 
 }  // namespace kagent::worker

@@ -2,11 +2,15 @@
 
 #include <unistd.h>
 
+#include <filesystem>
+
 #include <ATen/core/grad_mode.h>
 
 #include "timer/dram_bandwidth.h"
 #include "worker/service/baselines.h"
 #include "worker/service/evaluation.h"
+#include "worker/service/gpu_memory.h"
+#include "worker/service/worker_state.h"
 
 namespace kagent::worker {
 
@@ -24,7 +28,8 @@ void require_gpu(const DeviceInfo& device) {
 
 }  // namespace
 
-WorkerService::WorkerService(PythonRuntime& py) : py_(py) {
+WorkerService::WorkerService(PythonRuntime& py)
+    : py_(py), libraries_(std::filesystem::temp_directory_path().string()) {
   device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
   if (device_.available) device_.measured_dram_gbps = measure_dram_gbps(device_.memory_bytes);
 }
@@ -51,6 +56,7 @@ protocol::PrepareReply WorkerService::on(const protocol::PrepareRequest& r) {
     at::NoGradGuard no_grad;
     py_.call(PyFn::WarmUp, {session.problem()});
     profiler_.warm_up();  // once per worker; its setup would otherwise land in the first evaluation
+    release_cached_gpu_memory();  // the GPU's other processes may need it before the evaluation comes
   }
   return {};
 }
@@ -74,9 +80,15 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
-  Evaluation evaluation({py_, device_, profiler_}, *session, r);
-  result = evaluation();
-  context_lost_ = evaluation.context_lost();
+  WorkerState state(py_, device_);  // what the candidate must leave as it found it
+  {
+    Evaluation evaluation({py_, device_, profiler_, libraries_}, *session, r);
+    result = evaluation();
+    context_lost_ = evaluation.context_lost();
+  }  // the candidate's objects are dropped here, before the check
+  result.isolation.left_behind = state.check_and_restore(context_lost_);
+  charge_left_behind(result);
+  replace_ = state.must_replace();
   return result;
 }
 
@@ -86,6 +98,7 @@ protocol::BaselinesReply WorkerService::on(const protocol::BaselinesRequest& r) 
   require_gpu(device_);
   at::NoGradGuard no_grad;
   const Baselines b = get_baselines(py_, problem(r.problem), r.options, device_);
+  release_cached_gpu_memory();
   return {b.eager, b.compiled, b.compiled_error, b.cache_hit, b.recheck};
 }
 
@@ -103,7 +116,9 @@ nlohmann::json WorkerService::dispatch(const nlohmann::json& line) {
     throw RequestError("bad_request", e.what());
   }
   auto reply = on(request);
-  return protocol::ok_line(reply, context_lost_);
+  nlohmann::json out = protocol::ok_line(reply, context_lost_);
+  if (replace_ && !context_lost_) out["replace"] = true;  // exits after this reply (worker_state.h)
+  return out;
 }
 
 nlohmann::json WorkerService::handle(const nlohmann::json& line) {

@@ -11,6 +11,7 @@
 #include "result/device_info.h"
 #include "worker/protocol/protocol.h"
 #include "worker/python/python_runtime.h"
+#include "worker/service/library_instances.h"
 #include "worker/service/problem_session.h"
 #include "worker/service/profile_phase.h"
 
@@ -23,8 +24,9 @@ class WorkerService {
 
   // A request line (with its "op") -> the reply line, without the id.
   nlohmann::json handle(const nlohmann::json& request);
-  // The CUDA context is lost, or a shutdown was asked: exit after the reply.
-  bool must_exit() const { return context_lost_ || shutdown_; }
+  // The CUDA context is lost, a candidate left what cannot be put back (worker_state.h), or a
+  // shutdown was asked: exit after the reply.
+  bool must_exit() const { return context_lost_ || replace_ || shutdown_; }
   // Whether the last reply has to carry "fatal" (the context is lost).
   const DeviceInfo& device() const { return device_; }
   // The sandbox report the hello carries (set once the sandbox is closed).
@@ -47,7 +49,9 @@ class WorkerService {
   nlohmann::json sandbox_ = nlohmann::json::object();
   std::map<std::string, std::unique_ptr<ProblemSession>> problems_;  // by path
   ProfilePhase profiler_;
+  LibraryInstances libraries_;
   bool context_lost_ = false;
+  bool replace_ = false;  // the reply says "replace": a fresh worker takes the next request
   bool shutdown_ = false;
 };
 

@@ -9,5 +9,6 @@ Modules, one job each: loading (errors, executing user files), problem (problems
 candidates), device (the GPU description), guards (fp64 truth, tampering, threads),
 source_scan (static checks of a KernelBench answer), inline_calls (load_inline calls read
 statically, shared with the orchestrator), inline_patch (load_inline while an answer loads),
-registry (what C++ calls).
+hygiene (the process state one evaluation could leave for the next: captured, checked, put
+back), registry (what C++ calls).
 """

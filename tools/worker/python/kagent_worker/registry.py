@@ -1,7 +1,7 @@
 """The functions the C++ worker calls, by the names it uses (tools/worker/python/python_functions.h
 lists the same names; a test fails when the two lists differ)."""
 
-from kagent_worker import device, guards, precision, problem, shapes, source_scan
+from kagent_worker import device, guards, hygiene, precision, problem, shapes, source_scan
 
 FUNCTIONS = {
     "device_info": device.device_info,
@@ -18,4 +18,6 @@ FUNCTIONS = {
     "python_threads": guards.python_threads,
     "new_python_threads": guards.new_python_threads,
     "scan_kernelbench_source": source_scan.scan_kernelbench_source,
+    "capture_worker_state": hygiene.capture,
+    "restore_worker_state": hygiene.restore,
 }

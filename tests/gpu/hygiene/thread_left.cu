@@ -1,0 +1,43 @@
+// Hygiene culprit (native threads): forward starts a thread that keeps computing forever and
+// returns the right answer. It would slow every later timing in the worker. Expected: correct
+// outputs, but runtime_error / worker_state: left_behind thread (the worker is replaced),
+// charged; the next evaluation unaffected.
+#include <atomic>
+#include <thread>
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+
+__global__ void gelu_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t n) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+  }
+}
+
+// The right answer, by its own kernel: only what it leaves behind should decide.
+at::Tensor gelu_own_kernel(const at::Tensor& x) {
+  TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat, "x must be a float32 CUDA tensor");
+  at::Tensor xc = x.contiguous();
+  at::Tensor y = at::empty_like(xc);
+  const int64_t n = xc.numel();
+  if (n == 0) return y;
+  const int threads = 256;
+  gelu_kernel<<<static_cast<unsigned>((n + threads - 1) / threads), threads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      xc.data_ptr<float>(), y.data_ptr<float>(), n);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  return y;
+}
+
+
+at::Tensor forward(at::Tensor x) {
+  static std::atomic<bool> started{false};
+  if (!started.exchange(true))
+    std::thread([] {
+      volatile uint64_t spin = 0;
+      for (;;) spin = spin + 1;
+    }).detach();
+  return gelu_own_kernel(x);
+}

@@ -1,0 +1,144 @@
+"""The worker's state check (kagent_worker.hygiene) on the CPU: each kind of state a candidate
+can change is found, put back or marked for a fresh worker; kagent's own steps (torch.compile's
+first use among them) leave nothing to report."""
+
+import functools
+import threading
+import time
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.overrides import TorchFunctionMode
+
+from kagent_worker import hygiene
+
+
+def items(findings):
+    return {f["item"]: f for f in findings}
+
+
+def test_nothing_changed_nothing_found():
+    snap = hygiene.capture()
+    torch.randn(100) @ torch.randn(100)  # ordinary work moves the generator only
+    assert hygiene.restore(snap) == []
+
+
+def test_torch_compile_first_use_is_not_a_patch():
+    # torch._dynamo's import wraps functions of torch's own (manual_seed, Module methods): no finding.
+    snap = hygiene.capture()
+    f = torch.compile(lambda x: torch.sin(x) + 1, backend="eager")
+    f(torch.randn(8))
+    torch.manual_seed(3)
+    assert hygiene.restore(snap) == []
+
+
+def test_generators_put_back_silently():
+    snap = hygiene.capture()
+    first = torch.randn(5)
+    torch.manual_seed(1234)
+    torch.randn(1000)
+    assert hygiene.restore(snap) == []
+    assert torch.equal(torch.randn(5), first)  # the generator is where the snapshot left it
+
+
+def test_default_dtype_and_device():
+    snap = hygiene.capture()
+    torch.set_default_dtype(torch.float64)
+    torch.set_default_device("meta")
+    found = items(hygiene.restore(snap))
+    assert found["torch.get_default_dtype()"]["action"] == "restored"
+    assert found["torch.get_default_device()"]["action"] == "restored"
+    assert torch.get_default_dtype() == torch.float32
+    assert torch.get_default_device() == torch.device("cpu")
+    assert torch.zeros(2).device.type == "cpu"
+    assert not any(f["charged"] for f in found.values())
+
+
+def test_grad_mode_and_backend_flags():
+    snap = hygiene.capture()
+    before = torch.backends.cudnn.benchmark
+    torch.set_grad_enabled(False)
+    torch.backends.cudnn.benchmark = not before
+    torch.set_float32_matmul_precision("medium")
+    found = items(hygiene.restore(snap))
+    assert "torch.is_grad_enabled()" in found
+    assert found["torch.backends.cudnn.benchmark"]["detail"] == f"{not before!r} -> {before!r}"
+    assert "torch.get_float32_matmul_precision()" in found
+    assert torch.is_grad_enabled()
+    assert torch.backends.cudnn.benchmark == before
+    assert torch.get_float32_matmul_precision() == "highest"
+
+
+def test_patched_functions_put_back():
+    original_gelu, original_add = F.gelu, torch.Tensor.add
+    snap = hygiene.capture()
+
+    @functools.wraps(original_gelu)
+    def fake_gelu(x, *a, **k):
+        return x
+
+    F.gelu = fake_gelu
+    torch.Tensor.add = lambda self, other: self
+    torch.nn.functional.relu = torch.sigmoid  # another torch function is still a patch
+    found = items(hygiene.restore(snap))
+    assert found["patched_function"]["action"] == "restored"
+    assert "torch.nn.functional.gelu" in found["patched_function"]["detail"]
+    assert F.gelu is original_gelu and torch.Tensor.add is original_add
+    assert torch.nn.functional.relu(torch.tensor([-1.0])).item() == 0.0
+
+
+def test_function_mode_left_active():
+    snap = hygiene.capture()
+    TorchFunctionMode().__enter__()
+    found = items(hygiene.restore(snap))
+    assert found["torch_function_mode"]["action"] == "restored"
+    assert torch._C._len_torch_function_stack() == snap["function_modes"]
+
+
+def test_thread_still_running_needs_a_fresh_worker():
+    stop = threading.Event()
+    snap = hygiene.capture()
+    t = threading.Thread(target=lambda: stop.wait(30), name="candidate-spinner")
+    t.start()
+    try:
+        found = items(hygiene.restore(snap))
+        assert found["python_thread"]["action"] == "replaced"
+        assert found["python_thread"]["charged"]
+        assert "candidate-spinner" in found["python_thread"]["detail"]
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_library_threads_are_not_the_candidates():
+    snap = hygiene.capture()
+    timer = threading.Timer(30, lambda: None)  # a thread class of the standard library
+    timer.start()
+    try:
+        assert hygiene.restore(snap) == []
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+def test_a_thread_that_ended_leaves_nothing():
+    snap = hygiene.capture()
+    t = threading.Thread(target=time.sleep, args=(0.01,))
+    t.start()
+    t.join()
+    assert hygiene.restore(snap) == []
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+def test_cuda_generator_left_in_capture_mode():
+    torch.cuda.init()
+    snap = hygiene.capture()
+    g = torch.cuda.CUDAGraph()
+    try:
+        g.capture_begin()  # on the default stream: refused after the generator entered capture mode
+    except RuntimeError:
+        pass
+    found = items(hygiene.restore(snap))
+    assert "cuda_generator" in found
+    torch.empty(4, device="cuda").uniform_()  # draws again

@@ -1,0 +1,87 @@
+#include "result/isolation.h"
+
+#include "result/eval_result.h"
+
+namespace kagent {
+
+bool Isolation::charged() const {
+  for (const auto& l : left_behind)
+    if (l.charged) return true;
+  return false;
+}
+
+std::string Isolation::charged_text() const {
+  std::string s;
+  for (const auto& l : left_behind)
+    if (l.charged) s += (s.empty() ? "" : "; ") + l.item + (l.detail.empty() ? "" : ": " + l.detail);
+  return s;
+}
+
+void to_json(nlohmann::json& j, const LeftBehind& l) {
+  j = {{"item", l.item}, {"detail", l.detail}, {"action", l.action}, {"charged", l.charged}};
+}
+
+void from_json(const nlohmann::json& j, LeftBehind& l) {
+  l.item = j.value("item", "");
+  l.detail = j.value("detail", "");
+  l.action = j.value("action", "");
+  l.charged = j.value("charged", false);
+}
+
+void to_json(nlohmann::json& j, const WorkerRetry& r) {
+  j = {{"first_status", r.first_status}, {"first_reason", r.first_reason}, {"first_message", r.first_message},
+       {"why", r.why}, {"after", r.after}};
+}
+
+void from_json(const nlohmann::json& j, WorkerRetry& r) {
+  r.first_status = j.value("first_status", "");
+  r.first_reason = j.value("first_reason", "");
+  r.first_message = j.value("first_message", "");
+  r.why = j.value("why", "");
+  r.after = j.value("after", "");
+}
+
+void to_json(nlohmann::json& j, const Isolation& i) {
+  j = nlohmann::json::object();
+  if (!i.left_behind.empty()) j["left_behind"] = i.left_behind;
+  if (i.retry) j["retry"] = *i.retry;
+  if (i.memory_wait_seconds > 0) j["memory_wait_seconds"] = i.memory_wait_seconds;
+}
+
+void from_json(const nlohmann::json& j, Isolation& i) {
+  i = Isolation{};
+  if (!j.is_object()) return;
+  i.left_behind = j.value("left_behind", std::vector<LeftBehind>{});
+  if (j.contains("retry") && j["retry"].is_object()) i.retry = j["retry"].get<WorkerRetry>();
+  i.memory_wait_seconds = j.value("memory_wait_seconds", 0.0);
+}
+
+void to_json(nlohmann::json& j, const WorkerCharge& c) {
+  j = {{"candidate", c.candidate},         {"problem", c.problem},
+       {"next", c.next},                   {"next_problem", c.next_problem},
+       {"failed_status", c.failed_status}, {"failed_reason", c.failed_reason},
+       {"failed_message", c.failed_message}};
+}
+
+void from_json(const nlohmann::json& j, WorkerCharge& c) {
+  c.candidate = j.value("candidate", "");
+  c.problem = j.value("problem", "");
+  c.next = j.value("next", "");
+  c.next_problem = j.value("next_problem", "");
+  c.failed_status = j.value("failed_status", "");
+  c.failed_reason = j.value("failed_reason", "");
+  c.failed_message = j.value("failed_message", "");
+}
+
+void charge_left_behind(EvalResult& r) {
+  if (!r.isolation.charged() || r.status != Status::Correct) return;
+  bool context_lost = false;  // a fault that landed after the evaluation's last check
+  for (const auto& l : r.isolation.left_behind) context_lost = context_lost || (l.charged && l.item == "cuda_error");
+  r.status = Status::RuntimeError;
+  r.reason = context_lost ? reason::kCudaFatal : reason::kWorkerState;
+  const std::string what = r.isolation.charged_text();
+  r.message = "the candidate left the worker unusable: " + what;
+  r.runtime_error = "outputs were correct, but after the evaluation: " + what;
+}
+
+}  // namespace kagent

@@ -1,0 +1,68 @@
+// Worker hygiene: a worker serves many candidates, so after every evaluation it proves that
+// its process is in the state the evaluation found it in, puts back what can be put back, or
+// asks to be replaced. What one candidate leaves behind must never change another's verdict.
+//
+// Captured before the evaluation, checked after it (its objects already dropped):
+//   CUDA         a sticky error (the context is lost), an error left pending (cleared), a graph
+//                capture still in progress on any stream (no unsafe call is allowed then)
+//   Python       kagent_worker/hygiene.py: random generators (CPU, CUDA with its graph-capture
+//                flag), default dtype and device, grad and autocast modes, torch.backends
+//                flags, memory fraction, current stream, torch function and dispatch modes,
+//                replaced torch or reference functions, Python threads still running
+//   threads      native threads started during the evaluation that still compute
+//   GPU memory   tensors or CUDA graphs the candidate kept alive past its evaluation
+//   allocator    the caching allocator's settings (expandable segments, split size, ...)
+// The cached GPU memory is then released, so that other processes on the GPU can use it.
+// Each finding is a LeftBehind (result/isolation.h); charged ones made the worker unusable.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "result/device_info.h"
+#include "result/isolation.h"
+#include "worker/python/python_runtime.h"
+
+namespace kagent::worker {
+
+class WorkerState {
+ public:
+  // Captures the state now (before a request runs a candidate).
+  WorkerState(PythonRuntime& py, const DeviceInfo& device);
+
+  // After the request: what differs, put back where possible. `context_lost`: the evaluation
+  // already found the CUDA context gone (the worker exits anyway; nothing else is checked).
+  std::vector<LeftBehind> check_and_restore(bool context_lost);
+  // Some finding could not be put back: the worker must exit after its reply.
+  bool must_replace() const { return replace_; }
+
+ private:
+  void check_cuda(std::vector<LeftBehind>& out);
+  void check_python(std::vector<LeftBehind>& out);
+  void check_threads(std::vector<LeftBehind>& out);
+  void check_memory(std::vector<LeftBehind>& out);
+  void check_allocator(std::vector<LeftBehind>& out);
+  void add(std::vector<LeftBehind>& out, LeftBehind item);
+
+  PythonRuntime& py_;
+  const DeviceInfo& device_;
+  PyRef snapshot_;
+  std::string capture_error_;  // why there is no snapshot
+  std::set<pid_t> threads_;
+  int64_t allocated_bytes_ = 0;
+  std::string allocator_settings_;
+  bool replace_ = false;
+};
+
+// The tasks (threads) of this process, from /proc/self/task.
+std::set<pid_t> own_threads();
+// CPU time a task of this process used so far, in clock ticks; -1 when it is gone.
+int64_t thread_cpu_ticks(pid_t tid);
+// Its state letter from /proc ('R' running or runnable, 'S' sleeping, ...); '?' when it is gone.
+char thread_state(pid_t tid);
+
+}  // namespace kagent::worker
