@@ -74,13 +74,19 @@ void from_json(const nlohmann::json& j, WorkerCharge& c) {
 }
 
 void charge_left_behind(EvalResult& r) {
-  if (!r.isolation.charged() || r.status != Status::Correct) return;
+  if (!r.isolation.charged()) return;
   bool context_lost = false;  // a fault that landed after the evaluation's last check
   for (const auto& l : r.isolation.left_behind) context_lost = context_lost || (l.charged && l.item == "cuda_error");
-  r.status = Status::RuntimeError;
-  r.reason = context_lost ? reason::kCudaFatal : reason::kWorkerState;
   const std::string what = r.isolation.charged_text();
-  r.message = "the candidate left the worker unusable: " + what;
+  const PolicyVerdict charged{Status::RuntimeError, context_lost ? reason::kCudaFatal : reason::kWorkerState,
+                              "the candidate left the worker unusable: " + what};
+  // Under every policy that called it correct: the damage is the candidate's whatever the rules.
+  for (auto& entry : r.verdicts)
+    if (entry.second.status == Status::Correct) entry.second = charged;
+  if (r.status != Status::Correct) return;
+  r.status = charged.status;
+  r.reason = charged.reason;
+  r.message = charged.message;
   r.runtime_error = "outputs were correct, but after the evaluation: " + what;
 }
 

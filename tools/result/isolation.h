@@ -77,8 +77,8 @@ void to_json(nlohmann::json& j, const WorkerCharge& c);
 void from_json(const nlohmann::json& j, WorkerCharge& c);
 
 // A correct verdict whose candidate left the worker unusable turns runtime_error / worker_state
-// (cuda_fatal when what it left is a lost CUDA context); any other verdict keeps its status (the
-// left_behind list names what was found).
+// (cuda_fatal when what it left is a lost CUDA context), under every policy that called it
+// correct; any other verdict keeps its status (the left_behind list names what was found).
 void charge_left_behind(EvalResult& r);
 
 }  // namespace kagent
