@@ -112,7 +112,7 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
   // inputs and one copy, the expected outputs and one call's outputs at once; parameters are
   // watched through snapshots (checksums when large), the fp64 truth is taken on cut inputs.
   const ToleranceConfig& tol = eval.tolerance;
-  // Where the guard run's time goes, for the worker's log (what a warm evaluation costs).
+  // Where the guard run's time goes (the phase record's parts: what a warm evaluation costs).
   auto mark = std::chrono::steady_clock::now();
   split_.clear();
   const auto lap = [&](const char* what) {
