@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_pool.h"
 
 #include <algorithm>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     workers_.back()->stats.gpu = g.value_or(-1);
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
+  compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs : std::max(1u, std::thread::hardware_concurrency() / 2);
   device_file_ = fs::path(cache_) / fmt::format("device-{}.json", settings_.hide_gpus ? std::string("none")
                                                                                       : std::to_string(gpus.front().value_or(0)));
   if (fs::exists(device_file_)) {
@@ -140,6 +142,23 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
 
 WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.front()->client; }
 
+EvaluationPool::CompileSlot::CompileSlot(EvaluationPool& pool) : pool_(pool) {
+  std::unique_lock lock(pool_.mu_);
+  ++pool_.compile_waiting_;
+  pool_.slot_freed_.wait(lock, [&] { return pool_.compiling_ < static_cast<int>(pool_.compile_slots_); });
+  --pool_.compile_waiting_;
+  ++pool_.compiling_;
+}
+
+EvaluationPool::CompileSlot::~CompileSlot() {
+  {
+    std::lock_guard lock(pool_.mu_);
+    --pool_.compiling_;
+    ++pool_.compiles_;
+  }
+  pool_.slot_freed_.notify_one();
+}
+
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - last_change_).count();
   last_change_ = now;
@@ -152,6 +171,8 @@ PoolCounters EvaluationPool::counters() const {
   std::lock_guard lock(mu_);
   PoolCounters c;
   c.compiles = compiles_;
+  c.compiling = compiling_;
+  c.compile_waiting = compile_waiting_;
   const auto now = std::chrono::steady_clock::now();
   const double pending = !queue_.empty() ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
   for (const auto& w : workers_) {
