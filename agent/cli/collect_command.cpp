@@ -241,16 +241,20 @@ int run_collect(CollectArgs a) {
   for (const auto& [key, line] : index.samples) failed_samples += line.value("status", "") == "failed" ? 1 : 0;
   const double minutes = out.wall_seconds / 60.0;
   const double per_gpu_minute = minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0;
-  auto busy_ratio = [&](const WorkerCounters& w) { return out.wall_seconds > 0 ? w.held_seconds / out.wall_seconds : 0.0; };
-  // Per worker (per GPU): its evaluations, the time it was held, and the time it sat free while
-  // a request waited for a worker (0 when the GPUs are fed).
+  auto ratio = [&](double seconds) { return out.wall_seconds > 0 ? seconds / out.wall_seconds : 0.0; };
+  // Per worker (per GPU): its evaluations; busy, the time it spent inside evaluations (the GPU's
+  // real work, a torch-built fallback's compile included); held, the time it was leased for any
+  // request (problem loads and baselines too); and the time it sat free while a request waited
+  // for a worker (0 when the GPUs are fed).
   json per_gpu = json::array();
   for (const auto& w : counters.workers)
     per_gpu.push_back({{"gpu", w.gpu},
                        {"evaluations", w.evaluations},
                        {"eval_seconds", w.eval_seconds},
-                       {"busy_seconds", w.held_seconds},
-                       {"busy_ratio", busy_ratio(w)},
+                       {"busy_seconds", w.eval_seconds},
+                       {"busy_ratio", ratio(w.eval_seconds)},
+                       {"held_seconds", w.held_seconds},
+                       {"held_ratio", ratio(w.held_seconds)},
                        {"idle_while_queued_seconds", w.idle_while_queued_seconds}});
   store->write_file(collect::kSummaryFile,
                     json({{"problems", problems.size()},
@@ -274,11 +278,13 @@ int run_collect(CollectArgs a) {
                              index.samples.size(), (problems.size() - index.problem_errors.size()) * static_cast<size_t>(a.run.samples),
                              problems.size() - index.problem_errors.size(), index.problem_errors.size(),
                              counters.evaluations, out.wall_seconds, per_gpu_minute);
-    if (counters.workers.size() > 1)
+    if (device.available || counters.workers.size() > 1)
       for (const auto& w : counters.workers)
-        std::cout << fmt::format("gpu {:<5} {} evaluations, busy {:.1f} s of {:.1f} s ({:.0f}%), idle while work was queued {:.2f} s\n",
-                                 w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.held_seconds,
-                                 out.wall_seconds, 100.0 * busy_ratio(w), w.idle_while_queued_seconds);
+        std::cout << fmt::format("gpu {:<5} {} evaluations, busy evaluating {:.1f} s of {:.1f} s ({:.0f}%), held {:.1f} s "
+                               "(problem loads and baselines too), idle while work was queued {:.2f} s\n",
+                               w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.eval_seconds,
+                               out.wall_seconds, 100.0 * ratio(w.eval_seconds), w.held_seconds,
+                               w.idle_while_queued_seconds);
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -10,6 +11,7 @@
 
 #include "collect/baselines_table.h"
 #include "collect/charges_file.h"
+#include "problem/spec_cache.h"
 
 namespace kagent::collect {
 
@@ -28,6 +30,7 @@ namespace {
 // One problem of the run: opened once (spec), wired once on first use (prompts, run folder).
 struct ProblemSlot {
   SuiteProblem problem;
+  std::shared_future<bool> opened;  // whether it can run, once its spec is loaded
   std::unique_ptr<EvaluationSession> session;
   int64_t footprint = 0;
   std::once_flag prepared;
@@ -78,8 +81,11 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   }
   const DeviceInfo device = std::get<DeviceInfo>(workers);
 
-  // 1. Every problem's spec (the cache, or a worker loads it): a problem that cannot run is
-  //    listed now, before any model call.
+  // 1. The problems. One whose spec is on disk opens now (no worker needed, its footprint known
+  //    for the order); the others open in the background, one per GPU worker at a time, in the
+  //    order their samples run, while the samples of problems already open compile and evaluate:
+  //    a worker loading a problem is GPU work the compiles overlap with. A problem that cannot
+  //    run is reported when its open fails, before any model call for it.
   std::vector<std::unique_ptr<ProblemSlot>> slots;
   int failed_before = 0;
   for (const auto& p : problems) {
@@ -100,22 +106,37 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
     plan.problems_failed_before = failed_before;
     emit(plan);
   }
-  std::vector<bool> usable(slots.size(), false);
-  parallel_for(slots.size(), std::max<size_t>(1, cfg.pool->size()), [&](size_t i) {
-    ProblemSlot& s = *slots[i];
-    if (!fs::is_regular_file(s.problem.path)) return problem_failed(s.problem.name, "file_not_found: no such file " + s.problem.path);
+  // Opens one problem: true when it can run. An internal error (no worker) cancels the run.
+  auto open_slot = [&](ProblemSlot& s) {
+    if (!fs::is_regular_file(s.problem.path)) {
+      problem_failed(s.problem.name, "file_not_found: no such file " + s.problem.path);
+      return false;
+    }
     s.session = std::make_unique<EvaluationSession>(cfg.pool);
     if (auto err = s.session->open(s.problem.path)) {
       if (err->result.status == Status::InternalError) {
-        std::lock_guard lock(mu);
-        if (out.internal_error.empty()) out.internal_error = err->line;
-        return;
+        {
+          std::lock_guard lock(mu);
+          if (out.internal_error.empty()) out.internal_error = err->line;
+        }
+        cancel.cancel();
+        return false;
       }
-      return problem_failed(s.problem.name, fmt::format("{}: {}", err->result.reason, err->result.message));
+      problem_failed(s.problem.name, fmt::format("{}: {}", err->result.reason, err->result.message));
+      return false;
     }
     s.footprint = footprint_bytes(s.session->spec());
-    usable[i] = true;
-  });
+    return true;
+  };
+  std::vector<bool> known(slots.size(), false);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    ProblemSlot& s = *slots[i];
+    if (!fs::is_regular_file(s.problem.path) || !load_cached_spec(cfg.pool->cache_dir(), s.problem.path)) continue;
+    known[i] = true;
+    std::promise<bool> p;
+    p.set_value(open_slot(s));
+    s.opened = p.get_future().share();
+  }
   if (!out.internal_error.empty()) return finish();
 
   // 2. What is left: samples recorded in a problem's run folder but not yet in the index (the
@@ -123,8 +144,8 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   std::vector<std::pair<ProblemSlot*, int>> items;
   int done_before = 0, problems_done_before = 0;
   for (size_t i = 0; i < slots.size(); ++i) {
-    if (!usable[i]) continue;
     ProblemSlot& s = *slots[i];
+    if (known[i] && !s.opened.get()) continue;
     const fs::path dir = store.problem_dir(s.problem.name);
     if (fs::exists(dir / traj::kConfigFile)) {
       try {
@@ -145,21 +166,37 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
     if (s.remaining == 0) ++problems_done_before;
   }
   if (cfg.order == Order::Largest) {
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto& a, const auto& b) { return a.first->footprint > b.first->footprint; });
+    // Largest first among the problems whose spec is known; the others after them, in suite order.
+    std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) {
+      const bool ka = a.first->opened.valid(), kb = b.first->opened.valid();
+      if (ka != kb) return ka;
+      return ka && a.first->footprint > b.first->footprint;
+    });
   } else {
     std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   }
   {
     CollectEvent plan{CollectEvent::Kind::Plan, "", -1, nullptr, nullptr, ""};
     plan.problems = static_cast<int>(problems.size());
-    plan.samples = static_cast<int>(std::count(usable.begin(), usable.end(), true)) * cfg.samples;
+    int usable = 0;
+    for (size_t i = 0; i < slots.size(); ++i) usable += !known[i] || slots[i]->opened.get();
+    plan.samples = usable * cfg.samples;
     plan.samples_per_problem = cfg.samples;
     plan.samples_done_before = done_before;
     plan.problems_done_before = problems_done_before;
     plan.problems_failed_before = failed_before;
     emit(plan);
   }
+  // The problems still to open, in the order their first sample runs.
+  std::vector<ProblemSlot*> to_open;
+  for (auto& [slot, sample] : items)
+    if (!slot->opened.valid() && std::find(to_open.begin(), to_open.end(), slot) == to_open.end()) to_open.push_back(slot);
+  std::vector<std::promise<bool>> opened(to_open.size());
+  for (size_t i = 0; i < to_open.size(); ++i) to_open[i]->opened = opened[i].get_future().share();
+  std::jthread opener([&] {
+    parallel_for(to_open.size(), std::max<size_t>(1, cfg.pool->size()),
+                 [&](size_t i) { opened[i].set_value(!cancel.cancelled() && open_slot(*to_open[i])); });
+  });
 
   // 3. The samples. A problem is wired (prompts with its baselines, run folder) by the first
   //    sample that reaches it.
@@ -193,7 +230,8 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   auto work = [&] {
     for (size_t k = next++; k < items.size() && !cancel.cancelled(); k = next++) {
       auto [slot, sample] = items[k];
-      if (!prepare(*slot)) continue;
+      const std::shared_future<bool> opened = slot->opened;  // a copy per thread
+      if (!opened.get() || !prepare(*slot)) continue;
       const std::string& name = slot->problem.name;
       emit({CollectEvent::Kind::SampleStarted, name, sample, nullptr, nullptr, ""});
       try {
@@ -232,6 +270,7 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
     const size_t n = std::min(items.size(), static_cast<size_t>(std::max(1, cfg.concurrency)));
     for (size_t t = 0; t < n; ++t) threads.emplace_back(work);
   }
+  opener.join();
   for (auto& s : slots)
     if (s->run_store) s->run_store->write_summary();
   try {

@@ -3,8 +3,11 @@
 // pool over the CPU cores). Up to `concurrency` samples are in progress at once, each on its
 // own thread: while some wait on the model (at most the client's in-flight limit), others
 // compile or wait for a free GPU worker, so the GPUs are fed as long as work remains and the
-// model is never held up by a full GPU queue. Work is ordered largest problem first (so a slow
-// problem does not hold up a shard's tail) or interleaved (sample 0 of every problem, then 1, ...).
+// model is never held up by a full GPU queue. Problems whose spec is not on disk are loaded on the
+// workers in the background, in the order their samples run, while the others' samples already
+// compile and evaluate. Work is ordered largest problem first (among problems whose spec is
+// known; so a slow problem does not hold up a shard's tail) or interleaved (sample 0 of every
+// problem, then 1, ...).
 // Every finished sample lands in its problem's run folder, then in the collection's index:
 // a rerun over the same folder skips finished (problem, sample) pairs and continues the others.
 #pragma once

@@ -39,6 +39,8 @@ std::pair<Fd, Fd> make_pipe() {
 ExitInfo decode(int status, const struct rusage& usage) {
   ExitInfo e;
   e.peak_rss_kb = usage.ru_maxrss;
+  auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  e.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
   if (WIFEXITED(status)) {
     e.exited = true;
     e.code = WEXITSTATUS(status);

@@ -23,6 +23,7 @@ struct ExitInfo {
   bool signaled = false;  // killed by a signal, see signal
   int signal = 0;
   long peak_rss_kb = 0;   // largest resident set of the child or any descendant it waited for
+  double cpu_seconds = 0; // user + system CPU time of the child and the descendants it waited for
   std::string describe() const;  // "exit 3", "signal 11 (Segmentation fault)"
 };
 

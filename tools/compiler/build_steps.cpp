@@ -77,6 +77,7 @@ NvccSetup base_setup(const CompileOptions& o) {
   s.nvcc = resolve_nvcc(o.nvcc);
   s.arch = o.arch;
   s.torch_prefix = build::kTorchPrefix;
+  s.linker = default_linker();
   (void)gencode_for(s.arch);  // validates the arch
   return s;
 }
@@ -121,9 +122,36 @@ fs::path ensure_header_folder(const CompileCache& cache, std::string_view kind, 
   return dir;
 }
 
+namespace {
+
+const std::optional<std::string>& slim_ops() {
+  // Read once: the torch headers kagent was built with do not change while it runs.
+  static const std::optional<std::string> text = slim_ops_text(fs::path(build::kTorchPrefix) / "include");
+  return text;
+}
+
+}  // namespace
+
+ShimTier first_light_tier(bool slim) { return slim && slim_ops() ? ShimTier::Slim : ShimTier::Lite; }
+
 fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
-  return ensure_header_folder(cache, "shim", extension_shim_text(tier),
-                              {"torch/extension.h", "torch/torch.h", "torch/types.h"});
+  const std::string shim = extension_shim_text(tier);
+  if (tier != ShimTier::Slim)
+    return ensure_header_folder(cache, "shim", shim, {"torch/extension.h", "torch/torch.h", "torch/types.h"});
+  if (!slim_ops()) throw std::runtime_error("the Slim torch/extension.h needs torch's ATen/ops headers");
+  // The folder is named by the shim's hash; the operators' text goes into it too (its hash in
+  // the name keeps a changed torch apart).
+  const std::string ops = *slim_ops();
+  const fs::path dir = ensure_header_folder(cache, "shim", shim + "\n// ops " + sha256_hex(ops),
+                                            {"torch/extension.h", "torch/torch.h", "torch/types.h"});
+  const fs::path header = dir / kSlimOpsHeader;
+  if (!fs::exists(header)) {
+    fs::create_directories(header.parent_path());
+    const fs::path tmp = cache.temp_file_path(header.filename().string());
+    write_text_file(tmp, ops);
+    cache.publish_file(tmp, header);
+  }
+  return dir;
 }
 
 NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python) {
@@ -150,6 +178,7 @@ void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch,
       .update(to_string(first_tier))
       .update(extension_shim_text(ShimTier::Lite))
       .update(extension_shim_text(ShimTier::ATen));
+  if (first_tier == ShimTier::Slim) h.update(extension_shim_text(ShimTier::Slim)).update(slim_ops().value_or(""));
 }
 
 bool includes_torch_header(std::string_view source) {
@@ -161,6 +190,8 @@ bool includes_torch_header(std::string_view source) {
 std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
                                   const fs::path& torch_prefix) {
   if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
+  // Slim is a guess that saves seconds; whatever fails with it is built as before Slim existed.
+  if (tier == ShimTier::Slim) return ShimTier::Lite;
   // cudafe++'s wording first, then g++'s (the .cpp part of a load_inline extension), whose
   // quotes are typographic under a UTF-8 locale.
   static const std::string q = "(?:'|\xE2\x80\x98|\xE2\x80\x99)";

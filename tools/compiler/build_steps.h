@@ -61,9 +61,13 @@ size_t count_lines(std::string_view s);
 std::filesystem::path ensure_header_folder(const CompileCache& cache, std::string_view kind, std::string_view text,
                                            std::initializer_list<std::string_view> names);
 
-// A shim folder (torch/extension.h, torch/torch.h and torch/types.h), content-addressed
-// inside the cache.
+// A shim folder (torch/extension.h, torch/torch.h and torch/types.h; Slim's operators too),
+// content-addressed inside the cache.
 std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
+
+// The cheapest light tier: Slim when asked for and torch's headers allow it (slim_ops_text),
+// else Lite.
+ShimTier first_light_tier(bool slim);
 
 // What every build's cache key depends on besides its sources and command lines: nvcc's
 // identity, torch's version, the arch, the first header tier and the shim texts.
@@ -99,8 +103,11 @@ auto build_over_tiers(ShimTier first, std::string_view source, const std::filesy
   while (!info_of(a).ok && info_of(a).limit.empty()) {
     const auto next = next_tier(tier, source, a.errors, torch_prefix);
     if (!next) break;
-    notes += fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
-                         to_string(*next), to_string(tier));
+    notes += tier == ShimTier::Slim
+                 ? fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the slim one failed)\n",
+                               to_string(*next))
+                 : fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
+                               to_string(*next), to_string(tier));
     tier = *next;
     a = build(tier);
     spent += info_of(a).seconds;

@@ -105,6 +105,7 @@ std::optional<CompileInfo> CompileCache::lookup(const std::string& key) const {
     info.cache_hit = true;
     info.seconds = 0;
     info.peak_rss_mb = 0;
+    info.steps.clear();
     if (!info.artifact.empty()) {
       info.artifact = (entry / fs::path(info.artifact).filename()).string();
       if (!fs::exists(info.artifact)) return std::nullopt;  // damaged entry: rebuild

@@ -1,5 +1,7 @@
 #include "compiler/extension_shim.h"
 
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace kagent {
@@ -17,6 +19,7 @@ std::string_view common_text();
 
 std::string to_string(ShimTier tier) {
   switch (tier) {
+    case ShimTier::Slim: return "slim";
     case ShimTier::Lite: return "lite";
     case ShimTier::ATen: return "aten";
     case ShimTier::Full: return "full";
@@ -24,18 +27,48 @@ std::string to_string(ShimTier tier) {
   return "?";
 }
 
-std::string extension_shim_text(ShimTier tier) {
+std::string extension_shim_includes(ShimTier tier) {
   std::string includes;
-  if (tier == ShimTier::Lite) {
+  if (tier == ShimTier::Slim) {
+    includes = "#include <ATen/core/Tensor.h>\n#include <ATen/Dispatch.h>\n#include <c10/core/TensorOptions.h>\n"
+               "#include <" + std::string(kSlimOpsHeader) + ">\n";
+  } else if (tier == ShimTier::Lite) {
     includes = "#include <ATen/core/Tensor.h>\n#include <ATen/Dispatch.h>\n";
     for (auto op : kLiteOps) includes += "#include <ATen/ops/" + std::string(op) + ".h>\n";
   } else {
     includes = "#include <ATen/ATen.h>\n";
   }
+  return includes;
+}
+
+std::string extension_shim_text(ShimTier tier) {
   std::string text(common_text());
   const std::string marker = "// @INCLUDES@\n";
-  text.replace(text.find(marker), marker.size(), includes);
+  text.replace(text.find(marker), marker.size(), extension_shim_includes(tier));
   return "// kagent: light <torch/extension.h>, tier " + to_string(tier) + "\n" + text;
+}
+
+std::optional<std::string> slim_ops_text(const std::filesystem::path& torch_include) {
+  std::string out = "#pragma once\n// kagent: torch's inline operator functions (ATen/ops/<op>.h) without the headers\n"
+                    "// those files include besides their declarations; see extension_shim.h.\n";
+  for (auto op : kLiteOps) {
+    const std::string name(op);
+    std::ifstream in(torch_include / "ATen" / "ops" / (name + ".h"), std::ios::binary);
+    if (!in) return std::nullopt;
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string decl = "#include <ATen/ops/" + name + "_ops.h>";
+    const size_t from = text.find(decl);
+    // Generated headers end with `#else #error ... #endif` under a TORCH_STABLE_ONLY guard.
+    const size_t guard = text.find("#if !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)");
+    const size_t to = text.rfind("#else");
+    if (from == std::string::npos || guard == std::string::npos || to == std::string::npos || to < from) {
+      out += "#include <ATen/ops/" + name + ".h>\n";  // hand-written (from_blob.h): included whole
+      continue;
+    }
+    out += "// ATen/ops/" + name + ".h\n#if !defined(TORCH_STABLE_ONLY) && !defined(TORCH_TARGET_VERSION)\n" +
+           text.substr(from, to - from) + "#endif\n";
+  }
+  return out;
 }
 
 namespace {

@@ -5,24 +5,44 @@
 // gets the torch:: names kernels use, and a PYBIND11_MODULE block the model still writes
 // compiles to nothing (kagent binds `forward` itself).
 //
-// Tiers, cheapest first; native_compiler moves to the next one only when the errors show
+// Tiers, cheapest first; the compilers move to the next one only when the errors show
 // the cheaper one lacked something (an ATen function, a Tensor operator, the frontend):
-//   Lite: ATen/core/Tensor.h (Tensor and all its methods), Dispatch.h, common op headers;
+//   Slim: ATen/core/Tensor.h (Tensor and all its methods), Dispatch.h, TensorOptions.h and the
+//         same common operators as Lite, each as torch's own inline functions over its
+//         ATen/ops/<op>_ops.h declaration, without what every ATen/ops/<op>.h also pulls in
+//         (Context.h, DeviceGuard.h, TensorUtils.h, Generator.h, ...): half of Lite's cost.
+//         Any failure moves on to Lite (its errors are then Lite's, exactly as before Slim).
+//   Lite: ATen/core/Tensor.h, Dispatch.h, common op headers;
 //   ATen: ATen/ATen.h (every at:: function and operator);
 //   Full: no shim, the real torch/extension.h (needs Python.h).
 #pragma once
 
+#include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
 namespace kagent {
 
-enum class ShimTier { Lite, ATen, Full };
+enum class ShimTier { Slim, Lite, ATen, Full };
 
 std::string to_string(ShimTier tier);
 
-// The header text for a tier (Lite or ATen); placed at <dir>/torch/extension.h and
-// <dir>/torch/torch.h.
+// The header text for a tier (Slim, Lite or ATen); placed at <dir>/torch/extension.h,
+// <dir>/torch/torch.h and <dir>/torch/types.h.
 std::string extension_shim_text(ShimTier tier);
+
+// The heavy part of a tier's header: its #include lines alone (what a precompiled header of
+// the tier holds; the rest of the shim refers to macros such as TORCH_EXTENSION_NAME).
+std::string extension_shim_includes(ShimTier tier);
+
+// Where the Slim tier's operators live, relative to the shim folder.
+inline constexpr std::string_view kSlimOpsHeader = "kagent/slim_ops.h";
+
+// The Slim tier's operators from the torch headers under `torch_include`: for each common
+// operator, the text of ATen/ops/<op>.h from its `#include <ATen/ops/<op>_ops.h>` on (torch's
+// generated inline functions, unchanged) without the includes above it; a header not written in
+// that generated form is included whole. nullopt when a header is missing (no Slim tier then).
+std::optional<std::string> slim_ops_text(const std::filesystem::path& torch_include);
 
 }  // namespace kagent

@@ -15,6 +15,7 @@
 #include "compiler/compile_cache.h"
 #include "compiler/compile_diagnostics.h"
 #include "compiler/extension_shim.h"
+#include "compiler/host_pch.h"
 #include "compiler/inline_binding.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
@@ -26,7 +27,7 @@ namespace kagent {
 
 namespace {
 
-constexpr std::string_view kPipelineVersion = "kagent-inline-1";
+constexpr std::string_view kPipelineVersion = "kagent-inline-2";
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 // A fallback to torch's build is cached as a failed build whose errors start with this.
 constexpr std::string_view kFallbackMarker = "kagent's build of ";
@@ -98,23 +99,42 @@ struct PartResult {
   bool ok = false;
 };
 
-// The CUDA part runs nvcc's two front ends side by side (nvcc_split.h).
+// How a part runs: the CUDA part with nvcc's two front ends side by side (nvcc_split.h), in the
+// staging folder under the name "cuda.cu" where it uses the precompiled prefix (host_pch.h).
+struct PartRun {
+  const SplitOptions* split = nullptr;  // null: one process (the C++ part)
+  bool in_staging = false;              // run in the staging folder, the file named relatively
+};
+
 PartResult compile_part(const Part& p, const std::vector<std::string>& argv, const fs::path& staging,
-                        const CompileLimits& limits, bool cuda) {
+                        const CompileLimits& limits, const PartRun& how, std::vector<CompileStep>& steps) {
   PartResult r;
   write_text_file(p.src, p.text + p.suffix);
   SpawnOptions so;
   so.argv = argv;
   so.env_set = {"TMPDIR=" + staging.string()};
-  r.run = cuda ? run_nvcc_split(so, limits, staging / "nvcc") : limits.run(so);
+  if (how.in_staging) so.cwd = staging.string();
+  if (how.split) {
+    r.run = run_nvcc_split(so, limits, staging / "nvcc", *how.split);
+  } else {
+    r.run = limits.run(so);
+    steps.push_back({p.src.filename().string() + " host compile", r.run.seconds, r.run.exit.cpu_seconds});
+  }
   r.ok = r.run.succeeded();
   DiagnosticsContext ctx;
   ctx.display_name = p.display;
   ctx.replacements = {{p.src.string(), p.display}, {staging.string() + "/", ""}};
+  if (how.in_staging) {
+    const std::string name = p.src.filename().string();
+    ctx.replacements.insert(ctx.replacements.end(), {{"\n" + name + "(", "\n" + p.display + "("},
+                                                     {"\n" + name + ":", "\n" + p.display + ":"}});
+  }
   ctx.source = p.text;
   ctx.user_lines = p.suffix.empty() ? 0 : static_cast<int>(count_lines(p.text));
-  r.shown = "$ " + shell_join(argv) + "\n" + map_paths(r.run.output, ctx);
-  if (!r.ok) r.errors = parse_errors(r.run.output, ctx);
+  // Every line of the output follows a newline here, so the relative name is caught at a line's start.
+  const std::string output = "\n" + r.run.output;
+  r.shown = "$ " + shell_join(argv) + map_paths(output, ctx);
+  if (!r.ok) r.errors = parse_errors(output, ctx);
   return r;
 }
 
@@ -129,26 +149,67 @@ bool in_answer(const Diagnostic& d, const InlineCall& c) {
   return !d.in_binding && (d.file == c.name + "/main.cpp" || d.file == c.name + "/cuda.cu");
 }
 
+// Whether the call names no folder relative to the working directory: the CUDA part runs in
+// the staging folder when it uses the precompiled prefix.
+bool paths_absolute(const InlineCall& c) {
+  for (const auto& p : c.extra_include_paths)
+    if (!p.empty() && !fs::path(p).is_absolute()) return false;
+  for (const auto& f : c.extra_cuda_cflags)
+    if (f.find("-I") != std::string::npos || f.find("-isystem") != std::string::npos ||
+        f.find("include-path") != std::string::npos || f.find("-include") != std::string::npos)
+      return false;  // a folder or file in a flag: kept where it was written for
+  return true;
+}
+
+// `pch`: use the precompiled host headers (host_pch.h), building them first when missing.
 Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::path& staging, const std::string& ns,
-                   const CompileOptions& options, const CompileLimits& limits) {
+                   const CompileOptions& options, const CompileLimits& limits, const CompileCache& cache, ShimTier tier,
+                   bool pch) {
   const auto t0 = std::chrono::steady_clock::now();
   Part cpp{call.name + "/main.cpp", inline_cpp_text(call), inline_binding_suffix(call.functions, ns),
            staging / "main.cpp", staging / "main.o"};
   std::optional<Part> cuda;
   if (!call.cuda_sources.empty())
     cuda = Part{call.name + "/cuda.cu", inline_cuda_text(call), "", staging / "cuda.cu", staging / "cuda.o"};
+  // A precompiled header is built once per machine and toolchain, under limits of its own.
+  CompileLimits pch_limits = limits;
+  pch_limits.deadline = std::chrono::steady_clock::now() + limits.timeout;
 
   Attempt a;
   CompileInfo& info = a.build.info;
-  const auto cpp_cmd = cpp_argv(setup, call, cpp.src, cpp.obj);
-  auto cpp_future = std::async(std::launch::async, [&] { return compile_part(cpp, cpp_cmd, staging, limits, false); });
+  std::vector<CompileStep> cpp_steps, cu_steps;
+  std::vector<std::string> cpp_cmd;
+  auto cpp_future = std::async(std::launch::async, [&] {
+    cpp_cmd = cpp_argv(setup, call, cpp.src, cpp.obj);
+    if (pch)
+      if (const auto header = ensure_cpp_part_pch(cache, setup, tier, pch_limits, &cpp_steps))
+        cpp_cmd.insert(cpp_cmd.end(), {"-Xcompiler", "-include," + header->string()});
+    return compile_part(cpp, cpp_cmd, staging, limits, PartRun{}, cpp_steps);
+  });
   std::optional<PartResult> cu;
   std::vector<std::string> cu_cmd;
   if (cuda) {
-    cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
-    cu = compile_part(*cuda, cu_cmd, staging, limits, true);
+    std::optional<CudaPrefixPch> prefix;
+    if (pch && inline_cuda_text(call).rfind(kCudaImplicitHeaders, 0) == 0 && paths_absolute(call))
+      prefix = ensure_cuda_part_pch(cache, setup, pch_limits, &cu_steps);
+    SplitOptions split;
+    split.steps = &cu_steps;
+    split.label = "cuda.cu";
+    PartRun how{&split, false};
+    if (prefix) {
+      // cudafe++'s output starts as the prefix's only when the file has the same name and id.
+      split.module_id = prefix->module_id;
+      split.before_host_compile = [&prefix](HostCompile& hc) { use_cuda_prefix(hc.source, *prefix); };
+      how.in_staging = true;
+      cu_cmd = cuda_argv(setup, call, cuda->src.filename(), cuda->obj.filename());
+    } else {
+      cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
+    }
+    cu = compile_part(*cuda, cu_cmd, staging, limits, how, cu_steps);
   }
   PartResult cp = cpp_future.get();
+  info.steps = std::move(cu_steps);
+  info.steps.insert(info.steps.end(), cpp_steps.begin(), cpp_steps.end());
 
   std::string shown = cu ? cu->shown + "\n" + cp.shown : cp.shown;
   info.command = cu ? shell_join(cu_cmd) + " & " + shell_join(cpp_cmd) : shell_join(cpp_cmd);
@@ -166,6 +227,7 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
     spawn.argv = la;
     spawn.env_set = {"TMPDIR=" + staging.string()};
     RunResult linked = limits.run(spawn);
+    info.steps.push_back({"link", linked.seconds, linked.exit.cpu_seconds});
     shown += "\n$ " + shell_join(la) + "\n" + linked.output;
     info.command += " && " + shell_join(la);
     ok = linked.succeeded();
@@ -248,7 +310,8 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
     return b;
   }
   CompileCache cache(CompileCache::default_dir(options.cache_dir));
-  const ShimTier first_tier = options.light_extension_header ? ShimTier::Lite : ShimTier::Full;
+  // Answers mostly use Tensor's methods and a few factories (empty, zeros_like): Slim first.
+  const ShimTier first_tier = options.light_extension_header ? first_light_tier(true) : ShimTier::Full;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;
@@ -281,8 +344,9 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   Attempt a = build_over_tiers(
       first_tier, all_sources, setup.torch_prefix,
       [&](ShimTier tier) {
+        // Only the first tier's headers are precompiled: the others serve few answers.
         return build_once(call, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(), ns, options,
-                          limits);
+                          limits, cache, tier, tier == first_tier && tier != ShimTier::Full);
       },
       [](Attempt& at) -> CompileInfo& { return at.build.info; });
   if (!a.cacheable) return a.build;

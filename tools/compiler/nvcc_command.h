@@ -29,7 +29,11 @@ struct NvccSetup {
   std::filesystem::path params_include;  // folder with kagent/params.h, pre-included into the candidate; empty: none
   std::filesystem::path python_include;  // Python.h's folder, which the real torch/extension.h needs
   std::vector<std::string> extra_flags;  // appended to the candidate compile
+  std::string linker;                    // the host compiler's -fuse-ld=; empty: its default ld
 };
+
+// "gold" where ld.gold is installed (the link's fastest choice that binutils ships), else "".
+std::string default_linker();
 
 // The candidate's compile: -c, -Xptxas -v for resources, -lineinfo for the profiler.
 std::vector<std::string> candidate_compile_argv(const NvccSetup& s, const std::filesystem::path& src,

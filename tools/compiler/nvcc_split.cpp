@@ -5,21 +5,21 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <mutex>
 #include <regex>
 
 #include <fmt/format.h>
 
 #include "common/sha256.h"
 #include "compiler/compile_cache.h"
+#include "compiler/nvcc_command.h"
 
 namespace fs = std::filesystem;
 
 namespace kagent {
 
-namespace {
-
-// Words of a dryrun line: nvcc quotes with double quotes and never escapes inside them.
-std::vector<std::string> words(std::string_view line) {
+// nvcc quotes with double quotes and never escapes inside them.
+std::vector<std::string> dryrun_words(std::string_view line) {
   std::vector<std::string> out;
   std::string cur;
   bool quoted = false, any = false;
@@ -39,6 +39,8 @@ std::vector<std::string> words(std::string_view line) {
   if (any) out.push_back(cur);
   return out;
 }
+
+namespace {
 
 enum class Step { Preprocess, Cudafe, Cicc, Ptxas, Fatbinary, HostCompile, Other };
 
@@ -94,7 +96,7 @@ std::optional<NvccSteps> parse_nvcc_dryrun(std::string_view dryrun) {
   // host preprocess, cudafe++, (device preprocess, cicc, ptxas) per target, fatbinary, host compile
   if (cmds.size() < 7 || (cmds.size() - 4) % 3 != 0) return std::nullopt;
   std::vector<std::vector<std::string>> w;
-  for (const auto& c : cmds) w.push_back(words(c));
+  for (const auto& c : cmds) w.push_back(dryrun_words(c));
   const size_t n = cmds.size();
   if (kind_of(w[0]) != Step::Preprocess || kind_of(w[1]) != Step::Cudafe || kind_of(w[n - 2]) != Step::Fatbinary ||
       kind_of(w[n - 1]) != Step::HostCompile)
@@ -107,8 +109,13 @@ std::optional<NvccSteps> parse_nvcc_dryrun(std::string_view dryrun) {
   const auto& fe = w[1];
   s.module_id_file = value_after(fe, "--module_id_file_name");
   s.source = value_after(fe, "--orig_src_file_name");
-  if (s.module_id_file.empty() || s.source.empty() || std::count(fe.begin(), fe.end(), "--gen_module_id_file") != 1)
+  s.host_source = value_after(fe, "--gen_c_file_name");
+  if (s.module_id_file.empty() || s.source.empty() || s.host_source.empty() ||
+      std::count(fe.begin(), fe.end(), "--gen_module_id_file") != 1)
     return std::nullopt;
+  // The host compile reads exactly cudafe++'s output.
+  const auto hc = dryrun_words(cmds[n - 1]);
+  if (std::find(hc.begin(), hc.end(), s.host_source.string()) == hc.end()) return std::nullopt;
   for (size_t i = 3; i < n - 2; i += 3)
     if (value_after(w[i], "--module_id_file_name") != s.module_id_file.string()) return std::nullopt;
   std::string cudafe = cmds[1];
@@ -135,28 +142,65 @@ std::string module_id_for(const fs::path& source) {
                      sha256_hex(source.string()).substr(0, 8));
 }
 
-RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, const fs::path& keep_dir) {
+namespace {
+
+// A step's name for CompileStep: the tool it runs ("cicc", "host compile", ...).
+std::string step_name(const std::string& command) {
+  const auto w = dryrun_words(command);
+  switch (kind_of(w)) {
+    case Step::Preprocess: return "preprocess";
+    case Step::Cudafe: return "cudafe++";
+    case Step::Cicc: return "cicc";
+    case Step::Ptxas: return "ptxas";
+    case Step::Fatbinary: return "fatbinary";
+    case Step::HostCompile: return "host compile";
+    case Step::Other: break;
+  }
+  return w.empty() ? std::string("?") : fs::path(w.front()).filename().string();
+}
+
+}  // namespace
+
+RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, const fs::path& keep_dir,
+                         const SplitOptions& options) {
+  std::mutex steps_mu;
+  auto record = [&](const std::string& name, const RunResult& r) {
+    if (!options.steps) return;
+    std::lock_guard lock(steps_mu);
+    options.steps->push_back({options.label.empty() ? name : options.label + " " + name, r.seconds, r.exit.cpu_seconds});
+  };
+  auto whole_nvcc = [&] {
+    RunResult r = limits.run(so);
+    record("nvcc", r);
+    return r;
+  };
   std::error_code ec;
   fs::create_directories(keep_dir, ec);
-  if (ec) return limits.run(so);
+  if (ec) return whole_nvcc();
   const TempDir intermediates(keep_dir);  // nvcc's intermediates (tens of MB with torch's headers)
   SpawnOptions dry = so;
   dry.argv.insert(dry.argv.end(), {"-dryrun", "--keep", "--keep-dir", keep_dir.string()});
   const RunResult plan = limits.run(dry);
   // An nvcc that refuses the command says so best itself.
-  if (!plan.succeeded()) return limits.run(so);
+  if (!plan.succeeded()) return whole_nvcc();
   const auto steps = parse_nvcc_dryrun(plan.output);
-  if (!steps) return limits.run(so);
-  write_text_file(steps->module_id_file, module_id_for(steps->source));
+  if (!steps) return whole_nvcc();
+  record("dryrun", plan);
+  write_text_file(steps->module_id_file, options.module_id.empty() ? module_id_for(steps->source) : options.module_id);
 
   const auto t0 = std::chrono::steady_clock::now();
+  auto run_step = [&](const std::string& command) {
+    SpawnOptions step = so;
+    step.argv = {"/bin/sh", "-c", command};
+    step.env_set.insert(step.env_set.end(), steps->environment.begin(), steps->environment.end());
+    RunResult r = limits.run(step);
+    record(step_name(command), r);
+    return r;
+  };
   auto run_chain = [&](const std::vector<std::string>& cmds) {
     std::vector<RunResult> out;
     for (const auto& c : cmds) {
-      SpawnOptions step = so;
-      step.argv = {"/bin/sh", "-c", c};
-      step.env_set.insert(step.env_set.end(), steps->environment.begin(), steps->environment.end());
-      out.push_back(limits.run(step));
+      out.push_back(run_step(c));
       if (!out.back().succeeded()) break;
     }
     return out;
@@ -171,10 +215,9 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
   // nvcc stops at the first failed step, so a failed host front end hides the device steps.
   if (host_ok) results.insert(results.end(), device.begin(), device.end());
   if (host_ok && device_ok) {
-    SpawnOptions step = so;
-    step.argv = {"/bin/sh", "-c", steps->host_compile};
-    step.env_set.insert(step.env_set.end(), steps->environment.begin(), steps->environment.end());
-    results.push_back(limits.run(step));
+    HostCompile hc{steps->host_source, steps->host_compile, steps->environment};
+    if (options.before_host_compile) options.before_host_compile(hc);
+    results.push_back(run_step(hc.command));
   }
 
   RunResult out;
@@ -183,6 +226,7 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
   for (const auto& r : results) {
     out.output += r.output;
     peak_kb = std::max(peak_kb, r.exit.peak_rss_kb);
+    out.exit.cpu_seconds += r.exit.cpu_seconds;
     if (!r.succeeded()) {
       out.exit = r.exit;
       out.timed_out = r.timed_out;
@@ -194,6 +238,27 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
   out.exit.peak_rss_kb = peak_kb;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() + plan.seconds;
   return out;
+}
+
+std::optional<std::string> host_compile_to_pch(const std::string& command, const fs::path& source,
+                                               const fs::path& header, const fs::path& gch) {
+  auto w = dryrun_words(command);
+  if (kind_of(w) != Step::HostCompile) return std::nullopt;
+  bool src = false, out = false, lang = false;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w[i] == source.string()) {
+      w[i] = header.string();
+      src = true;
+    } else if (w[i] == "-o" && i + 1 < w.size()) {
+      w[++i] = gch.string();
+      out = true;
+    } else if (w[i] == "-x" && i + 1 < w.size() && w[i + 1] == "c++") {
+      w[++i] = "c++-header";
+      lang = true;
+    }
+  }
+  if (!src || !out || !lang) return std::nullopt;
+  return shell_join(w);
 }
 
 }  // namespace kagent

@@ -31,6 +31,8 @@ CompileInfo merge(const std::vector<std::pair<std::string, InlineBuild>>& builds
     m.command += (m.command.empty() ? "" : " ; ") + c.command;
     if (m.artifact.empty()) m.artifact = c.artifact;
     m.resources.insert(m.resources.end(), c.resources.begin(), c.resources.end());
+    for (const auto& st : c.steps)
+      m.steps.push_back({builds.size() > 1 ? name + ": " + st.name : st.name, st.seconds, st.cpu_seconds});
     if (m.limit.empty()) m.limit = c.limit;
     m.peak_rss_mb = std::max(m.peak_rss_mb, c.peak_rss_mb);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -49,6 +50,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     workers_.back()->stats.gpu = g.value_or(-1);
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
+  compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs : std::max(1u, std::thread::hardware_concurrency() / 2);
   device_file_ = fs::path(cache_) / fmt::format("device-{}.json", settings_.hide_gpus ? std::string("none")
                                                                                       : std::to_string(gpus.front().value_or(0)));
   if (fs::exists(device_file_)) {
@@ -157,6 +159,23 @@ std::vector<WorkerCharge> EvaluationPool::take_charges() {
   return std::exchange(charges_, {});
 }
 
+EvaluationPool::CompileSlot::CompileSlot(EvaluationPool& pool) : pool_(pool) {
+  std::unique_lock lock(pool_.mu_);
+  ++pool_.compile_waiting_;
+  pool_.slot_freed_.wait(lock, [&] { return pool_.compiling_ < static_cast<int>(pool_.compile_slots_); });
+  --pool_.compile_waiting_;
+  ++pool_.compiling_;
+}
+
+EvaluationPool::CompileSlot::~CompileSlot() {
+  {
+    std::lock_guard lock(pool_.mu_);
+    --pool_.compiling_;
+    ++pool_.compiles_;
+  }
+  pool_.slot_freed_.notify_one();
+}
+
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - last_change_).count();
   last_change_ = now;
@@ -169,6 +188,8 @@ PoolCounters EvaluationPool::counters() const {
   std::lock_guard lock(mu_);
   PoolCounters c;
   c.compiles = compiles_;
+  c.compiling = compiling_;
+  c.compile_waiting = compile_waiting_;
   const auto now = std::chrono::steady_clock::now();
   const double pending = !queue_.empty() ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
   for (const auto& w : workers_) {

@@ -31,7 +31,8 @@ struct EvaluationSettings {
   std::vector<int> gpus;                  // one worker each; empty: one worker, default GPU
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
-  unsigned compile_jobs = 0;              // nvcc at once; 0: one per CPU core
+  unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
+                                          // one per two cores for KernelBench answers (each runs up to 3 compilers)
   bool hide_gpus = false;                 // workers see no GPU: candidates are compiled and checked, never run
   EvalOptions options;                    // the worker's (trials, seed, tolerances, timing, guards, ...)
 };
@@ -48,7 +49,9 @@ struct WorkerCounters {
 // What the pool has done so far (for progress and throughput).
 struct PoolCounters {
   int64_t evaluations = 0;                // requests answered by a worker (evaluate): the workers' sum
-  int64_t compiles = 0;                   // nvcc runs and cache hits
+  int64_t compiles = 0;                   // nvcc runs and cache hits (native candidates and KernelBench answers)
+  int compiling = 0;                      // KernelBench answers compiling now
+  int compile_waiting = 0;                // KernelBench answers waiting for a compile slot
   double worker_busy_seconds = 0;         // the workers' eval_seconds, summed
   std::vector<WorkerCounters> workers;    // per worker, in --gpus order
 };
@@ -84,6 +87,21 @@ class EvaluationPool {
   // compile_native throws (std::invalid_argument: a problem a native candidate cannot express).
   CompileInfo compile(const ProblemSpec& spec, const std::string& source, const std::string& display_name,
                       const std::string& arch);
+
+  // One of the compile slots for work the caller compiles on its own thread (a KernelBench
+  // answer's load_inline extensions): as many as the cores keep busy, so that compiles finish
+  // one after another and keep the workers fed instead of all finishing late together.
+  class CompileSlot {
+   public:
+    explicit CompileSlot(EvaluationPool& pool);  // waits for a free slot
+    ~CompileSlot();
+    CompileSlot(const CompileSlot&) = delete;
+    CompileSlot& operator=(const CompileSlot&) = delete;
+
+   private:
+    EvaluationPool& pool_;
+  };
+  unsigned compile_slots() const { return compile_slots_; }
 
   // A worker held for one request about `problem` (waits until one is handed over). Requests
   // are served in order of arrival, with one exception: a worker that frees up goes first to a
@@ -148,6 +166,9 @@ class EvaluationPool {
   int64_t compiles_ = 0;
   std::map<std::string, int64_t> footprints_;  // by problem path
   std::vector<WorkerCharge> charges_;
+  unsigned compile_slots_ = 1;
+  int compiling_ = 0, compile_waiting_ = 0;
+  std::condition_variable slot_freed_;
 };
 
 }  // namespace kagent

@@ -107,6 +107,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     }
   } else if (format == "kernelbench") {
     arch = pool_->current_arch();
+    EvaluationPool::CompileSlot slot(*pool_);
     ext = build_answer_extensions(path, pool_->compile_options(display_name, arch), cand);
   }
   const auto workers = started();
@@ -123,6 +124,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     if (ci && ci->ok) ci = pool_->compile(spec_, source, display_name, pool_->arch_for(device));
     if (ext) {
       cand = CandidateRef{format, {}, {}, path, {}};
+      EvaluationPool::CompileSlot slot(*pool_);
       ext = build_answer_extensions(path, pool_->compile_options(display_name, pool_->arch_for(device)), cand);
     }
   }

@@ -72,12 +72,15 @@ int SassKernel::scalar_global_accesses() const {
   return accesses_by_width(global_loads, false) + accesses_by_width(global_stores, false);
 }
 
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileStep, name, seconds, cpu_seconds)
+
 void to_json(nlohmann::json& j, const CompileInfo& c) {
   j = {{"ok", c.ok},           {"cache_hit", c.cache_hit}, {"seconds", c.seconds},   {"errors", c.errors},
        {"log", c.log},         {"command", c.command},     {"artifact", c.artifact}, {"op_name", c.op_name},
        {"reason", c.reason},   {"limit", c.limit},         {"peak_rss_mb", c.peak_rss_mb},
        {"resources", c.resources}};
   put_optional(j, "sass", c.sass);
+  if (!c.steps.empty()) j["steps"] = c.steps;
 }
 
 void from_json(const nlohmann::json& j, CompileInfo& c) {
@@ -95,6 +98,7 @@ void from_json(const nlohmann::json& j, CompileInfo& c) {
   c.peak_rss_mb = j.value("peak_rss_mb", d.peak_rss_mb);
   c.resources = j.value("resources", d.resources);
   get_optional(j, "sass", c.sass);
+  c.steps = j.value("steps", d.steps);
 }
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,

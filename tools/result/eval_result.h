@@ -110,6 +110,14 @@ struct SassInfo {
   std::vector<SassKernel> kernels;
 };
 
+// One compiler process of a compile (nvcc's steps where kagent runs them itself: "cuda.cu
+// cudafe++", "main.cpp g++", "link", a precompiled header's build, ...), in the order they ended.
+struct CompileStep {
+  std::string name;
+  double seconds = 0;      // wall
+  double cpu_seconds = 0;  // user + system, the process and everything it started
+};
+
 struct CompileInfo {
   bool ok = false;
   bool cache_hit = false;
@@ -124,6 +132,7 @@ struct CompileInfo {
   long peak_rss_mb = 0;        // largest resident set of any compiler process (0 on a cache hit)
   std::vector<KernelResources> resources;
   std::optional<SassInfo> sass;  // absent where nothing was disassembled (failed compile, kernelbench, old record)
+  std::vector<CompileStep> steps;  // where the seconds went (empty on a cache hit and in old records)
 };
 
 struct Mismatch {
@@ -275,6 +284,8 @@ void to_json(nlohmann::json& j, const SassKernel& k);
 void from_json(const nlohmann::json& j, SassKernel& k);
 void to_json(nlohmann::json& j, const SassInfo& s);
 void from_json(const nlohmann::json& j, SassInfo& s);
+void to_json(nlohmann::json& j, const CompileStep& s);
+void from_json(const nlohmann::json& j, CompileStep& s);
 void to_json(nlohmann::json& j, const CompileInfo& c);
 void from_json(const nlohmann::json& j, CompileInfo& c);
 void to_json(nlohmann::json& j, const Mismatch& m);

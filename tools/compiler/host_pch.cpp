@@ -1,0 +1,182 @@
+#include "compiler/host_pch.h"
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "common/sha256.h"
+#include "common/subprocess.h"
+
+namespace fs = std::filesystem;
+
+namespace kagent {
+
+namespace {
+
+constexpr std::string_view kCppPchVersion = "kagent-cpp-pch-1";
+constexpr std::string_view kCudaPchVersion = "kagent-cuda-pch-1";
+constexpr std::string_view kCppHeader = "kagent_cpp_part.h";
+constexpr std::string_view kCudaHeader = "kagent_cuda_prefix.h";
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The compilers a header is valid for: nvcc, and the host compiler it runs (gcc from PATH).
+void hash_compilers(Sha256& h, const NvccSetup& setup) {
+  h.update(nvcc_identity(setup.nvcc)).update(nvcc_identity("gcc")).update(build::kTorchVersion);
+}
+
+std::string cpp_header_text(ShimTier tier) {
+  return "// kagent: torch headers of a load_inline extension's C++ part, precompiled (host_pch.h)\n" +
+         extension_shim_includes(tier) +
+         "#include <torch/library.h>\n#include <cstdint>\n#include <optional>\n#include <string>\n#include <tuple>\n"
+         "#include <type_traits>\n#include <utility>\n#include <vector>\n";
+}
+
+CompileStep step_of(const std::string& name, const RunResult& r) { return {name, r.seconds, r.exit.cpu_seconds}; }
+
+// A header built into the cache under `key`: the cached header's path, or nullopt when the
+// build failed (remembered) or ran into a limit (not remembered). `build(staging)` writes the
+// header and its .gch into the staging folder and returns the header's path there, or why not.
+template <class Build>
+std::optional<fs::path> cached_header(const CompileCache& cache, const std::string& key, Build build) {
+  auto found = [](const std::optional<CompileInfo>& hit) -> std::optional<std::optional<fs::path>> {
+    if (!hit) return std::nullopt;
+    if (!hit->ok) return std::optional<fs::path>();
+    return std::optional<fs::path>(hit->artifact);
+  };
+  if (auto hit = found(cache.lookup(key))) return *hit;
+  auto lock = cache.lock(key);
+  if (auto hit = found(cache.lookup(key))) return *hit;
+  TempDir staging = cache.make_staging(key);
+  CompileInfo info;
+  bool limit = false;
+  try {
+    const auto [header, why, hit_limit] = build(staging.path());
+    info.ok = why.empty();
+    info.errors = why;
+    info.artifact = header.string();
+    limit = hit_limit;
+  } catch (const std::exception&) {
+    limit = true;  // kagent's own trouble (a file it could not write): tried again next time
+  }
+  if (limit) return std::nullopt;
+  info = cache.publish(key, staging, std::move(info));
+  if (!info.ok) return std::nullopt;
+  return fs::path(info.artifact);
+}
+
+struct Built {
+  fs::path header;
+  std::string why;  // empty: built
+  bool limit = false;
+};
+
+}  // namespace
+
+std::optional<fs::path> ensure_cpp_part_pch(const CompileCache& cache, const NvccSetup& setup, ShimTier tier,
+                                            const CompileLimits& limits, std::vector<CompileStep>* steps) {
+  if (tier == ShimTier::Full) return std::nullopt;  // the real extension.h needs Python.h and pybind11
+  const std::string text = cpp_header_text(tier);
+  Sha256 h;
+  h.update(kCppPchVersion).update(text).update(shell_join(host_compile_argv(setup, "<header>", "<gch>")));
+  hash_compilers(h, setup);
+  const std::string key = h.hex_digest();
+  auto header = cached_header(cache, key, [&](const fs::path& dir) {
+    Built b{dir / kCppHeader, {}, false};
+    write_text_file(b.header, text);
+    // nvcc's own host command for a .cpp, told to write a precompiled header: the same flags
+    // as the C++ part's compile, so g++ accepts the header there.
+    SpawnOptions so;
+    so.argv = host_compile_argv(setup, b.header, b.header.string() + ".gch");
+    so.argv.insert(so.argv.begin() + 1, {"-x", "c++"});
+    so.argv.insert(so.argv.end(), {"-Xcompiler", "-x,c++-header"});
+    so.env_set = {"TMPDIR=" + dir.string()};
+    const RunResult r = limits.run(so);
+    if (steps) steps->push_back(step_of("pch main.cpp headers", r));
+    b.limit = !limits.hit(r).empty();
+    if (!r.succeeded()) b.why = "the C++ part's precompiled header did not build:\n" + r.output;
+    return b;
+  });
+  // nvcc splits -Xcompiler values at commas.
+  if (header && header->string().find(',') != std::string::npos) return std::nullopt;
+  return header;
+}
+
+std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, const NvccSetup& setup,
+                                                  const CompileLimits& limits, std::vector<CompileStep>* steps) {
+  const auto argv = candidate_compile_argv(setup, "cuda.cu", "cuda.o");
+  Sha256 h;
+  h.update(kCudaPchVersion).update(kCudaImplicitHeaders).update(shell_join(argv));
+  hash_compilers(h, setup);
+  const std::string key = h.hex_digest();
+  // nvcc's form, _<hash>_<length of the name>_<name>_<hash>, fixed for every answer using the prefix.
+  const std::string module_id = fmt::format("_{}_7_cuda_cu_{}", key.substr(0, 8), key.substr(8, 8));
+  auto header = cached_header(cache, key, [&](const fs::path& dir) {
+    Built b{dir / kCudaHeader, {}, false};
+    write_text_file(dir / "cuda.cu", kCudaImplicitHeaders);
+    std::string output, command;
+    std::vector<std::string> environment;
+    fs::path source;
+    SplitOptions opt;
+    opt.module_id = module_id;
+    opt.steps = steps;
+    opt.label = "pch cuda.cu prefix";
+    opt.before_host_compile = [&](HostCompile& hc) {
+      output = read_all(hc.source);
+      command = hc.command;
+      environment = hc.environment;
+      source = hc.source;
+    };
+    SpawnOptions so;
+    so.argv = argv;
+    so.cwd = dir.string();  // the file is "cuda.cu" in cudafe++'s output, as in an answer's build
+    so.env_set = {"TMPDIR=" + dir.string()};
+    const RunResult r = run_nvcc_split(so, limits, dir / "nvcc", opt);
+    b.limit = !limits.hit(r).empty();
+    if (!r.succeeded() || output.empty()) {
+      b.why = "the CUDA part's prefix did not build:\n" + r.output;
+      return b;
+    }
+    // cudafe++ ends its output with the stub file's include; the prefix is everything before.
+    const std::string stub = fmt::format("\n# 1 \"cuda.cudafe1.stub.c\"\n#define _NV_ANON_NAMESPACE");
+    size_t end = output.rfind(stub);
+    if (end == std::string::npos) {
+      b.why = "cudafe++'s output does not end as kagent expects (no stub include)";
+      return b;
+    }
+    while (end > 0 && output[end - 1] == '\n') --end;
+    write_text_file(b.header, output.substr(0, end) + "\n");
+    const auto pch = host_compile_to_pch(command, source, b.header, b.header.string() + ".gch");
+    if (!pch) {
+      b.why = "nvcc's host compile is not of the shape kagent precompiles: " + command;
+      return b;
+    }
+    SpawnOptions gch = so;
+    gch.argv = {"/bin/sh", "-c", *pch};
+    gch.env_set.insert(gch.env_set.end(), environment.begin(), environment.end());
+    const RunResult g = limits.run(gch);
+    if (steps) steps->push_back(step_of("pch cuda.cu prefix gch", g));
+    b.limit = !limits.hit(g).empty();
+    if (!g.succeeded()) b.why = "the CUDA part's precompiled prefix did not build:\n" + g.output;
+    return b;
+  });
+  if (!header) return std::nullopt;
+  return CudaPrefixPch{module_id, *header};
+}
+
+bool use_cuda_prefix(const fs::path& source, const CudaPrefixPch& pch) {
+  const std::string prefix = read_all(pch.header);
+  std::string text = read_all(source);
+  if (prefix.empty() || text.size() < prefix.size() || std::memcmp(text.data(), prefix.data(), prefix.size()) != 0)
+    return false;
+  write_text_file(source, "#include \"" + pch.header.string() + "\"\n" + text.substr(prefix.size()));
+  return true;
+}
+
+}  // namespace kagent
