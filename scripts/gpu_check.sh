@@ -21,6 +21,9 @@
 #   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
 #              own eval_kernel_against_ref on the same files (bench/eval/bench_kernelbench_format.py;
 #              needs .carry/kernelbench) (~5 min)
+#   realworld  real model answers (kb_leaderboard): cold compile times, kagent vs KernelBench's harness
+#              per answer on 30 of them, `kagent collect` over all 149 (bench/realworld/realworld_bench.py;
+#              needs .carry/kernelbench and .carry/realworld) (~6.5 min)
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
 #              those not started within LEVEL3_BUDGET s, default 360, are listed as skipped)
 #   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
@@ -130,6 +133,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
+  realworld) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -173,6 +177,11 @@ for suite in "${suites[@]}"; do
     run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
       "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
+  realworld)
+    run_suite realworld 420 "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^  gpu|^verdicts of|^against" \
+      env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld" \
+      "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
+      --out "$OUT" --python "$PY" ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Real model answers (../shared/realworld/kb_leaderboard: 149 KernelBench-format answers that
+language models wrote, every one judged correct by KernelBench's harness) through kagent and
+through KernelBench's own harness, on one idle GPU, in one run. Phases, in order:
+
+  warmup   kagent's per-machine precompiled host headers (tools/compiler/host_pch.h), built by
+           compiling one answer of the project's own (tests/worker/python/answers/elementwise_add.py)
+           into a template compile cache; every later phase starts from a copy of it, so its
+           compile caches hold those headers and nothing of the real answers ("cold": no
+           answer's own code was compiled before).
+  compile  bench/compile/compile_answers over the chosen answers (answers.txt: 10 per level),
+           --jobs 2 on the whole machine (a compile runs at most 3 compiler processes, so two
+           at once on 16 cores do not contend): each answer's compile time, and the split by
+           compiler step (wall and CPU seconds).
+  kagent   `kagent eval PROBLEM ANSWER --json --no-compile-baseline` per chosen answer, each in its
+           own process, --procs at once, each pinned to --cores-per-proc cores of its own
+           (sched_setaffinity, inherited by the worker and the compilers), the GPU shared; wall
+           time per answer end to end (process start to verdict).
+  collect  `kagent collect` over all 149 answers (--format kernelbench, the replay of
+           kb_leaderboard/replay.jsonl, 1 sample x 1 turn, --no-compile-baseline) from a cold
+           compile cache: answers per minute, each GPU's busy time (inside evaluations) against
+           the time it was held, and the verdicts of the chosen answers against the kagent
+           phase's one-process-per-answer runs.
+  kernelbench  KernelBench's eval_kernel_against_ref then measure_ref_program_time (what its
+           scripts/run_and_check.py does; bench/eval/kernelbench_harness.py `_one`) per chosen
+           answer, run exactly as the kagent phase: one process per answer, --procs at once,
+           pinned the same way, MAX_JOBS set to the cores (torch's ninja build), a fresh build
+           folder each; then each answer's end-to-end time next to kagent's. Last, so that a
+           run out of time still pairs up the answers that finished.
+
+Every phase has a time limit (--budget PHASE=SECONDS), all of them together --total-s (390 s:
+with the ~2.5 min build, one device call of under 10 minutes); a phase that runs out reports
+what finished (the collection's rate is then the answers recorded in its time). Writes
+$OUT/realworld/{compile.jsonl,kagent.json,kernelbench.json,collection/,summary.json} and
+$OUT/realworld/RESULTS.md (the lead commits it as bench/realworld/RESULTS.md).
+
+  python3 bench/realworld/realworld_bench.py --kagent build-gpu/kagent \\
+      --compile-answers build-gpu/bench/compile/compile_answers --out $OUT
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "bench" / "collect"))
+from collection_turns import trajectories  # noqa: E402
+
+PHASES = ["warmup", "compile", "kagent", "collect", "kernelbench"]
+# Each phase's own limit (seconds); all of them together also stay within --total-s.
+DEFAULT_BUDGET = {"warmup": 60, "compile": 90, "kagent": 60, "collect": 150, "kernelbench": 180}
+WARMUP_ANSWER = ROOT / "tests" / "worker" / "python" / "answers" / "elementwise_add.py"
+
+
+def data_dir():
+    for d in (os.environ.get("KAGENT_REALWORLD_DIR"), ROOT / ".carry" / "realworld" / "kb_leaderboard",
+              ROOT.parent / "shared" / "realworld" / "kb_leaderboard"):
+        if d and (Path(d) / "answers").is_dir():
+            return Path(d)
+    sys.exit("realworld_bench: error: kb_leaderboard not found (set KAGENT_REALWORLD_DIR or run "
+             "scripts/prepare_carry.sh)")
+
+
+def pct(values, q):
+    """The q-quantile (0..1) by linear interpolation; None for no values."""
+    v = sorted(x for x in values if x is not None)
+    if not v:
+        return None
+    pos = (len(v) - 1) * q
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def fmt_s(x):
+    return "-" if x is None else f"{x:.1f}s"
+
+
+def run_pinned(jobs, procs, cores_per_proc, deadline, log):
+    """Runs jobs ({name, argv, env, cwd?}) in their own processes, `procs` at once, slot i pinned
+    to cores [i*k, (i+1)*k). Returns {name: {wall_s, returncode, stdout, stderr, timed_out}}."""
+    ncpu = os.cpu_count() or 1
+    procs = max(1, min(procs, ncpu // max(1, cores_per_proc)))
+    results, lock = {}, threading.Lock()
+    queue = list(jobs)
+
+    def slot(i):
+        cores = set(range(i * cores_per_proc, (i + 1) * cores_per_proc))
+        while True:
+            with lock:
+                if not queue:
+                    return
+                job = queue.pop(0)
+            left = deadline - time.monotonic()
+            if left <= 1:
+                with lock:
+                    results[job["name"]] = {"wall_s": None, "returncode": None, "timed_out": True,
+                                            "stdout": "", "stderr": "not started: the phase's time ran out"}
+                continue
+            env = dict(os.environ)
+            env.update(job.get("env", {}))
+            t0 = time.monotonic()
+            p = subprocess.Popen(job["argv"], env=env, cwd=job.get("cwd"), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
+                                 preexec_fn=lambda: os.sched_setaffinity(0, cores))
+            try:
+                out, err = p.communicate(timeout=left)
+                timed_out = False
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 9)
+                out, err = p.communicate()
+                timed_out = True
+            wall = time.monotonic() - t0
+            with lock:
+                results[job["name"]] = {"wall_s": round(wall, 2), "returncode": p.returncode, "timed_out": timed_out,
+                                        "stdout": out, "stderr": err[-4000:]}
+                log(f"  {job['name']:28} {'timeout' if timed_out else 'rc=' + str(p.returncode):8} {wall:6.1f}s "
+                    f"(cores {min(cores)}-{max(cores)})")
+
+    threads = [threading.Thread(target=slot, args=(i,)) for i in range(procs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kagent", default=str(ROOT / "build" / "kagent"))
+    ap.add_argument("--compile-answers", default=str(ROOT / "build" / "bench" / "compile" / "compile_answers"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "./gpu-out"))
+    ap.add_argument("--answers", default=str(HERE / "answers.txt"), help="the chosen answers, one stem a line")
+    ap.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset of " + ",".join(PHASES))
+    ap.add_argument("--procs", type=int, default=15, help="processes at once in the kagent and kernelbench phases")
+    ap.add_argument("--cores-per-proc", type=int, default=1)
+    ap.add_argument("--compile-jobs", type=int, default=2, help="answers compiled at once in the compile phase")
+    ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
+    ap.add_argument("--total-s", type=float, default=390, help="all phases together (one 10-minute device call "
+                    "holds the build too)")
+    ap.add_argument("--python", default=sys.executable, help="the Python that runs KernelBench's harness")
+    args = ap.parse_args()
+
+    caps = dict(DEFAULT_BUDGET)
+    for b in args.budget:
+        k, _, v = b.partition("=")
+        if k not in caps or not v.replace(".", "", 1).isdigit():
+            sys.exit(f"realworld_bench: error: bad --budget {b!r} (PHASE=SECONDS, PHASE one of {', '.join(PHASES)})")
+        caps[k] = float(v)
+    end = time.monotonic() + args.total_s
+
+    class Budget(dict):
+        """A phase's seconds: its own limit, or what is left of the total when that is less."""
+        def __getitem__(self, k):
+            return max(1.0, min(caps[k], end - time.monotonic()))
+
+    budget = Budget()
+    phases = [p for p in args.phases.split(",") if p]
+    bad = [p for p in phases if p not in PHASES]
+    if bad:
+        sys.exit(f"realworld_bench: error: unknown phase(s) {bad} (known: {', '.join(PHASES)})")
+    data = data_dir()
+    chosen = [ln.split("#")[0].strip() for ln in Path(args.answers).read_text().splitlines()]
+    chosen = [c for c in chosen if c]
+    missing = [c for c in chosen if not (data / "answers" / f"{c}.py").is_file()]
+    if missing:
+        sys.exit(f"realworld_bench: error: answers not in {data}: {missing}")
+    truth = json.loads((data / "truth.json").read_text())
+    out = Path(args.out).resolve() / "realworld"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    work = Path(tempfile.mkdtemp(prefix="kagent-realworld-"))
+    lines = []
+
+    def say(text=""):
+        print(text, flush=True)
+        lines.append(text)
+
+    summary = {"answers": chosen, "procs": args.procs, "cores_per_proc": args.cores_per_proc, "cores": os.cpu_count()}
+    # Every phase uses the same cache folder, restored from the warm-up's copy first: a
+    # precompiled prefix holds the paths of the headers it expanded, so it serves only the
+    # folder it was built in.
+    cache = work / "cache"
+    template = work / "template"
+    (cache / "compile").mkdir(parents=True)
+
+    def fresh_cache():
+        """The cache root holding the warm-up's precompiled headers and nothing else."""
+        shutil.rmtree(cache, ignore_errors=True)
+        if template.exists():
+            shutil.copytree(template, cache, symlinks=True)
+        (cache / "compile").mkdir(parents=True, exist_ok=True)
+        return cache
+
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,memory.used,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        gpu = "no nvidia-smi"
+    say(f"machine: {os.cpu_count()} cores; GPU {gpu or '?'}; data {data} ({len(truth)} answers); chosen {len(chosen)}")
+    summary["gpu"] = gpu
+
+    # ------------------------------------------------------------------ warmup
+    if "warmup" in phases:
+        say("== warmup: the per-machine precompiled host headers (one answer of the project's own)")
+        t0 = time.monotonic()
+        p = subprocess.run([args.compile_answers, str(WARMUP_ANSWER), "--cache-dir", str(cache / "compile")],
+                           capture_output=True, text=True, timeout=budget["warmup"])
+        row = json.loads(p.stdout.splitlines()[-1]) if p.stdout.strip() else {}
+        steps = (row.get("compile") or {}).get("steps", [])
+        summary["warmup_s"] = round(time.monotonic() - t0, 1)
+        cpu = {k: sum(x["cpu_seconds"] for x in steps if x["name"].startswith(k))
+               for k in ("pch main.cpp", "pch cuda.cu")}
+        say(f"warm-up {summary['warmup_s']} s ({row.get('status', p.stderr.strip()[-300:])}), the precompiled headers "
+            f"built side by side: main.cpp's {cpu['pch main.cpp']:.1f} CPU s, cuda.cu's prefix {cpu['pch cuda.cu']:.1f} "
+            "CPU s; then the answer itself")
+        shutil.copytree(cache, template, symlinks=True)
+
+    # ------------------------------------------------------------------ compile
+    if "compile" in phases:
+        say(f"== compile: {len(chosen)} answers, cold (warm-up headers only), {args.compile_jobs} at once, "
+            f"{os.cpu_count()} cores")
+        cache = fresh_cache()
+        files = [str(data / "answers" / f"{c}.py") for c in chosen]
+        jsonl = out / "compile.jsonl"
+        try:
+            subprocess.run([args.compile_answers, *files, "--cache-dir", str(cache / "compile"), "--jobs",
+                            str(args.compile_jobs), "--out", str(jsonl)], capture_output=True, text=True,
+                           timeout=budget["compile"])
+        except subprocess.TimeoutExpired:
+            say(f"  ran past its {budget['compile']:.0f} s budget; what finished:")
+        rows = [json.loads(ln) for ln in jsonl.read_text().splitlines() if ln.strip()] if jsonl.exists() else []
+        walls = [r["wall_seconds"] for r in rows]
+        by_level = {}
+        for r in rows:
+            by_level.setdefault(r["answer"][:2], []).append(r["wall_seconds"])
+        steps = {}
+        for r in rows:
+            for s in (r.get("compile") or {}).get("steps", []):
+                name = s["name"].split(": ")[-1]
+                steps.setdefault(name, []).append((s["seconds"], s["cpu_seconds"]))
+        summary["compile"] = {"n": len(rows), "p50_s": pct(walls, 0.5), "p90_s": pct(walls, 0.9), "max_s": max(walls, default=None),
+                              "by_level_p50_s": {k: pct(v, 0.5) for k, v in sorted(by_level.items())},
+                              "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
+                              "step_median": {k: {"wall_s": pct([a for a, _ in v], 0.5), "cpu_s": pct([b for _, b in v], 0.5),
+                                                  "n": len(v)} for k, v in sorted(steps.items())}}
+        c = summary["compile"]
+        say(f"compile of {c['n']} answers: p50 {fmt_s(c['p50_s'])}, p90 {fmt_s(c['p90_s'])}, max {fmt_s(c['max_s'])} "
+            f"(target p50 <= 6 s, p90 <= 12 s); by level p50 "
+            + ", ".join(f"{k} {fmt_s(v)}" for k, v in c["by_level_p50_s"].items()) + f"; statuses {c['statuses']}")
+        say("compile split (median per answer): " + ", ".join(
+            f"{k} {v['wall_s']:.2f}s wall/{v['cpu_s']:.2f}s cpu (n={v['n']})" for k, v in c["step_median"].items()))
+        for r in rows:
+            if r["status"] != "ok":
+                say(f"  {r['answer']}: {r['status']}: {(r.get('errors') or json.dumps(r.get('fallbacks')))[:200]}")
+
+    # ------------------------------------------------------------------ kagent
+    kagent_rows = {}
+    if "kagent" in phases:
+        say(f"== kagent eval: one process per answer, {args.procs} at once, {args.cores_per_proc} core(s) each, "
+            "cold compile cache, --no-compile-baseline")
+        cache = fresh_cache()
+        jobs = [{"name": c, "argv": [args.kagent, "eval", str(data / "problems" / f"{c}.py"),
+                                     str(data / "answers" / f"{c}.py"), "--json", "--no-compile-baseline"],
+                 "env": {"KAGENT_CACHE_DIR": str(cache)}} for c in chosen]
+        res = run_pinned(jobs, args.procs, args.cores_per_proc, time.monotonic() + budget["kagent"], say)
+        for c in chosen:
+            r = res.get(c, {})
+            row = {"wall_s": r.get("wall_s"), "timed_out": r.get("timed_out"), "status": None}
+            try:
+                j = json.loads(r.get("stdout") or "")
+                phases_s = {p["name"]: p["seconds"] for p in j.get("phases", [])}
+                row.update({"status": j.get("status"), "reason": j.get("reason"), "compile_s": phases_s.get("compile"),
+                            "eval_s": j.get("eval_seconds"),
+                            "built_by": sorted({e.get("built_by") for e in j.get("extensions", [])})})
+            except ValueError:
+                row["error"] = (r.get("stderr") or "")[-300:]
+            kagent_rows[c] = row
+        (out / "kagent.json").write_text(json.dumps(kagent_rows, indent=1) + "\n")
+
+    # ------------------------------------------------------------------ collect
+    if "collect" in phases:
+        n = len(truth)
+        say(f"== kagent collect: all {n} answers, replayed, 1 sample x 1 turn, cold compile cache, --no-compile-baseline")
+        cache = fresh_cache()
+        col = out / "collection"
+        cmd = [args.kagent, "collect", str(data / "problems"), "--format", "kernelbench", "--llm",
+               f"replay:{data / 'replay.jsonl'}", "-n", "1", "-t", "1", "--no-compile-baseline", "--out", str(col)]
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True, text=True,
+                               timeout=budget["collect"])
+            (out / "collect.log").write_text(p.stdout + p.stderr)
+            rc = p.returncode
+        except subprocess.TimeoutExpired as e:
+            (out / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
+            rc = "timeout"
+        wall = time.monotonic() - t0
+        verdicts = {}
+        for name, tr in trajectories(str(col)):
+            turns = tr.get("turns", [])
+            verdicts[name] = ((turns[0].get("eval") or {}).get("status") if turns else None)
+        try:
+            s = json.loads((col / "summary.json").read_text())
+        except (OSError, ValueError):
+            s = {}
+        done = len(verdicts)
+        per_min = done / (s.get("wall_seconds") or wall) * 60 if done else 0
+        counts = {}
+        for v in verdicts.values():
+            counts[v] = counts.get(v, 0) + 1
+        summary["collect"] = {"rc": rc, "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall,
+                              "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
+                              "compiles": s.get("compiles")}
+        say(f"collect rc={rc}: {done}/{n} answers in {summary['collect']['wall_s']:.1f} s: "
+            f"{per_min:.1f} answers per minute (target >= 60); verdicts {counts}")
+        for g in s.get("per_gpu") or []:
+            say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
+                f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "
+                f"({100 * g.get('held_ratio', 0):.0f}%), idle while work was queued {g['idle_while_queued_seconds']:.1f} s")
+        if kagent_rows:
+            same = [c for c in chosen if c in verdicts and kagent_rows[c].get("status") == verdicts[c]]
+            differ = [c for c in chosen if c in verdicts and c not in same]
+            summary["collect"]["verdicts_equal_one_process_each"] = {"equal": len(same), "compared": len(same) + len(differ),
+                                                                    "differ": {c: [kagent_rows[c].get("status"), verdicts[c]]
+                                                                               for c in differ}}
+            say(f"verdicts of the {len(same) + len(differ)} chosen answers: collect == one process per answer for "
+                f"{len(same)}" + ("" if not differ else "; differ: " + ", ".join(
+                    f"{c} ({kagent_rows[c].get('status')} alone, {verdicts[c]} in collect)" for c in differ)))
+        kb_correct = sum(1 for v in verdicts.values() if v == "correct")
+        say(f"against KernelBench's own verdicts (all {n} correct on an L40S): kagent says correct for {kb_correct}")
+
+    # ------------------------------------------------------------------ kernelbench
+    kb_rows = {}
+    if "kernelbench" in phases:
+        say(f"== KernelBench's harness: one process per answer, {args.procs} at once, {args.cores_per_proc} core(s) "
+            "each, fresh build folders")
+        harness = ROOT / "bench" / "eval" / "kernelbench_harness.py"
+        jobs = []
+        for c in chosen:
+            bdir = work / "kb-build" / c
+            bdir.mkdir(parents=True)
+            jobs.append({"name": c, "argv": [args.python, str(harness), "_one", "--problem", str(data / "problems" / f"{c}.py"),
+                                             "--candidate", str(data / "answers" / f"{c}.py"),
+                                             "--result", str(bdir / "result.json"), "--build-dir", str(bdir / "build")],
+                         "env": {"MAX_JOBS": str(args.cores_per_proc), "TORCH_EXTENSIONS_DIR": str(bdir / "ext")}})
+        res = run_pinned(jobs, args.procs, args.cores_per_proc, time.monotonic() + budget["kernelbench"], say)
+        for c in chosen:
+            r = res.get(c, {})
+            row = {"wall_s": r.get("wall_s"), "timed_out": r.get("timed_out")}
+            f = work / "kb-build" / c / "result.json"
+            if f.exists():
+                j = json.loads(f.read_text())
+                row.update({k: j.get(k) for k in ("compiled", "correct", "speedup")})
+                row["eval_call_s"] = j.get("wall_s")  # eval_kernel_against_ref alone, load_inline's build included
+            else:
+                row["error"] = (r.get("stderr") or "")[-300:]
+            kb_rows[c] = row
+        (out / "kernelbench.json").write_text(json.dumps(kb_rows, indent=1) + "\n")
+
+    if kagent_rows or kb_rows:
+        say("")
+        say(f"{'answer':26} {'kagent':>22} {'compile':>8} {'eval':>6} {'KernelBench':>20} {'ratio':>6}")
+        ratios = []
+        for c in chosen:
+            k, b = kagent_rows.get(c, {}), kb_rows.get(c, {})
+            ratio = b["wall_s"] / k["wall_s"] if k.get("wall_s") and b.get("wall_s") else None
+            if ratio:
+                ratios.append(ratio)
+            kb_v = "correct" if b.get("correct") else ("compiled" if b.get("compiled") else "failed") if b else "-"
+            say(f"{c:26} {str(k.get('status')):>14} {fmt_s(k.get('wall_s')):>7} {fmt_s(k.get('compile_s')):>8} "
+                f"{fmt_s(k.get('eval_s')):>6} {kb_v:>12} {fmt_s(b.get('wall_s')):>7} "
+                f"{'-' if ratio is None else f'{ratio:.1f}x':>6}")
+        kw = [r.get("wall_s") for r in kagent_rows.values()]
+        bw = [r.get("wall_s") for r in kb_rows.values()]
+        summary["per_answer"] = {"kagent_p50_s": pct(kw, 0.5), "kernelbench_p50_s": pct(bw, 0.5),
+                                 "ratio_median": pct(ratios, 0.5), "ratio_of_sums": (sum(x for x in bw if x) /
+                                 sum(x for x in kw if x)) if any(kw) and any(bw) else None, "pairs": len(ratios),
+                                 "kagent_compile_p50_s": pct([r.get("compile_s") for r in kagent_rows.values()], 0.5)}
+        pa = summary["per_answer"]
+        say(f"per answer end to end ({pa['pairs']} answers, {args.procs} processes at once, {args.cores_per_proc} "
+            f"core(s) each): kagent p50 {fmt_s(pa['kagent_p50_s'])}, KernelBench p50 {fmt_s(pa['kernelbench_p50_s'])}; "
+            f"KernelBench/kagent median {pa['ratio_median'] or 0:.1f}x, total time {pa['ratio_of_sums'] or 0:.1f}x "
+            "(target >= 5x)")
+
+    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    md = ["# Real answers: kagent vs KernelBench's harness (bench/realworld)", "",
+          "```", f"$ {os.environ.get('KAGENT_BENCH_COMMAND', 'python3 bench/realworld/realworld_bench.py')}", *lines, "```", ""]
+    (out / "RESULTS.md").write_text("\n".join(md))
+    say(f"wrote {out / 'RESULTS.md'}")
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
