@@ -190,3 +190,36 @@ def test_trials_draw_on_the_cpu_up_to_a_size_and_on_the_device_above_it(tmp_path
     with torch.device("meta"):
         expected_shape = torch.randn(16384, 8192).shape
     assert huge.kernelbench_inputs("meta", 3)[0].shape == expected_shape  # drawn on the device asked for
+
+
+# Real answers use the problem's globals without defining them (l2_p10's `hardtanh_min`,
+# l3_p29's `to_2tuple`, l3_p33's `batch_size`): KernelBench's harness runs the answer in the
+# dict the problem's source ran in. Here a helper function and a size, neither in the answer.
+PROBLEM_WITH_GLOBALS = GELU + """
+def helper(x):
+    return x * 2
+"""
+ANSWER_USING_THEM = """
+import torch
+class ModelNew(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.scale = scale
+        self.linear = torch.nn.Linear(8, 4)
+        self.rows = batch
+    def forward(self, x, n: int):
+        return helper(torch.nn.functional.gelu(self.linear(x))) * self.scale / 2, x.sum()
+batch = 99  # rebinding a size in the answer leaves the problem's own inputs alone (in
+            # KernelBench's harness it would not: its get_inputs() reads the shared dict)
+"""
+
+
+def test_an_answer_sees_the_problems_globals_as_kernelbenchs_harness_gives_them(tmp_path):
+    problem = open_problem(write(tmp_path, "p.py", PROBLEM_WITH_GLOBALS))
+    model, _ = load_kernelbench_candidate(write(tmp_path, "a.py", ANSWER_USING_THEM), problem, "cpu", seed=42)
+    reference = problem.make_model("cpu", 42)
+    x = torch.randn(3, 8)
+    assert torch.allclose(model(x, 2)[0], reference(x, 2)[0])
+    assert model.rows == 99  # the answer's own rebinding, in its own names
+    assert problem.module.batch == 3 and problem.make_inputs("cpu", 1)[0].shape[0] == 3
+    assert problem.module.__name__ != type(model).__module__  # the answer is a module of its own

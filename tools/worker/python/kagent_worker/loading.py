@@ -36,13 +36,19 @@ def short_exception(exc, path):
     return f"{type(exc).__name__}: {exc}{where}"
 
 
-def exec_file(path, kind):
+def exec_file(path, kind, inherit=None):
+    """Runs the file as a fresh module. `inherit`: names the module starts with (KernelBench's
+    harness runs an answer in the dict the problem's source ran in, so an answer may use the
+    problem's globals, `batch_size` or a helper, without defining them)."""
     if not os.path.isfile(path):
         raise KagentError("file_not_found", f"no such file: {path}")
     _module_counter[0] += 1
     name = f"kagent_loaded_{_module_counter[0]}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    for key, value in (inherit or {}).items():
+        if not key.startswith("__"):  # the module's own name, file, loader and builtins stay its own
+            setattr(module, key, value)
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)

@@ -299,7 +299,9 @@ def load_kernelbench_candidate(path, problem, device, seed=42, extensions="{}"):
     patch = InlineExtensions(spec.get("prebuilt", []), spec.get("reasons", {}))
     with patch:
         try:
-            module = exec_file(os.path.abspath(path), "candidate_load_error")
+            # Run as KernelBench's harness runs it: after the problem's source, in its names
+            # (a copy: what the answer rebinds does not change the problem's inputs here).
+            module = exec_file(os.path.abspath(path), "candidate_load_error", inherit=vars(problem.module))
         except KagentError as err:
             text = err.message
             # load_inline raises "Error building extension ...": that is a compile error.
