@@ -6,8 +6,9 @@
 #   start    KernelBench's harness over the real answers and the kernelbench-format kit entries,
 #            in the background (setsid: it outlives the call while the machine stays warm),
 #            JOBS answers at once (default 8), tolerance 1e-2 (KB_TOLERANCE) as the leaderboard
-#   kagent   kagent collect over the real answers (replayed) and over the kits, both policies
-#            recorded from one evaluation each
+#   kagent   kagent collect over the kits, then over the real answers (replayed), both policies
+#            recorded from one evaluation each; under FIDELITY_KAGENT_S (420) in all, a cut
+#            collection resumed by the next call, the records copied to $OUT after each
 #   finish   waits for KernelBench's harness (FINISH_WAIT s, default 420), then the report:
 #            $OUT/fidelity.md and the summary line
 #   all      the three in order (on a machine without a per-call limit)
@@ -52,23 +53,41 @@ PY
 phase_kagent() {
   [ -d "$S/suites" ] || "$PY" bench/fidelity/make_suites.py "$S/suites" || return 1
   local flags=(-n 1 -t 1 --no-baselines --no-profile)
-  start=$(date +%s)
-  rm -rf "$S/rw" "$S/kits_cuda" "$S/kits_kernelbench"
+  # Each collection runs under its own limit and is resumed by the next call when cut short
+  # (its records stay in $S); what it recorded so far is copied to $OUT after each, so a
+  # device call that ends early still brings its verdicts back. The kits first: they are few.
+  local limit=${FIDELITY_KAGENT_S:-420} t0=$(date +%s)
+  left() { echo $(( limit - ($(date +%s) - t0) )); }
   # FIDELITY_MATCH: only the answers whose name the regex finds (a quick look, not the benchmark).
   local match=()
   [ -n "${FIDELITY_MATCH:-}" ] && match=(--match "$FIDELITY_MATCH")
-  "$KAGENT" collect "$KAGENT_REALWORLD_DIR/problems" --format kernelbench --llm "replay:$KAGENT_REALWORLD_DIR/replay.jsonl" \
-    --out "$S/rw" "${match[@]}" "${flags[@]}" > "$S/collect_rw.log" 2>&1
-  echo "fidelity: kagent collect over the real answers rc=$? in $(( $(date +%s) - start )) s"
-  "$PY" bench/fidelity/compare.py --collection "$S/rw" --truth "$KAGENT_REALWORLD_DIR/truth.json" --out "$OUT/fidelity_kagent.md"
+  collect_into() {  # DIR LOG ARGS...: a new collection, or the rest of one a cut call left
+    local dir=$1 log=$2; shift 2
+    local start=$(date +%s) rc
+    if [ -f "$dir/manifest.json" ]; then
+      timeout --kill-after=10 "$(left)" "$KAGENT" collect --resume "$dir" --llm "$replay" >> "$log" 2>&1
+    else
+      rm -rf "$dir"
+      timeout --kill-after=10 "$(left)" "$KAGENT" collect "$@" --out "$dir" >> "$log" 2>&1
+    fi
+    rc=$?
+    echo "fidelity: kagent collect into $(basename "$dir") rc=$rc in $(( $(date +%s) - start )) s$([ $rc = 124 ] && echo ' (cut by FIDELITY_KAGENT_S; the next call resumes it)')"
+  }
+  local replay
+  if [ "${FIDELITY_SKIP_KITS:-0}" != 1 ]; then
+    for fmt in cuda kernelbench; do
+      replay="replay:$S/suites/kits_$fmt.replay.jsonl"
+      collect_into "$S/kits_$fmt" "$S/collect_kits_$fmt.log" "$S/suites/kits_$fmt" --format $fmt --llm "$replay" \
+        --timeout 30 "${flags[@]}"
+    done
+    tar -C "$S" -czf "$OUT/fidelity_kits_records.tgz" kits_cuda/problems kits_kernelbench/problems 2>/dev/null
+  fi
+  replay="replay:$KAGENT_REALWORLD_DIR/replay.jsonl"
+  collect_into "$S/rw" "$S/collect_rw.log" "$KAGENT_REALWORLD_DIR/problems" --format kernelbench --llm "$replay" \
+    "${match[@]}" "${flags[@]}"
+  "$PY" bench/fidelity/compare.py --collection "$S/rw" --truth "$KAGENT_REALWORLD_DIR/truth.json" --kb-from-truth \
+    --out "$OUT/fidelity_kagent.md"
   tar -C "$S" -czf "$OUT/fidelity_kagent_records.tgz" rw/problems 2>/dev/null
-  [ "${FIDELITY_SKIP_KITS:-0}" = 1 ] && return 0
-  start=$(date +%s)
-  for fmt in cuda kernelbench; do
-    "$KAGENT" collect "$S/suites/kits_$fmt" --format $fmt --llm "replay:$S/suites/kits_$fmt.replay.jsonl" \
-      --out "$S/kits_$fmt" --timeout 30 "${flags[@]}" > "$S/collect_kits_$fmt.log" 2>&1
-    echo "fidelity: kagent collect over the $fmt kit rc=$? in $(( $(date +%s) - start )) s"
-  done
   cp "$S"/collect_*.log "$OUT/" 2>/dev/null
 }
 
