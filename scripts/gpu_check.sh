@@ -21,9 +21,12 @@
 #   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
 #              own eval_kernel_against_ref on the same files (bench/eval/bench_kernelbench_format.py;
 #              needs .carry/kernelbench) (~5 min)
-#   realworld  real model answers (kb_leaderboard): cold compile times, kagent vs KernelBench's harness
-#              per answer on 30 of them, `kagent collect` over all 149 (bench/realworld/realworld_bench.py;
-#              needs .carry/kernelbench and .carry/realworld) (~6.5 min)
+#   realworld  real model answers (kb_leaderboard), bench/realworld/realworld_bench.py, in three calls
+#              on one warm machine (its state in /tmp/kagent-realworld): `realworld` the warm-up, cold
+#              compile times and kagent per answer on 30 of them (~7 min with the build);
+#              `realworld-collect` kagent collect over all 149 (~5.5 min); `realworld-kb` KernelBench's
+#              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
+#              and .carry/realworld
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
 #              those not started within LEVEL3_BUDGET s, default 360, are listed as skipped)
 #   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
@@ -133,7 +136,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
-  realworld) targets+=(compile_answers) ;;
+  realworld | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -177,11 +180,16 @@ for suite in "${suites[@]}"; do
     run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
       "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
-  realworld)
-    run_suite realworld 420 "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^  gpu|^verdicts of|^against" \
-      env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld" \
+  realworld | realworld-collect | realworld-kb)
+    case $suite in
+    realworld) rw_phases=warmup,compile,kagent rw_total=400 rw_fresh=--fresh ;;
+    realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
+    realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
+    esac
+    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^  gpu|^verdicts of|^against" \
+      env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
-      --out "$OUT" --python "$PY" ;;
+      --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

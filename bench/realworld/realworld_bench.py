@@ -28,11 +28,18 @@ through KernelBench's own harness, on one idle GPU, in one run. Phases, in order
            folder each; then each answer's end-to-end time next to kagent's. Last, so that a
            run out of time still pairs up the answers that finished.
 
-Every phase has a time limit (--budget PHASE=SECONDS), all of them together --total-s (390 s:
-with the ~2.5 min build, one device call of under 10 minutes); a phase that runs out reports
-what finished (the collection's rate is then the answers recorded in its time). Writes
-$OUT/realworld/{compile.jsonl,kagent.json,kernelbench.json,collection/,summary.json} and
-$OUT/realworld/RESULTS.md (the lead commits it as bench/realworld/RESULTS.md).
+Every phase has a time limit (--budget PHASE=SECONDS), all of them together --total-s; a phase
+that runs out reports what finished (the collection's rate is then the answers recorded in its
+time). The phases fit two device calls on one warm machine (`gpu_check.sh realworld`, then
+`realworld-kb`): each call runs some phases, its results stay in --state (default
+/tmp/kagent-realworld, on the GPU machine), and every call writes RESULTS.md from all the phases
+the state holds, the per-answer table once both sides are there. Writes
+$OUT/realworld/{compile.jsonl,kagent.json,kernelbench.json,collection/,summary.json,RESULTS.md}
+(the lead commits RESULTS.md as bench/realworld/RESULTS.md).
+
+The per-answer phases run --procs processes at once with --cores-per-proc cores each (default
+4 x 4 on 16 cores): kagent compiles an answer's two files and their front ends side by side, and
+KernelBench's ninja build its two files, so one core each would measure neither as users run it.
 
   python3 bench/realworld/realworld_bench.py --kagent build-gpu/kagent \\
       --compile-answers build-gpu/bench/compile/compile_answers --out $OUT
@@ -56,7 +63,7 @@ from collection_turns import trajectories  # noqa: E402
 
 PHASES = ["warmup", "compile", "kagent", "collect", "kernelbench"]
 # Each phase's own limit (seconds); all of them together also stay within --total-s.
-DEFAULT_BUDGET = {"warmup": 60, "compile": 90, "kagent": 60, "collect": 150, "kernelbench": 180}
+DEFAULT_BUDGET = {"warmup": 60, "compile": 120, "kagent": 150, "collect": 300, "kernelbench": 500}
 WARMUP_ANSWER = ROOT / "tests" / "worker" / "python" / "answers" / "elementwise_add.py"
 
 
@@ -141,12 +148,15 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT", "./gpu-out"))
     ap.add_argument("--answers", default=str(HERE / "answers.txt"), help="the chosen answers, one stem a line")
     ap.add_argument("--phases", default=",".join(PHASES), help="comma-separated subset of " + ",".join(PHASES))
-    ap.add_argument("--procs", type=int, default=15, help="processes at once in the kagent and kernelbench phases")
-    ap.add_argument("--cores-per-proc", type=int, default=1)
+    ap.add_argument("--procs", type=int, default=4, help="processes at once in the kagent and kernelbench phases")
+    ap.add_argument("--cores-per-proc", type=int, default=4)
+    ap.add_argument("--state", default=os.environ.get("KAGENT_REALWORLD_STATE", "/tmp/kagent-realworld"),
+                    help="where the phases' results stay between device calls")
+    ap.add_argument("--fresh", action="store_true", help="forget what earlier calls left in --state")
     ap.add_argument("--compile-jobs", type=int, default=2, help="answers compiled at once in the compile phase")
     ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
-    ap.add_argument("--total-s", type=float, default=390, help="all phases together (one 10-minute device call "
-                    "holds the build too)")
+    ap.add_argument("--total-s", type=float, default=540, help="all phases of this call together (a 10-minute "
+                    "device call)")
     ap.add_argument("--python", default=sys.executable, help="the Python that runs KernelBench's harness")
     args = ap.parse_args()
 
@@ -180,19 +190,38 @@ def main():
         shutil.rmtree(out)
     out.mkdir(parents=True)
     work = Path(tempfile.mkdtemp(prefix="kagent-realworld-"))
-    lines = []
+    st = Path(args.state).resolve()
+    if args.fresh:
+        shutil.rmtree(st, ignore_errors=True)
+    st.mkdir(parents=True, exist_ok=True)
+
+    def stored(name, default):
+        try:
+            return json.loads((st / name).read_text())
+        except (OSError, ValueError):
+            return default
+
+    # What each phase printed, kept per phase so that a later call's RESULTS.md holds them all.
+    phase_lines = stored("lines.json", {})
+    current = ["machine"]
 
     def say(text=""):
         print(text, flush=True)
-        lines.append(text)
+        phase_lines.setdefault(current[0], []).append(text)
 
-    summary = {"answers": chosen, "procs": args.procs, "cores_per_proc": args.cores_per_proc, "cores": os.cpu_count()}
+    def begin(phase):
+        current[0] = phase
+        phase_lines[phase] = []
+
+    begin("machine")
+    summary = stored("summary.json", {})
+    summary.update({"answers": chosen, "procs": args.procs, "cores_per_proc": args.cores_per_proc, "cores": os.cpu_count()})
     # Every phase uses the same cache folder, restored from the warm-up's copy first: a
     # precompiled prefix holds the paths of the headers it expanded, so it serves only the
-    # folder it was built in.
-    cache = work / "cache"
-    template = work / "template"
-    (cache / "compile").mkdir(parents=True)
+    # folder it was built in (the same path in every call).
+    cache = st / "cache"
+    template = st / "template"
+    (cache / "compile").mkdir(parents=True, exist_ok=True)
 
     def fresh_cache():
         """The cache root holding the warm-up's precompiled headers and nothing else."""
@@ -212,6 +241,9 @@ def main():
 
     # ------------------------------------------------------------------ warmup
     if "warmup" in phases:
+        begin("warmup")
+        shutil.rmtree(template, ignore_errors=True)
+        fresh_cache()
         say("== warmup: the per-machine precompiled host headers (one answer of the project's own)")
         t0 = time.monotonic()
         p = subprocess.run([args.compile_answers, str(WARMUP_ANSWER), "--cache-dir", str(cache / "compile")],
@@ -228,11 +260,13 @@ def main():
 
     # ------------------------------------------------------------------ compile
     if "compile" in phases:
+        begin("compile")
         say(f"== compile: {len(chosen)} answers, cold (warm-up headers only), {args.compile_jobs} at once, "
             f"{os.cpu_count()} cores")
         cache = fresh_cache()
         files = [str(data / "answers" / f"{c}.py") for c in chosen]
-        jsonl = out / "compile.jsonl"
+        jsonl = st / "compile.jsonl"
+        jsonl.unlink(missing_ok=True)
         try:
             subprocess.run([args.compile_answers, *files, "--cache-dir", str(cache / "compile"), "--jobs",
                             str(args.compile_jobs), "--out", str(jsonl)], capture_output=True, text=True,
@@ -265,8 +299,10 @@ def main():
                 say(f"  {r['answer']}: {r['status']}: {(r.get('errors') or json.dumps(r.get('fallbacks')))[:200]}")
 
     # ------------------------------------------------------------------ kagent
-    kagent_rows = {}
+    kagent_rows = stored("kagent.json", {})
     if "kagent" in phases:
+        begin("kagent")
+        kagent_rows = {}
         say(f"== kagent eval: one process per answer, {args.procs} at once, {args.cores_per_proc} core(s) each, "
             "cold compile cache, --no-compile-baseline")
         cache = fresh_cache()
@@ -286,24 +322,26 @@ def main():
             except ValueError:
                 row["error"] = (r.get("stderr") or "")[-300:]
             kagent_rows[c] = row
-        (out / "kagent.json").write_text(json.dumps(kagent_rows, indent=1) + "\n")
+        (st / "kagent.json").write_text(json.dumps(kagent_rows, indent=1) + "\n")
 
     # ------------------------------------------------------------------ collect
     if "collect" in phases:
+        begin("collect")
         n = len(truth)
         say(f"== kagent collect: all {n} answers, replayed, 1 sample x 1 turn, cold compile cache, --no-compile-baseline")
         cache = fresh_cache()
-        col = out / "collection"
+        col = st / "collection"
+        shutil.rmtree(col, ignore_errors=True)
         cmd = [args.kagent, "collect", str(data / "problems"), "--format", "kernelbench", "--llm",
                f"replay:{data / 'replay.jsonl'}", "-n", "1", "-t", "1", "--no-compile-baseline", "--out", str(col)]
         t0 = time.monotonic()
         try:
             p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True, text=True,
                                timeout=budget["collect"])
-            (out / "collect.log").write_text(p.stdout + p.stderr)
+            (st / "collect.log").write_text(p.stdout + p.stderr)
             rc = p.returncode
         except subprocess.TimeoutExpired as e:
-            (out / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
+            (st / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
             rc = "timeout"
         wall = time.monotonic() - t0
         verdicts = {}
@@ -341,8 +379,10 @@ def main():
         say(f"against KernelBench's own verdicts (all {n} correct on an L40S): kagent says correct for {kb_correct}")
 
     # ------------------------------------------------------------------ kernelbench
-    kb_rows = {}
+    kb_rows = stored("kernelbench.json", {})
     if "kernelbench" in phases:
+        begin("kernelbench")
+        kb_rows = {}
         say(f"== KernelBench's harness: one process per answer, {args.procs} at once, {args.cores_per_proc} core(s) "
             "each, fresh build folders")
         harness = ROOT / "bench" / "eval" / "kernelbench_harness.py"
@@ -366,9 +406,10 @@ def main():
             else:
                 row["error"] = (r.get("stderr") or "")[-300:]
             kb_rows[c] = row
-        (out / "kernelbench.json").write_text(json.dumps(kb_rows, indent=1) + "\n")
+        (st / "kernelbench.json").write_text(json.dumps(kb_rows, indent=1) + "\n")
 
     if kagent_rows or kb_rows:
+        begin("per_answer")
         say("")
         say(f"{'answer':26} {'kagent':>22} {'compile':>8} {'eval':>6} {'KernelBench':>20} {'ratio':>6}")
         ratios = []
@@ -393,11 +434,20 @@ def main():
             f"KernelBench/kagent median {pa['ratio_median'] or 0:.1f}x, total time {pa['ratio_of_sums'] or 0:.1f}x "
             "(target >= 5x)")
 
-    (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    (st / "summary.json").write_text(json.dumps(summary, indent=1, default=str) + "\n")
+    (st / "lines.json").write_text(json.dumps(phase_lines, indent=1) + "\n")
     md = ["# Real answers: kagent vs KernelBench's harness (bench/realworld)", "",
-          "```", f"$ {os.environ.get('KAGENT_BENCH_COMMAND', 'python3 bench/realworld/realworld_bench.py')}", *lines, "```", ""]
-    (out / "RESULTS.md").write_text("\n".join(md))
-    say(f"wrote {out / 'RESULTS.md'}")
+          "```", f"$ {os.environ.get('KAGENT_BENCH_COMMAND', 'python3 bench/realworld/realworld_bench.py')}"]
+    for phase in ["machine", *PHASES, "per_answer"]:
+        md += phase_lines.get(phase, [])
+    md += ["```", ""]
+    (st / "RESULTS.md").write_text("\n".join(md))
+    for name in ("summary.json", "compile.jsonl", "kagent.json", "kernelbench.json", "collect.log", "RESULTS.md"):
+        if (st / name).exists():
+            shutil.copy(st / name, out / name)
+    if (st / "collection").is_dir():
+        shutil.copytree(st / "collection", out / "collection", ignore=shutil.ignore_patterns("candidates"))
+    print(f"wrote {out / 'RESULTS.md'} (state in {st})", flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -88,7 +88,7 @@ import torch
 from kagent_worker.inline_patch import InlineExtensions
 from kagent_worker.loading import exec_file
 prebuilt = [{"key": sys.argv[3], "library": sys.argv[4], "op_namespace": sys.argv[5],
-             "functions": ["axpb", "both", "shape_plus"]}]
+             "functions": ["axpb", "both", "pad_sum", "scale_", "shape_plus"]}]
 with InlineExtensions(prebuilt) as p:
     m = exec_file(sys.argv[2], "candidate_load_error")
 x = torch.tensor([1.0, -2.0])
@@ -97,6 +97,9 @@ assert torch.equal(m.ext.axpb(x, 1.5, 2, True), -(x * 1.5 + 2))
 assert m.ext.shape_plus(torch.zeros(2, 3), [4, 5]) == [2, 3, 4, 5]
 a, b = m.ext.both(x, None)
 assert torch.equal(a, x + 1) and torch.equal(b, x)
+y = x.clone()
+assert m.ext.scale_(y, 3.0) is None and torch.equal(y, x * 3)
+assert torch.equal(m.ext.pad_sum(x, (1, 2), (-100.0, 11.0)), (x + 12).clamp(-100, 11))
 print(json.dumps(p.records))
 )py";
   SpawnOptions so;

@@ -44,7 +44,7 @@ TEST_CASE("an answer kagent can build: its extension is in the CandidateRef, the
   const auto& e = cand.extensions[0];
   CHECK(fs::exists(e.library));
   CHECK(e.op_namespace.rfind("kagent_", 0) == 0);
-  CHECK(e.functions == std::vector<std::string>{"axpb", "both", "shape_plus"});
+  CHECK(e.functions == std::vector<std::string>{"axpb", "both", "pad_sum", "scale_", "shape_plus"});
   CHECK(e.key.size() == 64);
 }
 

@@ -10,6 +10,7 @@ namespace {
 // in (dispatcher -> the function's own type) and on the way out.
 constexpr std::string_view kWrapper = R"cpp(
 #include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
 #include <torch/library.h>
 
 #include <cstdint>
@@ -58,9 +59,32 @@ template <class E> struct map<std::optional<E>, std::enable_if_t<!std::is_same_v
   static type out(const std::optional<E>& v) { return v ? type(map<E>::out(*v)) : std::nullopt; }
 };
 
+// A tuple or pair of numbers (pybind takes a Python tuple for `std::tuple<int, int> stride`):
+// the dispatcher has no tuple inputs, so it takes a list of the elements' common type.
+template <class T> constexpr bool number_v = std::is_arithmetic_v<T> && !std::is_same_v<T, bool>;
+template <class... E> constexpr bool numbers_v = sizeof...(E) > 0 && (number_v<E> && ...) &&
+    (std::is_same_v<typename map<std::tuple_element_t<0, std::tuple<E...>>>::type, typename map<E>::type> && ...);
+template <class Tup, class... E> struct numbers_map {
+  using type = std::vector<typename map<std::tuple_element_t<0, std::tuple<E...>>>::type>;
+  static Tup in(const type& v) {
+    TORCH_CHECK(v.size() == sizeof...(E), "expected ", sizeof...(E), " numbers, got ", v.size());
+    return in_at(v, std::index_sequence_for<E...>{});
+  }
+  template <std::size_t... I> static Tup in_at(const type& v, std::index_sequence<I...>) { return Tup{map<E>::in(v[I])...}; }
+  static type out(const Tup& t) {
+    return std::apply([](const E&... x) { return type{map<E>::out(x)...}; }, t);
+  }
+};
+template <class... E> struct map<std::tuple<E...>, std::enable_if_t<numbers_v<E...>>> : numbers_map<std::tuple<E...>, E...> {};
+template <class A, class B> struct map<std::pair<A, B>, std::enable_if_t<numbers_v<A, B>>> : numbers_map<std::pair<A, B>, A, B> {};
+
+// The op's result type; void stays void (map<void> would declare `const void&` parameters).
+template <class R> struct result_of { using type = typename map<bare<R>>::type; };
+template <> struct result_of<void> { using type = void; };
+
 template <class Sig> struct wrap;
 template <class R, class... A> struct wrap<R (*)(A...)> {
-  using result = std::conditional_t<std::is_void_v<R>, void, typename map<bare<R>>::type>;
+  using result = typename result_of<R>::type;
   template <R (*F)(A...)> static result call(typename map<bare<A>>::type... a) {
     return invoke<F>(std::index_sequence_for<A...>{}, a...);
   }
