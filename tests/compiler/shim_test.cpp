@@ -1,12 +1,17 @@
 // kagent's light <torch/extension.h> tiers (compiler/extension_shim.h) without a compiler: the
 // slim tier's operators are torch's own inline functions, cut from the installed headers (or, in
 // a made-up include folder, from what is there), and the tiers' include lines.
+#include <chrono>
 #include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
 
 #include "build_info.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "compiler/build_steps.h"
+#include "compiler/compile_cache.h"
 #include "compiler/extension_shim.h"
 #include "temp_dir.h"
 
@@ -38,4 +43,29 @@ TEST_CASE("a torch without an operator's header has no slim tier") {
   kagent::testing::TempDir dir("kagent-shim");
   dir.write("ATen/ops/empty.h", "#pragma once\n");
   CHECK_FALSE(slim_ops_text(dir.path()));
+}
+
+TEST_CASE("a file that includes torch/types.h and torch/extension.h gets the shim's names once, whatever their times") {
+  // Every cuda.cu includes torch/types.h (load_inline's implicit header) and most answers
+  // torch/extension.h. The shim's text is in one file the three torch/*.h include: copies of
+  // it relied on gcc's #pragma once taking identical files for one, which it does only when
+  // their mtimes fall in the same second.
+  kagent::testing::TempDir dir("kagent-shim-once");
+  CompileCache cache(dir.path() / "cache");
+  const fs::path shim = ensure_shim(cache, ShimTier::Lite);
+  const auto t = fs::last_write_time(shim / "torch" / "extension.h");
+  fs::last_write_time(shim / "torch" / "types.h", t - std::chrono::seconds(5));
+  dir.write("cuda.cu", "#include <torch/types.h>\n#include <torch/extension.h>\n");
+  const fs::path torch_include = fs::path(build::kTorchPrefix) / "include";
+  SpawnOptions so;
+  so.argv = {"g++", "-std=c++17", "-E", "-P", "-I" + shim.string(), "-I" + torch_include.string(),
+             "-I" + (torch_include / "torch" / "csrc" / "api" / "include").string(), (dir.path() / "cuda.cu").string(),
+             "-o", (dir.path() / "cuda.ii").string()};
+  const RunResult r = run_command(so, std::chrono::seconds(300));
+  INFO(r.output.substr(0, 2000));
+  REQUIRE(r.succeeded());
+  const std::string pre = read_file(dir.path() / "cuda.ii");
+  size_t n = 0;
+  for (size_t at = pre.find("kUInt8 = at::kByte"); at != std::string::npos; at = pre.find("kUInt8 = at::kByte", at + 1)) ++n;
+  CHECK(n == 1);
 }

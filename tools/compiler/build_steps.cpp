@@ -134,23 +134,33 @@ const std::optional<std::string>& slim_ops() {
 
 ShimTier first_light_tier(bool slim) { return slim && slim_ops() ? ShimTier::Slim : ShimTier::Lite; }
 
+namespace {
+void publish_once(const CompileCache& cache, const fs::path& header, std::string_view text) {
+  if (fs::exists(header)) return;
+  fs::create_directories(header.parent_path());
+  const fs::path tmp = cache.temp_file_path(header.filename().string());
+  write_text_file(tmp, text);
+  cache.publish_file(tmp, header);
+}
+}  // namespace
+
 fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
-  const std::string shim = extension_shim_text(tier);
-  if (tier != ShimTier::Slim)
-    return ensure_header_folder(cache, "shim", shim, {"torch/extension.h", "torch/torch.h", "torch/types.h"});
-  if (!slim_ops()) throw std::runtime_error("the Slim torch/extension.h needs torch's ATen/ops headers");
-  // The folder is named by the shim's hash; the operators' text goes into it too (its hash in
-  // the name keeps a changed torch apart).
-  const std::string ops = *slim_ops();
-  const fs::path dir = ensure_header_folder(cache, "shim", shim + "\n// ops " + sha256_hex(ops),
-                                            {"torch/extension.h", "torch/torch.h", "torch/types.h"});
-  const fs::path header = dir / kSlimOpsHeader;
-  if (!fs::exists(header)) {
-    fs::create_directories(header.parent_path());
-    const fs::path tmp = cache.temp_file_path(header.filename().string());
-    write_text_file(tmp, ops);
-    cache.publish_file(tmp, header);
+  // The shim's text lives in one file; torch/extension.h, torch/torch.h and torch/types.h
+  // include it. (Three copies of the text relied on `#pragma once` taking identical files for
+  // one: gcc does so only when their mtimes fall in the same second, so a folder written across
+  // a second's boundary redefined torch::kUInt8 in every cuda.cu that includes two of them.)
+  std::string text = extension_shim_text(tier);
+  std::string ops;
+  if (tier == ShimTier::Slim) {
+    if (!slim_ops()) throw std::runtime_error("the Slim torch/extension.h needs torch's ATen/ops headers");
+    ops = *slim_ops();
+    text += "\n// ops " + sha256_hex(ops);  // a changed torch gets a folder of its own
   }
+  const fs::path dir = cache.file_path("shim-v2", sha256_hex(text).substr(0, 16));
+  publish_once(cache, dir / kShimHeader, text);
+  if (tier == ShimTier::Slim) publish_once(cache, dir / kSlimOpsHeader, ops);
+  for (const char* name : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
+    publish_once(cache, dir / name, fmt::format("#pragma once\n#include <{}>\n", kShimHeader));
   return dir;
 }
 

@@ -61,7 +61,8 @@ size_t count_lines(std::string_view s);
 std::filesystem::path ensure_header_folder(const CompileCache& cache, std::string_view kind, std::string_view text,
                                            std::initializer_list<std::string_view> names);
 
-// A shim folder (torch/extension.h, torch/torch.h and torch/types.h; Slim's operators too),
+// A shim folder (kShimHeader, and torch/extension.h, torch/torch.h, torch/types.h that include
+// it; Slim's operators too),
 // content-addressed inside the cache.
 std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
 

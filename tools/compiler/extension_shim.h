@@ -38,6 +38,7 @@ std::string extension_shim_includes(ShimTier tier);
 
 // Where the Slim tier's operators live, relative to the shim folder.
 inline constexpr std::string_view kSlimOpsHeader = "kagent/slim_ops.h";
+inline constexpr std::string_view kShimHeader = "kagent/light_extension.h";  // the shim's text; torch/*.h include it
 
 // The Slim tier's operators from the torch headers under `torch_include`: for each common
 // operator, the text of ATen/ops/<op>.h from its `#include <ATen/ops/<op>_ops.h>` on (torch's
