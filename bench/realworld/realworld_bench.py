@@ -415,15 +415,22 @@ def main():
         ratios = []
         for c in chosen:
             k, b = kagent_rows.get(c, {}), kb_rows.get(c, {})
-            ratio = b["wall_s"] / k["wall_s"] if k.get("wall_s") and b.get("wall_s") else None
+            # A pair counts only when both sides finished: a side cut by its phase's limit, or a
+            # harness that failed, says nothing of its time.
+            done = (k.get("wall_s") and b.get("wall_s") and not k.get("timed_out") and not b.get("timed_out")
+                    and k.get("status") is not None and "error" not in b)
+            ratio = b["wall_s"] / k["wall_s"] if done else None
             if ratio:
                 ratios.append(ratio)
             kb_v = "correct" if b.get("correct") else ("compiled" if b.get("compiled") else "failed") if b else "-"
             say(f"{c:26} {str(k.get('status')):>14} {fmt_s(k.get('wall_s')):>7} {fmt_s(k.get('compile_s')):>8} "
                 f"{fmt_s(k.get('eval_s')):>6} {kb_v:>12} {fmt_s(b.get('wall_s')):>7} "
                 f"{'-' if ratio is None else f'{ratio:.1f}x':>6}")
-        kw = [r.get("wall_s") for r in kagent_rows.values()]
-        bw = [r.get("wall_s") for r in kb_rows.values()]
+        paired = [c for c in chosen if c in kagent_rows and c in kb_rows and not kagent_rows[c].get("timed_out")
+                  and not kb_rows[c].get("timed_out") and kagent_rows[c].get("status") is not None
+                  and "error" not in kb_rows[c]]
+        kw = [kagent_rows[c].get("wall_s") for c in paired]
+        bw = [kb_rows[c].get("wall_s") for c in paired]
         summary["per_answer"] = {"kagent_p50_s": pct(kw, 0.5), "kernelbench_p50_s": pct(bw, 0.5),
                                  "ratio_median": pct(ratios, 0.5), "ratio_of_sums": (sum(x for x in bw if x) /
                                  sum(x for x in kw if x)) if any(kw) and any(bw) else None, "pairs": len(ratios),
