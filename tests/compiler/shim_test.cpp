@@ -55,11 +55,11 @@ TEST_CASE("a file that includes torch/types.h and torch/extension.h gets the shi
   const fs::path shim = ensure_shim(cache, ShimTier::Lite);
   const auto t = fs::last_write_time(shim / "torch" / "extension.h");
   fs::last_write_time(shim / "torch" / "types.h", t - std::chrono::seconds(5));
-  dir.write("cuda.cu", "#include <torch/types.h>\n#include <torch/extension.h>\n");
+  dir.write("cuda.cpp", "#include <torch/types.h>\n#include <torch/extension.h>\n");
   const fs::path torch_include = fs::path(build::kTorchPrefix) / "include";
   SpawnOptions so;
   so.argv = {"g++", "-std=c++17", "-E", "-P", "-I" + shim.string(), "-I" + torch_include.string(),
-             "-I" + (torch_include / "torch" / "csrc" / "api" / "include").string(), (dir.path() / "cuda.cu").string(),
+             "-I" + (torch_include / "torch" / "csrc" / "api" / "include").string(), (dir.path() / "cuda.cpp").string(),
              "-o", (dir.path() / "cuda.ii").string()};
   const RunResult r = run_command(so, std::chrono::seconds(300));
   INFO(r.output.substr(0, 2000));
