@@ -65,7 +65,10 @@ for tool in cuobjdump nvdisasm; do
   fi
 done
 
+# ccache, where installed, makes a rebuild (another clone, a changed header) cost only what changed.
+launcher=()
+command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE="$(command -v "$PY")" \
-  -DKAGENT_WERROR="${KAGENT_WERROR:-OFF}" >/dev/null
+  -DKAGENT_WERROR="${KAGENT_WERROR:-OFF}" "${launcher[@]}" >/dev/null
 cmake --build build -j "$(nproc)"
 echo "setup: built ./build/kagent"
