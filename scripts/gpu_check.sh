@@ -47,8 +47,10 @@
 #   warm       where a warm evaluation's time goes on the shipped examples (scripts/warm_eval_phases.sh; ~1 min)
 #   fidelity-start / fidelity-kagent / fidelity-finish  bench/fidelity/run.sh's phases: KernelBench's
 #              harness over the 149 real answers in the background (needs .carry/kernelbench and
-#              .carry/realworld), kagent collect over them and the kits, the report
-#              (~1 min / ~5 min / until the harness is done); fidelity: all three in one call
+#              .carry/realworld), kagent collect over the kits then the answers (at most
+#              FIDELITY_KAGENT_S=420 s; a cut collection is resumed by the next call; measured on an
+#              H100: ~9 min for the 149 alone), the report (~1 min / ~7 min / until the harness is
+#              done); fidelity: all three in one call
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
