@@ -23,7 +23,11 @@ def write(path, rows):
 
 
 def main():
-    d = tempfile.mkdtemp(prefix="kagent-equivalence-")
+    with tempfile.TemporaryDirectory(prefix="kagent-equivalence-") as d:
+        return check(d)
+
+
+def check(d):
     base = [
         {"answer": "a", "status": "ok", "fallbacks": {}, "errors": ""},
         {"answer": "b", "status": "compile_error", "fallbacks": {},
