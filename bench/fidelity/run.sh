@@ -64,6 +64,8 @@ phase_kagent() {
   collect_into() {  # DIR LOG ARGS...: a new collection, or the rest of one a cut call left
     local dir=$1 log=$2; shift 2
     local start=$(date +%s) rc
+    # `timeout 0` would mean no limit at all: with no time left, the next call does it.
+    if [ "$(left)" -lt 10 ]; then echo "fidelity: no time left for $(basename "$dir"); the next call runs it"; return; fi
     if [ -f "$dir/manifest.json" ]; then
       timeout --kill-after=10 "$(left)" "$KAGENT" collect --resume "$dir" --llm "$replay" >> "$log" 2>&1
     else
