@@ -138,7 +138,13 @@ def main(argv=None):
         kb = {n: {"compiled": True, "correct": t["kernelbench_verdict"] == "correct", "tolerance": "1e-2 (leaderboard, L40S)"}
               for n, t in truth.items()}
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
-    names = sorted(truth)
+    # Answers kagent has no record of (a collection cut short, FIDELITY_MATCH) are counted apart,
+    # not as disagreements.
+    names = sorted(n for n in truth if n in kagent)
+    not_run = sorted(n for n in truth if n not in kagent)
+    if not names:
+        print(f"Fidelity: no kagent record of any of the {len(truth)} real answers in {a.collection}")
+        return 1
     lines = []
     w = lines.append
 
@@ -146,7 +152,9 @@ def main(argv=None):
     tol = {r.get("tolerance") for r in kb.values()}
     w(f"{len(names)} answers of `kb_leaderboard`, each judged correct by KernelBench's leaderboard. KernelBench's "
       f"harness {'(its leaderboard verdicts; not run here)' if a.kb_from_truth else 'run here'}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
-      "answers replayed, verdicts under both policies from the same evaluation.\n")
+      "answers replayed, verdicts under both policies from the same evaluation." +
+      (f" **{len(not_run)} of the {len(truth)} have no kagent record** (the collection was cut short or "
+       f"filtered): {', '.join(not_run[:10])}{' ...' if len(not_run) > 10 else ''}." if not_run else "") + "\n")
     summary = {}
     undiagnosed = []
     disagreements = []
@@ -233,10 +241,12 @@ def main(argv=None):
     for policy in POLICIES:
         t = summary[policy]
         parts.append(f"{policy} {100 * (t[0] + t[3]) / sum(t):.1f}% agree ({t[1] + t[2]} disagree)")
-    print(f"Fidelity: {len(names)} real answers, kagent vs KernelBench's harness: " + ", ".join(parts) +
+    of = f" of {len(truth)}" if not_run else ""
+    print(f"Fidelity: {len(names)}{of} real answers, kagent vs KernelBench's harness: " + ", ".join(parts) +
           f"; {len(undiagnosed)} disagreement(s) undiagnosed" + kit_line)
     if undiagnosed:
-        print("undiagnosed: " + ", ".join(undiagnosed))
+        more = f" and {len(undiagnosed) - 20} more" if len(undiagnosed) > 20 else ""
+        print("undiagnosed: " + ", ".join(undiagnosed[:20]) + more)
     return 0
 
 
