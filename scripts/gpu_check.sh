@@ -184,7 +184,7 @@ for suite in "${suites[@]}"; do
       "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
   realworld | realworld-collect | realworld-kb)
     case $suite in
-    realworld) rw_phases=warmup,compile,kagent rw_total=400 rw_fresh=--fresh ;;
+    realworld) rw_phases=warmup,compile,kagent rw_total=380 rw_fresh=--fresh ;;
     realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
