@@ -1,5 +1,6 @@
 """Reads a kagent collection folder for the GPU scripts' summaries (gpu_collect.sh,
-gpu_collect_2gpu.sh): every trajectory, with the name of its problem."""
+gpu_collect_2gpu.sh, bench/fidelity, bench/realworld, the chaos test): every trajectory, with
+the name of its problem."""
 import glob
 import json
 import os
@@ -13,3 +14,13 @@ def trajectories(collection):
             for line in f:
                 if line.strip():
                     yield name, json.loads(line)
+
+
+def first_evals(collection):
+    """{problem: the eval record of its first turn} (None where that turn has no record); with one
+    sample of one turn per problem, as replayed answers are, each problem's verdict."""
+    out = {}
+    for name, t in trajectories(collection):
+        turns = t.get("turns") or []
+        out[name] = turns[0].get("eval") if turns else None
+    return out

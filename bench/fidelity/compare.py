@@ -21,19 +21,10 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "collect"))
-from collection_turns import trajectories  # noqa: E402
+from collection_turns import first_evals  # noqa: E402
 
 POLICIES = ("kernelbench", "strict")
 HERE = Path(__file__).resolve().parent
-
-
-def verdicts_of(collection):
-    """{problem: turn 0's eval record} of a collection (None where the turn has no verdict)."""
-    out = {}
-    for name, t in trajectories(collection):
-        turns = t.get("turns") or []
-        out[name] = turns[0].get("eval") if turns else None
-    return out
 
 
 def under(ev, policy):
@@ -129,7 +120,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
 
     truth = json.loads(Path(a.truth).read_text())
-    kagent = verdicts_of(a.collection)
+    kagent = first_evals(a.collection)
     if not a.kb and not a.kb_from_truth:
         return kagent_only(truth, kagent, a.out)
     if a.kb:
@@ -206,7 +197,7 @@ def main(argv=None):
         kits = json.loads(Path(a.kits).read_text())
         kv = {}
         for c in a.kit_collections:
-            kv.update(verdicts_of(c))
+            kv.update(first_evals(c))
         kbk = {r["name"]: r for r in json.loads(Path(a.kb_kits).read_text())} if a.kb_kits else {}
         w("### The project's kits under both policies (and KernelBench's harness on the kernelbench-format ones)\n")
         w("| entry | expected strict | kagent strict | expected kernelbench | kagent kernelbench | KernelBench's harness | ok |")

@@ -59,7 +59,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "bench" / "collect"))
-from collection_turns import trajectories  # noqa: E402
+from collection_turns import first_evals  # noqa: E402
 
 PHASES = ["warmup", "compile", "kagent", "collect", "kernelbench"]
 # Each phase's own limit (seconds); all of them together also stay within --total-s.
@@ -344,10 +344,7 @@ def main():
             (st / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
             rc = "timeout"
         wall = time.monotonic() - t0
-        verdicts = {}
-        for name, tr in trajectories(str(col)):
-            turns = tr.get("turns", [])
-            verdicts[name] = ((turns[0].get("eval") or {}).get("status") if turns else None)
+        verdicts = {name: (ev or {}).get("status") for name, ev in first_evals(str(col)).items()}
         try:
             s = json.loads((col / "summary.json").read_text())
         except (OSError, ValueError):

@@ -1,12 +1,11 @@
 #include "compiler/host_pch.h"
 
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "common/files.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
 
@@ -20,11 +19,6 @@ constexpr std::string_view kCppPchVersion = "kagent-cpp-pch-1";
 constexpr std::string_view kCudaPchVersion = "kagent-cuda-pch-1";
 constexpr std::string_view kCppHeader = "kagent_cpp_part.h";
 constexpr std::string_view kCudaHeader = "kagent_cuda_prefix.h";
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // The compilers a header is valid for: nvcc, and the host compiler it runs (gcc from PATH).
 void hash_compilers(Sha256& h, const NvccSetup& setup) {
@@ -128,7 +122,7 @@ std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, con
     opt.steps = steps;
     opt.label = "pch cuda.cu prefix";
     opt.before_host_compile = [&](HostCompile& hc) {
-      output = read_all(hc.source);
+      output = read_file(hc.source);
       command = hc.command;
       environment = hc.environment;
       source = hc.source;
@@ -171,8 +165,9 @@ std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, con
 }
 
 bool use_cuda_prefix(const fs::path& source, const CudaPrefixPch& pch) {
-  const std::string prefix = read_all(pch.header);
-  std::string text = read_all(source);
+  if (!fs::exists(pch.header)) return false;  // the cache emptied meanwhile: the plain build
+  const std::string prefix = read_file(pch.header);
+  std::string text = read_file(source);
   if (prefix.empty() || text.size() < prefix.size() || std::memcmp(text.data(), prefix.data(), prefix.size()) != 0)
     return false;
   write_text_file(source, "#include \"" + pch.header.string() + "\"\n" + text.substr(prefix.size()));

@@ -32,7 +32,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "collect"))
-from collection_turns import trajectories  # noqa: E402
+from collection_turns import first_evals  # noqa: E402
 
 SMALL = ("tests/gpu/problems/", "examples/")  # problems that cost little at their sizes
 EVAL_FLAGS = ["--no-baselines", "--no-profile"]
@@ -142,14 +142,6 @@ def verdict(ev):
     return (ev or {}).get("status", "none"), (ev or {}).get("reason", "")
 
 
-def collection_verdicts(folder):
-    got = {}
-    for name, tr in trajectories(folder):
-        turns = tr.get("turns") or []
-        got[name] = turns[0].get("eval") if turns else None
-    return got
-
-
 def run_eval_alone(kagent, problem, candidate, fmt, env, timeout):
     cmd = [kagent, "eval", os.path.join(ROOT, problem), os.path.join(ROOT, candidate), "--format", fmt, "--json"]
     try:
@@ -225,7 +217,7 @@ def main():
                 proc.kill()
                 proc.wait()
             log.close()
-            got.update(collection_verdicts(folder))
+            got.update(first_evals(folder))
         text = "".join(open(os.path.join(out, f"rep{rep}-{fmt}.log")).read() for fmt in inputs)
         charges = sum(len(open(os.path.join(out, f"rep{rep}-{fmt}", "charges.jsonl")).readlines())
                       for fmt in inputs if os.path.exists(os.path.join(out, f"rep{rep}-{fmt}", "charges.jsonl")))
