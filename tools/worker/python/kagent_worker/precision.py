@@ -11,7 +11,7 @@ which a candidate that rounded its inputs matches far better than the exact trut
 import torch
 from torch.func import functional_call
 
-from kagent_worker.problem import dtype_name, flatten_outputs
+from kagent_worker.problem import dtype_name, flatten_outputs, tensor_bytes
 
 # Rounding hypotheses: mantissa bits kept. 10 bits is fp16's and TF32's, 7 is bf16's.
 ROUNDINGS = {"tf32": 10, "bfloat16": 7}
@@ -61,10 +61,6 @@ def reference_fp64(model, inputs, rounding=None, scope="all"):
     return outputs
 
 
-def _tensor_bytes(values):
-    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
-
-
 def _cut(values, lead, keep):
     return [v.narrow(0, 0, keep).clone() if isinstance(v, torch.Tensor) and v.dim() > 0 and v.shape[0] == lead
             else v for v in values]
@@ -79,7 +75,7 @@ def precision_inputs(problem, model, device, seed, max_bytes):
     inputs are kept."""
     inputs = problem.make_inputs(device, seed)
     notes = []
-    total = _tensor_bytes(inputs)
+    total = tensor_bytes(inputs)
     lead = next((v.shape[0] for v in inputs if isinstance(v, torch.Tensor) and v.dim() > 0), None)
     full = lead
     if total > max_bytes and lead:
@@ -97,7 +93,7 @@ def precision_inputs(problem, model, device, seed, max_bytes):
             outputs, _ = flatten_outputs(model(*signed))
             finite = all(o.isfinite().float().mean().item() >= 0.99 for o in outputs
                          if isinstance(o, torch.Tensor) and o.is_floating_point() and o.numel() > 0)
-            total = _tensor_bytes(signed) + _tensor_bytes(outputs)
+            total = tensor_bytes(signed) + tensor_bytes(outputs)
             del outputs
         except Exception:
             finite = False

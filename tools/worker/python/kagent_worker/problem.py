@@ -35,6 +35,11 @@ def trial_seeds(seed, count):
     return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
 
 
+def tensor_bytes(values):
+    """The bytes of the tensors among `values` (other values count nothing)."""
+    return sum(v.numel() * v.element_size() for v in values if isinstance(v, torch.Tensor))
+
+
 def dtype_name(dtype):
     return str(dtype).replace("torch.", "")
 
@@ -165,7 +170,7 @@ class Problem:
                 torch.manual_seed(0)
                 with torch.device("meta"):
                     meta = list(self._call("get_inputs"))
-                size = sum(x.numel() * x.element_size() for x in meta if isinstance(x, torch.Tensor))
+                size = tensor_bytes(meta)
                 self._trial_device = "cpu" if size <= CPU_TRIAL_INPUT_BYTES else "device"
                 if self._trial_device == "device":
                     print(f"kagent: {self.name}: inputs of {size / 2**20:.0f} MiB: the trials draw them on the GPU",
@@ -189,7 +194,7 @@ class Problem:
         if inputs is None:
             kernelbench_seed(seed)
             inputs = list(self._call("get_inputs"))
-            size = sum(x.numel() * x.element_size() for x in inputs if isinstance(x, torch.Tensor))
+            size = tensor_bytes(inputs)
             if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
                 self._host_inputs[seed] = inputs
                 self._host_inputs_bytes += size
