@@ -124,7 +124,12 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
     note += "; not checked: " + why;
     return std::nullopt;
   }
-  const bool params_floating = has_floating(problem.state_values(reference_model));
+  // The parameters' walk only when an error needs explaining (rare): not on every evaluation.
+  std::optional<bool> params_floating_once;
+  const auto params_floating = [&] {
+    if (!params_floating_once) params_floating_once = has_floating(problem.state_values(reference_model));
+    return *params_floating_once;
+  };
   const bool inputs_floating = has_floating(inputs);
   for (size_t i = 0; i < got.size() && i < eager.size() && i < truth->size(); ++i) {
     const auto dtype = eager[i].defined() ? eager[i].scalar_type() : at::kLong;
@@ -135,7 +140,7 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
     PrecisionErrors e{*cand_err, *eager_err, {}};
     if (worth_explaining(e, opts)) {
       std::vector<std::string> scopes = {"all"};
-      if (params_floating && inputs_floating) scopes.insert(scopes.end(), {"inputs", "params"});
+      if (inputs_floating && params_floating()) scopes.insert(scopes.end(), {"inputs", "params"});
       for (const auto& rounding : roundings_for(dtype)) {
         for (const auto& scope : scopes) {
           std::string unused;
@@ -144,7 +149,7 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
           if (const auto err = mean_relative_error(got[i], (*rounded)[i]))
             e.hypotheses.emplace_back(fmt::format("{} rounded to {} ({} mantissa bits)",
                                                   scope != "all"     ? scope
-                                                  : params_floating ? "inputs and parameters"
+                                                  : params_floating() ? "inputs and parameters"
                                                                     : "inputs",
                                                   rounding == "tf32" ? "fp16/TF32" : "bf16",
                                                   rounding == "tf32" ? 10 : 7),
