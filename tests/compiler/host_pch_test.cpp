@@ -3,8 +3,6 @@
 // answer's C++ part and CUDA part (gcc -H marks a precompiled header it uses with '!'), a
 // cudafe++ output that does not start with the prefix is left alone, and where the slim
 // torch/extension.h lacks what an answer uses, the answer builds with the lite one.
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -20,6 +18,7 @@
 #include "compiler/inline_extension_compiler.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
+#include "compile_cache_for_tests.h"
 #include "temp_dir.h"
 
 using namespace kagent;
@@ -27,17 +26,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kCacheDir = fs::temp_directory_path() / ("kagent-host-pch-test-" + std::to_string(::getpid()));
-struct RemoveCache {
-  ~RemoveCache() { fs::remove_all(kCacheDir); }
-} remove_cache;
+const kagent::testing::TempDir kCacheDir("kagent-host-pch-test");
 
-CompileOptions options() {
-  CompileOptions o;
-  o.cache_dir = kCacheDir.string();
-  o.arch = "sm_90a";
-  return o;
-}
+CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
 
 CompileLimits limits() {
   CompileLimits l;
@@ -96,7 +87,7 @@ TEST_CASE("the host headers are precompiled by the first answer, and the next an
 
   // Both headers, as the next answer's compiles see them: gcc -H lists a precompiled header it
   // uses with '!' ('x' when it finds one it cannot use).
-  const CompileCache cache(CompileCache::default_dir(kCacheDir.string()));
+  const CompileCache cache(CompileCache::default_dir(kCacheDir.str()));
   const NvccSetup setup = setup_for_tier(base_setup(options()), ShimTier::Slim, cache, true);
   const auto prefix = ensure_cuda_part_pch(cache, setup, limits(), nullptr);
   REQUIRE(prefix);

@@ -3,8 +3,6 @@
 // and its ops run on the CPU through the dispatcher, loaded by the worker's own patched
 // load_inline; a signature the binding cannot take falls back; the answer's own error is a
 // compile error with its file and line.
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -15,6 +13,7 @@
 #include "common/subprocess.h"
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
+#include "compile_cache_for_tests.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -23,17 +22,9 @@ namespace {
 
 std::string answer(const char* name) { return std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/" + name; }
 
-const fs::path kCacheDir = fs::temp_directory_path() / ("kagent-inline-test-" + std::to_string(::getpid()));
-struct RemoveCache {
-  ~RemoveCache() { fs::remove_all(kCacheDir); }
-} remove_cache;
+const kagent::testing::TempDir kCacheDir("kagent-inline-test");
 
-CompileOptions options() {
-  CompileOptions o;
-  o.cache_dir = kCacheDir.string();
-  o.arch = "sm_90a";
-  return o;
-}
+CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
 
 InlineCall only_call(const std::string& path) {
   const InlineCallScan scan = read_inline_calls(path);

@@ -1,13 +1,12 @@
 // build_answer_extensions on the answers of tests/worker/python/answers: what kagent builds
 // goes into the CandidateRef (library, op namespace, functions, the call's key); what it
 // leaves to torch keeps a reason per extension; nothing is built for a call torch would refuse.
-#include <unistd.h>
-
 #include <filesystem>
 #include <string>
 
 #include <doctest/doctest.h>
 
+#include "compile_cache_for_tests.h"
 #include "evaluation/answer_extensions.h"
 
 using namespace kagent;
@@ -15,19 +14,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kCacheDir = fs::temp_directory_path() / ("kagent-answer-ext-test-" + std::to_string(::getpid()));
-struct RemoveCache {
-  ~RemoveCache() { fs::remove_all(kCacheDir); }
-} remove_cache;
+const kagent::testing::TempDir kCacheDir("kagent-answer-ext-test");
 
 std::string answer(const char* name) { return std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/" + name; }
 
-CompileOptions options() {
-  CompileOptions o;
-  o.cache_dir = kCacheDir.string();
-  o.arch = "sm_90a";
-  return o;
-}
+CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
 
 }  // namespace
 
