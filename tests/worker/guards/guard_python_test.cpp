@@ -8,6 +8,7 @@
 #include <map>
 
 #include "build_info.h"
+#include "embedded_python.h"
 #include "kernelbench_dir.h"
 #include "temp_dir.h"
 #include "worker/guards/guard_precision.h"
@@ -22,12 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-PythonRuntime& py() {
-  static PythonRuntime runtime(build::kPythonExecutable);
-  return runtime;
-}
-
-void run_python(const std::string& code) { REQUIRE_MESSAGE(PyRun_SimpleString(code.c_str()) == 0, code); }
+PythonRuntime& py() { return kagent::testing::embedded_python(); }
+using kagent::testing::run_python;
 
 std::vector<GuardFinding> scan_file(const std::string& relative) {
   return scan_kernelbench_source(py(), (fs::path(KAGENT_SOURCE_DIR) / relative).string());

@@ -16,6 +16,7 @@
 #include "build_info.h"
 #include "common/files.h"
 #include "result/eval_result.h"
+#include "embedded_python.h"
 #include "temp_dir.h"
 #include "worker/service/library_instances.h"
 #include "worker/service/worker_state.h"
@@ -26,12 +27,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-PythonRuntime& py() {
-  static PythonRuntime runtime(build::kPythonExecutable);
-  return runtime;
-}
-
-void run_python(const std::string& code) { REQUIRE_MESSAGE(PyRun_SimpleString(code.c_str()) == 0, code); }
+PythonRuntime& py() { return kagent::testing::embedded_python(); }
+using kagent::testing::run_python;
 
 const LeftBehind* find(const std::vector<LeftBehind>& items, const std::string& item) {
   for (const auto& l : items)
