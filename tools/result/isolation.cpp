@@ -81,9 +81,19 @@ void charge_left_behind(EvalResult& r) {
   const PolicyVerdict charged{Status::RuntimeError, context_lost ? reason::kCudaFatal : reason::kWorkerState,
                               "the candidate left the worker unusable: " + what};
   // Under every policy that called it correct: the damage is the candidate's whatever the rules.
+  // An evaluator step that failed beside what the candidate left (kagent's next CUDA call
+  // refused by a capture it left open) is the candidate's too, never kagent's.
+  const auto takes_charge = [](Status s) { return s == Status::Correct || s == Status::InternalError; };
   for (auto& entry : r.verdicts)
-    if (entry.second.status == Status::Correct) entry.second = charged;
-  if (r.status != Status::Correct) return;
+    if (takes_charge(entry.second.status)) entry.second = charged;
+  if (!takes_charge(r.status)) return;
+  if (r.status == Status::InternalError) {
+    r.runtime_error = "kagent's step failed (" + r.message + "), after the candidate left: " + what;
+    r.status = charged.status;
+    r.reason = charged.reason;
+    r.message = charged.message;
+    return;
+  }
   r.status = charged.status;
   r.reason = charged.reason;
   r.message = charged.message;

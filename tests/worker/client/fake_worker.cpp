@@ -8,6 +8,9 @@
 //   replace    correct, with "replace": the worker exits after the reply
 //   oom_once   evaluator_oom the first time (a marker file in $KAGENT_FAKE_MARKERS), then correct
 //   broken     problem_error every time (a problem that is broken indeed)
+//   error_reply an error line instead of a result (an exception past the worker's state check,
+//              as a capture left open made kagent's next CUDA call throw), and every later
+//              evaluation in this process an error line too
 // KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
 #include <unistd.h>
 
@@ -27,6 +30,7 @@ int main() {
   kagent::write_json_line(4, {{"ok", true}, {"result", {{"device", device}, {"pid", ::getpid()}}}});
   kagent::JsonLineReader reader(3);
   bool poisoned = false;
+  bool poisoned_errors = false;
   for (;;) {
     auto msg = reader.read(std::nullopt);
     if (msg.state != kagent::JsonLineReader::State::Message) return 0;
@@ -44,6 +48,14 @@ int main() {
       continue;
     }
     if (fault == "slow") std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    if (fault == "error_reply") poisoned_errors = true;
+    if (poisoned_errors && req.contains("candidate")) {
+      kagent::write_json_line(4, {{"id", req.value("id", 0)},
+                                  {"ok", false},
+                                  {"error", {{"kind", "internal_error"},
+                                             {"message", "CUDA error: operation not permitted when stream is capturing"}}}});
+      continue;
+    }
     nlohmann::json result = {{"status", "correct"}, {"message", "fake"}, {"format", "cuda"}};
     nlohmann::json reply = {{"id", req.value("id", 0)}, {"ok", true}};
     if (poisoned && req.contains("candidate"))

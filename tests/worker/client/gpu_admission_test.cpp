@@ -150,3 +150,23 @@ TEST_CASE("admission: an evaluation's need from its footprint") {
   CHECK(memory_need(0) == uint64_t{2} << 30);
   CHECK(memory_need(10 * GB) == static_cast<uint64_t>(45 * GB) + kNeedOverhead);
 }
+
+TEST_CASE("admission: a ticket granted at the first look waited 0 s; one that queued reports its wait") {
+  // shared_gpu.py found 0.001 s "waits" that the console never announced: the ledger's lock
+  // time, not a wait.
+  testing::TempDir dir("kagent-ledger");
+  const std::string folder = (dir.path() / "ledger").string();
+  const std::string uuid = "GPU-test-wait-" + std::to_string(::getpid());
+  GpuAdmission admission(uuid, 10 * GB, nullptr, folder);
+  auto first = admission.acquire({8 * GB, false, 0, "first"}, {});
+  CHECK(first.waited_seconds() == 0.0);
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    first.release();
+  });
+  bool said = false;
+  auto second = admission.acquire({8 * GB, false, 0, "second"}, [&](const std::string& m) { said = said || m.find("waiting") == 0; });
+  releaser.join();
+  CHECK(said);
+  CHECK(second.waited_seconds() >= 0.2);
+}

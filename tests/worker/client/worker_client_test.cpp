@@ -111,6 +111,19 @@ TEST_CASE("a problem broken indeed stays a problem_error, tried once more only a
   CHECK(w.take_charges().empty());  // nobody before is to blame
 }
 
+TEST_CASE("a worker that answered an evaluation with an error line is not used again") {
+  // The chaos test's finding: a capture left open made the worker's reply an error line, the
+  // worker stayed, and every later candidate in it failed as the first of its worker (so never
+  // retried).
+  WorkerClient w(fake_options());
+  const EvalResult culprit = eval_with(w, "error_reply");
+  CHECK(culprit.status == Status::InternalError);
+  const EvalResult next = eval_with(w, "ok");
+  CHECK(next.status == Status::Correct);
+  CHECK_FALSE(next.isolation.retry);  // a fresh worker from the start, not a retry
+  CHECK(w.restarts() == 1);
+}
+
 TEST_CASE("a worker that asks to be replaced exits after its reply; the next evaluation gets a fresh one") {
   WorkerClient w(fake_options());
   CHECK(eval_with(w, "replace").status == Status::Correct);

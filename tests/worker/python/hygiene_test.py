@@ -142,3 +142,15 @@ def test_cuda_generator_left_in_capture_mode():
     found = items(hygiene.restore(snap))
     assert "cuda_generator" in found
     torch.empty(4, device="cuda").uniform_()  # draws again
+
+
+def test_one_switch_seen_two_ways_is_named_both_ways():
+    # allow_tf32 and the matmul precision are one switch: putting the precision back first
+    # used to hide allow_tf32 from the finding (the GPU hygiene suite's backend_flags case).
+    snap = hygiene.capture()
+    torch.backends.cuda.matmul.allow_tf32 = True
+    found = items(hygiene.restore(snap))
+    assert "torch.backends.cuda.matmul.allow_tf32" in found
+    assert "torch.get_float32_matmul_precision()" in found
+    assert not torch.backends.cuda.matmul.allow_tf32
+    assert torch.get_float32_matmul_precision() == "highest"

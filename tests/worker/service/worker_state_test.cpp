@@ -109,6 +109,17 @@ TEST_CASE("worker state: a correct verdict whose candidate left the worker unusa
   wrong.isolation = r.isolation;
   charge_left_behind(wrong);
   CHECK(wrong.status == Status::Wrong);  // its own verdict stands; left_behind names the rest
+  // kagent's step failed beside what the candidate left (a capture left open refused kagent's
+  // next CUDA call): the candidate's, never an internal_error (the chaos test's finding).
+  EvalResult tripped;
+  tripped.status = Status::InternalError;
+  tripped.reason = reason::kEvaluatorError;
+  tripped.message = "kagent's evaluation failed: CUDA error: operation not permitted when stream is capturing";
+  tripped.isolation = r.isolation;
+  charge_left_behind(tripped);
+  CHECK(tripped.status == Status::RuntimeError);
+  CHECK(tripped.reason == reason::kWorkerState);
+  CHECK(tripped.runtime_error.find("stream is capturing") != std::string::npos);
 }
 
 TEST_CASE("library instances: a repeated library is a fresh instance with its own namespace and static state") {

@@ -215,7 +215,7 @@ std::optional<GpuAdmission::Ticket> GpuAdmission::take(const AdmissionRequest& r
   }
   t.owner_ = this;
   t.id_ = id;
-  bool told = false;
+  bool told = false, queued = false;
   auto pause = std::chrono::milliseconds(50);
   for (;;) {
     std::vector<std::pair<pid_t, uint64_t>> processes;
@@ -245,10 +245,13 @@ std::optional<GpuAdmission::Ticket> GpuAdmission::take(const AdmissionRequest& r
       notice(fmt::format("waiting for GPU memory ({}): {}", request.what, d.why));
       told = true;
     }
+    queued = true;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::milliseconds(250));
   }
-  t.waited_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // Granted at the first look is no wait (the ledger's lock takes a millisecond): a wait is
+  // time spent queued, and the console said so.
+  t.waited_ = queued ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
   if (told && notice) notice(fmt::format("GPU memory granted ({}) after {:.1f} s", request.what, t.waited_));
   return t;
 }

@@ -449,6 +449,10 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     case Reply::Kind::Error:
       result.status = Status::InternalError;
       result.message = r.body["error"].value("message", "worker error");
+      // The candidate ran, and the worker answered without its state check: nothing says the
+      // worker is clean, so it is not used again (kept, the next candidate would fail on what
+      // this one left, as the first candidate of its worker, and so never be retried).
+      stop();
       return result;
     case Reply::Kind::Timeout:
       result.status = Status::Timeout;

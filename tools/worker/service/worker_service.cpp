@@ -83,7 +83,19 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
     Evaluation evaluation({py_, device_, profiler_, libraries_}, *session, r);
-    result = evaluation();
+    try {
+      result = evaluation();
+    } catch (const std::exception& e) {
+      // A step of kagent's that threw past the evaluation's own handling (a capture the
+      // candidate left open refuses kagent's next CUDA call): still a reply, and still the state
+      // check below, which charges the candidate with what it left and replaces this worker.
+      result = EvalResult{};
+      result.format = r.candidate.format;
+      result.device = device_;
+      result.status = Status::InternalError;
+      result.reason = reason::kEvaluatorError;
+      result.message = std::string("kagent's evaluation failed: ") + e.what();
+    }
     context_lost_ = evaluation.context_lost();
   }  // the candidate's objects are dropped here, before the check
   result.isolation.left_behind = state.check_and_restore(context_lost_);

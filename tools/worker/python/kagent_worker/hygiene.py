@@ -191,14 +191,19 @@ def _restore_modes(snap, out):
 
 
 def _restore_settings(snap, out):
+    # Every setting is read before any is put back: some are one switch seen two ways
+    # (torch.backends.cuda.matmul.allow_tf32 and torch.get_float32_matmul_precision()), and
+    # putting one back would hide the other from the finding.
+    changed = []
     for name, (get, put, before) in snap["settings"].items():
         try:
             now = _read(get)
         except Exception as exc:  # a getter that fails now did not before: the state is broken
             out.append(_finding(name, f"unreadable: {exc}", "replaced", True))
             continue
-        if now == before:
-            continue
+        if now != before:
+            changed.append((name, put, before, now))
+    for name, put, before, now in changed:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
