@@ -44,7 +44,9 @@
 #   construction  answers that draw their weights on the CPU judged correct (KernelBench's
 #              construction), and the construction before shown to fail them (~1 min)
 #   evalcli    `kagent eval` once for each exit status that needs a GPU, both policies (~2 min)
-#   warm       where a warm evaluation's time goes on the shipped examples (scripts/warm_eval_phases.sh; ~1 min)
+#   warm       where a warm evaluation's time goes on the shipped examples (scripts/warm_eval_phases.sh; ~3 min on
+#              an H100: every run measures torch.compile's baseline afresh until one is correct)
+#   warm-gelu  the same on elementwise_gelu alone (~40 s)
 #   fidelity-start / fidelity-kagent / fidelity-finish  bench/fidelity/run.sh's phases: KernelBench's
 #              harness over the 149 real answers in the background (needs .carry/kernelbench and
 #              .carry/realworld), kagent collect over the kits then the answers (at most
@@ -217,6 +219,7 @@ for suite in "${suites[@]}"; do
       $B/tests/gpu/kagent_construction_gpu_tests ;;
   evalcli) run_suite evalcli 300 "test cases|FAILED|ERROR" $B/tests/gpu/kagent_eval_cli_gpu_tests ;;
   warm) run_suite warm 200 "^warm " bash scripts/warm_eval_phases.sh $B/kagent ;;
+  warm-gelu) run_suite warm-gelu 90 "^warm " env WARM_EXAMPLES=elementwise_gelu bash scripts/warm_eval_phases.sh $B/kagent ;;
   fidelity-start | fidelity-kagent | fidelity-finish | fidelity)
     phases=${suite#fidelity-}; [ "$suite" = fidelity ] && phases="start kagent finish"
     # kagent's collections get what is left of a 10-minute call (at most 420 s), so that a call

@@ -12,6 +12,7 @@
 #include "worker/service/correctness.h"
 #include "worker/service/cut_text.h"
 #include "worker/service/phase_runner.h"
+#include "worker/service/worker_state.h"
 
 namespace kagent::worker {
 
@@ -139,7 +140,10 @@ bool Evaluation::guards_after_timing() {
 }
 
 bool Evaluation::baselines() {
+  const std::set<pid_t> before = own_threads();
   const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device, reference_model_.get());
+  for (pid_t t : own_threads())
+    if (!before.contains(t)) kagent_threads_.insert(t);
   Timing& t = *result_.timing;
   t.eager = b.eager;
   t.compiled = b.compiled;

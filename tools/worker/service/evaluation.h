@@ -14,8 +14,11 @@
 // that decides the verdict (a wrong output, a rejecting guard, a failure) ends the evaluation.
 #pragma once
 
+#include <sys/types.h>
+
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "result/device_info.h"
 #include "result/eval_result.h"
@@ -44,6 +47,9 @@ class Evaluation {
   EvalResult operator()();
   // A phase lost the CUDA context: the worker must be replaced after replying.
   bool context_lost() const { return context_lost_; }
+  // Threads born while a step of kagent's that runs no candidate code ran (the baselines'
+  // torch.compile): the worker's state check does not count them as the candidate's.
+  const std::set<pid_t>& kagent_threads() const { return kagent_threads_; }
 
  private:
   bool load();
@@ -60,6 +66,7 @@ class Evaluation {
   const EvalOptions& options_;
   EvalResult result_;
   bool context_lost_ = false;
+  std::set<pid_t> kagent_threads_;
 
   PyRef reference_model_;
   std::unique_ptr<Runner> reference_;

@@ -80,6 +80,8 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
+  // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
+  if (r.options.profile) profiler_.warm_up();
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
     Evaluation evaluation({py_, device_, profiler_, libraries_}, *session, r);
@@ -97,6 +99,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
       result.message = std::string("kagent's evaluation failed: ") + e.what();
     }
     context_lost_ = evaluation.context_lost();
+    state.adopt_threads(evaluation.kagent_threads());
   }  // the candidate's objects are dropped here, before the check
   result.isolation.left_behind = state.check_and_restore(context_lost_);
   charge_left_behind(result);

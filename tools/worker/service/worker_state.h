@@ -37,6 +37,9 @@ class WorkerState {
   // After the request: what differs, put back where possible. `context_lost`: the evaluation
   // already found the CUDA context gone (the worker exits anyway; nothing else is checked).
   std::vector<LeftBehind> check_and_restore(bool context_lost);
+  // Threads that kagent's own steps started during the request (torch.compile's pools in the
+  // baselines phase): not the candidate's, so not checked.
+  void adopt_threads(const std::set<pid_t>& threads) { threads_.insert(threads.begin(), threads.end()); }
   // Some finding could not be put back: the worker must exit after its reply.
   bool must_replace() const { return replace_; }
 
