@@ -154,3 +154,23 @@ def test_one_switch_seen_two_ways_is_named_both_ways():
     assert "torch.get_float32_matmul_precision()" in found
     assert not torch.backends.cuda.matmul.allow_tf32
     assert torch.get_float32_matmul_precision() == "highest"
+
+
+def test_tqdm_monitor_thread_is_a_librarys():
+    # torch.compile's progress bars start tqdm's monitor thread, which outlives them: the GPU
+    # run's warm-gelu suite found every evaluation with the torch.compile baseline charged
+    # "python_thread: 1 still running: tqdm_monitor".
+    tqdm = pytest.importorskip("tqdm")
+    snap = hygiene.capture()
+    saved = tqdm.tqdm.monitor_interval
+    tqdm.tqdm.monitor_interval = 10
+    try:
+        for _ in tqdm.tqdm(range(3), disable=False, file=open("/dev/null", "w")):
+            pass
+        assert any(type(t).__name__ == "TMonitor" for t in threading.enumerate()), "tqdm started no monitor here"
+        assert "python_thread" not in items(hygiene.restore(snap))
+    finally:
+        tqdm.tqdm.monitor_interval = saved
+        if tqdm.tqdm.monitor is not None:
+            tqdm.tqdm.monitor.exit()
+            tqdm.tqdm.monitor = None
