@@ -48,7 +48,7 @@ TEST_CASE("A library doing the GEMM: correct under kernelbench, rejected under s
 TEST_CASE("Bypasses are rejected under both policies; flags reject under neither") {
   for (const char* bypass : {"no_kernel", "try_except_fallback", "cached_results", "output_aliases_input",
                              "leftover_memory", "side_stream", "timing_tampered", "torch_patched", "threads",
-                             "inputs_modified", "inconsistent_result"}) {
+                             "inputs_modified", "inconsistent_result", "reply_forged"}) {
     CAPTURE(bypass);
     EvalResult r = correct_with({{bypass, kGuardReject, "caught"}});
     CHECK(rejected_under_all(r.guards));

@@ -48,6 +48,6 @@ int main() {
       nlohmann::json stats = {{"median_ms", 1.5}, {"mean_ms", 1.5}, {"iterations", 100}};
       result["timing"] = {{"candidate", stats}, {"eager", stats}, {"baseline_cache_hit", false}};
     }
-    kagent::write_json_line(4, {{"id", req.value("id", 0)}, {"ok", true}, {"result", result}});
+    kagent::write_json_line(4, {{"id", req.value("id", 0)}, {"nonce", req.value("nonce", "")}, {"ok", true}, {"result", result}});
   }
 }

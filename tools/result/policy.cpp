@@ -45,6 +45,7 @@ const std::vector<GuardRule>& guard_rules() {
       {"try_except_fallback", kReject, kReject, "a try/except fallback to PyTorch is a bypass"},
       {"torch_ops_in_forward", kFlag, kFlag, "PyTorch ops beside the custom kernels are noted"},
       {"timing_tampered", kReject, kReject, "timing patched"},
+      {"reply_forged", kReject, kReject, "a verdict written by the candidate on the worker's reply pipe"},
       {"torch_patched", kReject, kReject, "torch functions, the reference or precision settings patched"},
       {"threads", kReject, kReject, "work in threads escapes the timed call"},
       {"excessive_speedup", kFlag, kFlag, "a speedup over 10x eager asks for a human look"},

@@ -8,6 +8,8 @@
 //   replace    correct, with "replace": the worker exits after the reply
 //   oom_once   evaluator_oom the first time (a marker file in $KAGENT_FAKE_MARKERS), then correct
 //   broken     problem_error every time (a problem that is broken indeed)
+//   forge      writes a reply line of its own first ("correct", the request's id, no nonce),
+//              as candidate code sharing the worker's pipe could; then the worker's real one
 //   error_reply an error line instead of a result (an exception past the worker's state check,
 //              as a capture left open made kagent's next CUDA call throw), and every later
 //              evaluation in this process an error line too
@@ -51,13 +53,18 @@ int main() {
     if (fault == "error_reply") poisoned_errors = true;
     if (poisoned_errors && req.contains("candidate")) {
       kagent::write_json_line(4, {{"id", req.value("id", 0)},
+                                  {"nonce", req.value("nonce", "")},
                                   {"ok", false},
                                   {"error", {{"kind", "internal_error"},
                                              {"message", "CUDA error: operation not permitted when stream is capturing"}}}});
       continue;
     }
     nlohmann::json result = {{"status", "correct"}, {"message", "fake"}, {"format", "cuda"}};
-    nlohmann::json reply = {{"id", req.value("id", 0)}, {"ok", true}};
+    if (fault == "forge")
+      kagent::write_json_line(4, {{"id", req.value("id", 0)},
+                                  {"ok", true},
+                                  {"result", {{"status", "correct"}, {"message", "forged"}, {"format", "cuda"}}}});
+    nlohmann::json reply = {{"id", req.value("id", 0)}, {"nonce", req.value("nonce", "")}, {"ok", true}};
     if (poisoned && req.contains("candidate"))
       result = {{"status", "problem_error"}, {"reason", "problem_load_error"},
                 {"message", "Model(...) failed: RuntimeError: Offset increment outside graph capture encountered "

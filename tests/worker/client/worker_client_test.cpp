@@ -124,6 +124,21 @@ TEST_CASE("a worker that answered an evaluation with an error line is not used a
   CHECK(w.restarts() == 1);
 }
 
+TEST_CASE("a reply line the candidate writes on the worker's pipe is no verdict, and the candidate is rejected") {
+  // Candidate code shares the worker's process and its reply pipe: a line with the request's id
+  // saying "correct" came first. Without the nonce check the client took it as the verdict.
+  WorkerClient w(fake_options());
+  const EvalResult r = eval_with(w, "forge");
+  CHECK(r.status == Status::Rejected);
+  CHECK(r.reason == "reply_forged");
+  CHECK(r.message.find("\"forged\"") != std::string::npos);  // the forged line, quoted
+  REQUIRE_FALSE(r.guards.empty());
+  CHECK(r.guards.back().name == "reply_forged");
+  CHECK(r.guards.back().message.find("forged") != std::string::npos);
+  CHECK(eval_with(w, "ok").status == Status::Correct);
+  CHECK(w.restarts() == 1);  // not used again
+}
+
 TEST_CASE("a worker that asks to be replaced exits after its reply; the next evaluation gets a fresh one") {
   WorkerClient w(fake_options());
   CHECK(eval_with(w, "replace").status == Status::Correct);

@@ -119,3 +119,17 @@ TEST_CASE("guard options from JSON: defaults, off switch, single guards off, unk
   CHECK_THROWS_AS(guard_options_from_json({{"disable", {"no_such_guard"}}}), std::invalid_argument);
   CHECK_THROWS_AS(guard_options_from_json(3), std::invalid_argument);
 }
+
+TEST_CASE("no_kernel: an answer with no code that could launch a kernel owns none of the unclaimed ones") {
+  // l3_p30_gemini15flash: the reference in PyTorch, load_inline imported and never called.
+  // A kernel that no library pattern claims used to count as the answer's.
+  const std::string kUnclaimed = "engine_layout_kernel";  // no library pattern claims it
+  const std::vector<KernelRecord> records = {kernel(kCublas, 0, 500), kernel(kUnclaimed, 500, 520)};
+  auto attribution = profiler::attribute_kernels(records, {});
+  CHECK_FALSE(check_no_kernel(records, attribution));  // as before: unclaimed counts for the answer
+  disown_unclaimed(attribution);
+  const auto f = check_no_kernel(records, attribution);
+  REQUIRE(f);
+  CHECK(f->message.find("unclaimed: engine_layout_kernel") != std::string::npos);
+  CHECK(*own_kernel_share(records, attribution) == 0.0);
+}

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include <fmt/format.h>
 
@@ -18,10 +19,19 @@
 #include "sandbox/violation_verdict.h"
 #include "common/sha256.h"
 #include "worker/protocol/baseline_cache.h"
+#include "worker/protocol/guard_options.h"
 
 namespace kagent {
 
 namespace fs = std::filesystem;
+
+namespace {
+// 128 random bits as hex: per request, from the OS's generator.
+std::string fresh_nonce() {
+  std::random_device rd;
+  return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
+}
+}  // namespace
 
 std::string default_worker_path() {
   if (const char* env = std::getenv("KAGENT_WORKER")) return env;
@@ -195,8 +205,14 @@ template <class Request>
 WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milliseconds timeout,
                                           ContentionRecorder* contention) {
   const int id = next_id_++;
+  // The worker echoes a nonce that only the request carried: a reply line that candidate code
+  // writes on the shared pipe ("correct", any speedup) cannot guess it.
+  const std::string nonce = fresh_nonce();
+  std::string forged;
   try {
-    write_json_line(proc_->request_fd(), protocol::request_line(req, id));
+    nlohmann::json line = protocol::request_line(req, id);
+    line["nonce"] = nonce;
+    write_json_line(proc_->request_fd(), line);
   } catch (const std::exception& e) {
     auto exit = proc_->wait(std::chrono::milliseconds(2000));
     return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
@@ -237,8 +253,12 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
       return {Reply::Kind::Died, {}, exit ? exit->describe() : "closed its pipe", exit};
     }
     if (msg.message.value("id", -1) != id) continue;  // a stale reply from an earlier, abandoned request
-    if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}};
-    return {Reply::Kind::Error, msg.message, {}};
+    if (!msg.message.is_object() || msg.message.value("nonce", "") != nonce) {
+      if (forged.empty()) forged = msg.message.dump().substr(0, 300);
+      continue;  // the worker's own reply is still to come
+    }
+    if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}, {}, forged};
+    return {Reply::Kind::Error, msg.message, {}, {}, forged};
   }
 }
 
@@ -351,6 +371,22 @@ bool suspect(const EvalResult& r) {
   return r.status == Status::RuntimeError && r.reason == reason::kCandidateOom;
 }
 
+// Candidate code wrote a reply line of its own on the worker's pipe (it shares the process):
+// whatever the worker's own verdict, the candidate tried to forge one.
+void reject_forged(EvalResult& r, const std::string& line) {
+  GuardFinding f{worker::guard::kReplyForged, kGuardReject,
+                 "a reply line without the request's nonce came on the worker's pipe before its own reply: " + line};
+  const PolicyVerdict forged{Status::Rejected, f.name, "rejected by guard " + f.name + ": " + f.message};
+  for (auto& entry : r.verdicts)
+    if (entry.second.status == Status::Correct) entry.second = forged;
+  if (r.status == Status::Correct) {
+    r.status = forged.status;
+    r.reason = forged.reason;
+    r.message = forged.message;
+  }
+  r.guards.push_back(std::move(f));
+}
+
 bool out_of_memory(const EvalResult& r) {
   return r.reason == reason::kCandidateOom || r.reason == reason::kEvaluatorOom ||
          r.message.find("out of memory") != std::string::npos ||
@@ -437,6 +473,11 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
       result.isolation.memory_wait_seconds = waited;
       ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
+      if (!r.forged.empty()) {
+        reject_forged(result, r.forged);
+        stop();  // code that writes on the pipe may write again, into the next request's reply
+        return result;
+      }
       if (result.status == Status::Correct && result.timing) store_baselines(problem_path, device_, options, *result.timing);
       // The worker exits after this reply: its context is lost, or the candidate left what it
       // could not put back. Waited for, so the next request never meets a dying worker.
@@ -449,6 +490,7 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     case Reply::Kind::Error:
       result.status = Status::InternalError;
       result.message = r.body["error"].value("message", "worker error");
+      if (!r.forged.empty()) reject_forged(result, r.forged);
       // The candidate ran, and the worker answered without its state check: nothing says the
       // worker is clean, so it is not used again (kept, the next candidate would fail on what
       // this one left, as the first candidate of its worker, and so never be retried).

@@ -107,6 +107,9 @@ class WorkerClient {
     nlohmann::json body;
     std::string detail;            // for Died: how it ended; for MemoryLimit: how much it held
     std::optional<ExitInfo> exit = {};  // for Died, when known
+    // Lines with this request's id but not its nonce: written by candidate code in the worker
+    // (it shares the reply pipe), never by the worker. Skipped; the first one is kept here.
+    std::string forged = {};
   };
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();

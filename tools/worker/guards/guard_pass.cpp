@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "checker/compare.h"
+#include "common/files.h"
 #include "cuda/cuda_error.h"
 #include "profiler/kernel_attribution.h"
 #include "result/policy.h"
@@ -14,6 +15,7 @@
 #include "worker/guards/guard_cached.h"
 #include "worker/guards/guard_inputs.h"
 #include "worker/guards/guard_kernels.h"
+#include "worker/guards/own_code.h"
 #include "worker/guards/guard_poison.h"
 #include "worker/guards/guard_precision.h"
 #include "worker/guards/guard_shapes.h"
@@ -66,10 +68,15 @@ void GuardPass::native_loaded(const Values& params, std::vector<std::string> own
   if (watch_) watch_->mark_threads();
 }
 
-void GuardPass::kernelbench_loaded(PyRef model, std::string source_path) {
+void GuardPass::kernelbench_loaded(PyRef model, std::string source_path, bool built_extensions) {
   format_ = "kernelbench";
   model_ = std::move(model);
   source_path_ = std::move(source_path);
+  try {
+    no_own_code_ = !may_launch_own_kernels(read_file(source_path_), built_extensions);
+  } catch (const std::exception&) {
+    no_own_code_ = false;  // unreadable: judged as before
+  }
   if (watch_) watch_->mark_threads();
 }
 
@@ -179,9 +186,13 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
       if (t.defined()) expected_bytes.push_back(static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size()));
     const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
     if (call.kernels) {
-      const auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
+      auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
+      if (no_own_code_) disown_unclaimed(attribution);
       own_share_ = own_kernel_share(*call.kernels, attribution);
-      add(check_no_kernel(*call.kernels, attribution));
+      auto no_kernel = check_no_kernel(*call.kernels, attribution);
+      if (no_kernel && no_own_code_)
+        no_kernel->message += " (the answer builds no extension and calls no kernel compiler: no kernel can be its own)";
+      add(std::move(no_kernel));
       add(check_library_share(*call.kernels, attribution, opts_));
       if (call.marker_start_ns)
         add(check_late_kernels(*call.kernels, {*call.marker_start_ns, true}, opts_.side_stream_marker_margin_us));

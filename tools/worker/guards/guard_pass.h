@@ -38,8 +38,8 @@ class GuardPass {
   // Native: the very parameter tensors forward receives, and its kernels' names (from ptxas;
   // may be empty, then library name patterns decide what is own).
   void native_loaded(const Values& params, std::vector<std::string> own_kernels);
-  // Kernelbench: the ModelNew instance and its source file.
-  void kernelbench_loaded(PyRef model, std::string source_path);
+  // Kernelbench: the ModelNew instance, its source file, and whether it built extensions.
+  void kernelbench_loaded(PyRef model, std::string source_path, bool built_extensions);
 
   void before_timing(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
                      const EvalOptions& eval, EvalResult& r);
@@ -70,6 +70,7 @@ class GuardPass {
   std::vector<std::string> own_kernels_;
   PyRef model_;
   std::string source_path_;
+  bool no_own_code_ = false;  // kernelbench: nothing in it could launch a kernel (own_code.h)
   std::vector<GuardFinding> pending_;
   std::optional<double> own_share_;  // of the traced call
   std::vector<std::pair<std::string, double>> split_;

@@ -73,7 +73,7 @@ bool Evaluation::load() {
           ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed, extensions});
       PyRef model = PyRef::borrow(PyTuple_GetItem(loaded.get(), 0));
       result_.extensions = to_json(PyTuple_GetItem(loaded.get(), 1)).get<std::vector<ExtensionBuild>>();
-      guards_->kernelbench_loaded(model, cand.path);
+      guards_->kernelbench_loaded(model, cand.path, !result_.extensions.empty());
       candidate_ = std::make_unique<PythonRunner>(model);
     } else {
       // Parameters are cloned: a candidate writing its weights must not change the reference's.

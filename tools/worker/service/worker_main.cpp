@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
       else if (violations.any())  // problem code: the user's own, reported in the log only
         std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
       reply["id"] = msg.message.value("id", 0);
+      reply["nonce"] = msg.message.value("nonce", "");  // what the client checks the reply by
       kagent::write_json_line(kReplyFd, reply);
       std::fflush(stdout);
       std::fflush(stderr);
