@@ -10,6 +10,7 @@
 //   broken     problem_error every time (a problem that is broken indeed)
 //   forge      writes a reply line of its own first ("correct", the request's id, no nonce),
 //              as candidate code sharing the worker's pipe could; then the worker's real one
+//   forge_ahead the same with the next request's id (it would wait in the pipe for it)
 //   error_reply an error line instead of a result (an exception past the worker's state check,
 //              as a capture left open made kagent's next CUDA call throw), and every later
 //              evaluation in this process an error line too
@@ -60,8 +61,8 @@ int main() {
       continue;
     }
     nlohmann::json result = {{"status", "correct"}, {"message", "fake"}, {"format", "cuda"}};
-    if (fault == "forge")
-      kagent::write_json_line(4, {{"id", req.value("id", 0)},
+    if (fault == "forge" || fault == "forge_ahead")  // this request's id, or the next one's
+      kagent::write_json_line(4, {{"id", req.value("id", 0) + (fault == "forge_ahead" ? 1 : 0)},
                                   {"ok", true},
                                   {"result", {{"status", "correct"}, {"message", "forged"}, {"format", "cuda"}}}});
     nlohmann::json reply = {{"id", req.value("id", 0)}, {"nonce", req.value("nonce", "")}, {"ok", true}};

@@ -137,6 +137,12 @@ TEST_CASE("a reply line the candidate writes on the worker's pipe is no verdict,
   CHECK(r.guards.back().message.find("forged") != std::string::npos);
   CHECK(eval_with(w, "ok").status == Status::Correct);
   CHECK(w.restarts() == 1);  // not used again
+  // A line for the next request's id is the forger's too, never the next candidate's.
+  const EvalResult ahead = eval_with(w, "forge_ahead");
+  CHECK(ahead.reason == "reply_forged");
+  const EvalResult next = eval_with(w, "ok");
+  CHECK(next.status == Status::Correct);
+  CHECK(next.guards.empty());
 }
 
 TEST_CASE("a worker that asks to be replaced exits after its reply; the next evaluation gets a fresh one") {
