@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -209,7 +210,10 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
   // The worker echoes a nonce that only the request carried: a reply line that candidate code
   // writes on the shared pipe ("correct", any speedup) cannot guess it.
   const std::string nonce = fresh_nonce();
-  nonces_.insert(nonce);
+  // A genuine reply to an abandoned request carries an earlier one; a few dozen back is plenty
+  // (a request that times out retires its worker).
+  nonces_.push_back(nonce);
+  if (nonces_.size() > 64) nonces_.pop_front();
   std::string forged;
   try {
     nlohmann::json line = protocol::request_line(req, id);
@@ -257,7 +261,7 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     // A line without a nonce this worker was sent is not the worker's, whatever its id (lines
     // for later ids would otherwise wait in the pipe and be charged to the next candidate).
     const auto got = msg.message.is_object() ? msg.message.find("nonce") : msg.message.end();
-    if (got == msg.message.end() || !got->is_string() || !nonces_.contains(got->get<std::string>())) {
+    if (got == msg.message.end() || !got->is_string() || std::find(nonces_.begin(), nonces_.end(), got->get<std::string>()) == nonces_.end()) {
       if (forged.empty()) forged = msg.message.dump().substr(0, 300);
       continue;  // the worker's own reply is still to come
     }

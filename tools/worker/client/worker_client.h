@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <set>
@@ -143,7 +144,7 @@ class WorkerClient {
   std::unique_ptr<GpuAdmission> admission_;
   std::map<std::string, int64_t> footprints_;
   int candidates_in_worker_ = 0;          // evaluations the running worker answered
-  std::set<std::string> nonces_;          // those the running worker was sent: its replies carry one
+  std::deque<std::string> nonces_;        // the last ones the running worker was sent: its replies carry one
   std::set<std::string> answers_in_worker_;  // KernelBench answers (content hashes) whose extensions it loaded
   std::string last_label_, last_problem_;  // the last candidate it ran
   bool last_shared_ = false;               // the last request saw another process on the GPU
