@@ -2,9 +2,11 @@
 // one JSON line per request on the worker's fd 3, one per reply on its fd 4. Every op has a
 // typed request and reply here, with their JSON conversions, and one table of op names.
 //
-//   request line: {"op": <name>, "id": n, ...the request's fields}
-//   reply line:   {"id": n, "ok": true, "result": <reply>, "fatal": true?, "replace": true?}
-//                 {"id": n, "ok": false, "error": {"kind", "message"}}
+//   request line: {"op": <name>, "id": n, "nonce": s, ...the request's fields}
+//   reply line:   {"id": n, "nonce": s, "ok": true, "result": <reply>, "fatal": true?, "replace": true?}
+//                 {"id": n, "nonce": s, "ok": false, "error": {"kind", "message"}}
+// The nonce is random per request and echoed by the worker: candidate code shares the worker's
+// process and so fd 4, and a line without it is not the worker's (reply_forged, worker_client.cpp).
 // "fatal" says the worker's CUDA context is lost, "replace" that a candidate left state the
 // worker could not put back (worker/service/worker_state.h): either way it exits after
 // replying, and the client starts a fresh one for the next request.
