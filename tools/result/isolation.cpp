@@ -1,6 +1,7 @@
 #include "result/isolation.h"
 
 #include "result/eval_result.h"
+#include "result/policy.h"
 
 namespace kagent {
 
@@ -83,21 +84,11 @@ void charge_left_behind(EvalResult& r) {
   // Under every policy that called it correct: the damage is the candidate's whatever the rules.
   // An evaluator step that failed beside what the candidate left (kagent's next CUDA call
   // refused by a capture it left open) is the candidate's too, never kagent's.
-  const auto takes_charge = [](Status s) { return s == Status::Correct || s == Status::InternalError; };
-  for (auto& entry : r.verdicts)
-    if (takes_charge(entry.second.status)) entry.second = charged;
-  if (!takes_charge(r.status)) return;
-  if (r.status == Status::InternalError) {
-    r.runtime_error = "kagent's step failed (" + r.message + "), after the candidate left: " + what;
-    r.status = charged.status;
-    r.reason = charged.reason;
-    r.message = charged.message;
-    return;
-  }
-  r.status = charged.status;
-  r.reason = charged.reason;
-  r.message = charged.message;
-  r.runtime_error = "outputs were correct, but after the evaluation: " + what;
+  const bool failed_step = r.status == Status::InternalError;
+  const std::string step_error = r.message;
+  if (!overrule(r, charged, Status::Correct, Status::InternalError)) return;
+  r.runtime_error = failed_step ? "kagent's step failed (" + step_error + "), after the candidate left: " + what
+                                : "outputs were correct, but after the evaluation: " + what;
 }
 
 }  // namespace kagent

@@ -96,6 +96,17 @@ void apply_policies(EvalResult& r, Policy ruling) {
   r.message = v.message;
 }
 
+bool overrule(EvalResult& r, const PolicyVerdict& v, Status status, std::optional<Status> also) {
+  const auto takes = [&](Status s) { return s == status || (also && s == *also); };
+  for (auto& entry : r.verdicts)
+    if (takes(entry.second.status)) entry.second = v;
+  if (!takes(r.status)) return false;
+  r.status = v.status;
+  r.reason = v.reason;
+  r.message = v.message;
+  return true;
+}
+
 bool rejected_under_all(const std::vector<GuardFinding>& findings) {
   for (Policy p : {Policy::KernelBench, Policy::Strict}) {
     bool rejected = false;

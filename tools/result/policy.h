@@ -8,6 +8,8 @@
 // docs/evaluation.md shows it.
 #pragma once
 
+#include <optional>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,6 +48,11 @@ PolicyVerdict verdict_under(const EvalResult& r, Policy policy);
 // its findings, then sets r.policy and r's status, reason and message to `ruling`'s verdict.
 // Called once, where the evaluation ends; r.status is Correct there unless the candidate failed.
 void apply_policies(EvalResult& r, Policy ruling);
+
+// After apply_policies, a ruling that outranks the guards (what the candidate left in the
+// worker, a forged reply): every verdict, each policy's and r's own, whose status is `status` or
+// `also` becomes `v`. Returns whether r's own did.
+bool overrule(EvalResult& r, const PolicyVerdict& v, Status status, std::optional<Status> also = std::nullopt);
 
 // Whether the guards' findings so far reject the candidate under every policy (the evaluation
 // can stop: no policy will call it correct).

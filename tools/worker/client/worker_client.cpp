@@ -260,12 +260,14 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     }
     // A line without a nonce this worker was sent is not the worker's, whatever its id (lines
     // for later ids would otherwise wait in the pipe and be charged to the next candidate).
-    const auto got = msg.message.is_object() ? msg.message.find("nonce") : msg.message.end();
-    if (got == msg.message.end() || !got->is_string() || std::find(nonces_.begin(), nonces_.end(), got->get<std::string>()) == nonces_.end()) {
+    // Read without a throw: the line may be anyone's, with any "nonce" in it.
+    const auto n = msg.message.is_object() ? msg.message.find("nonce") : msg.message.end();
+    const std::string got = n != msg.message.end() && n->is_string() ? n->get<std::string>() : "";
+    if (std::find(nonces_.begin(), nonces_.end(), got) == nonces_.end()) {
       if (forged.empty()) forged = msg.message.dump().substr(0, 300);
       continue;  // the worker's own reply is still to come
     }
-    if (msg.message.value("id", -1) != id || got->get<std::string>() != nonce) continue;  // a stale reply
+    if (msg.message.value("id", -1) != id || got != nonce) continue;  // a stale reply
     if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}, {}, forged};
     return {Reply::Kind::Error, msg.message, {}, {}, forged};
   }
@@ -385,14 +387,7 @@ bool suspect(const EvalResult& r) {
 void reject_forged(EvalResult& r, const std::string& line) {
   GuardFinding f{worker::guard::kReplyForged, kGuardReject,
                  "a reply line without the request's nonce came on the worker's pipe before its own reply: " + line};
-  const PolicyVerdict forged{Status::Rejected, f.name, "rejected by guard " + f.name + ": " + f.message};
-  for (auto& entry : r.verdicts)
-    if (entry.second.status == Status::Correct) entry.second = forged;
-  if (r.status == Status::Correct) {
-    r.status = forged.status;
-    r.reason = forged.reason;
-    r.message = forged.message;
-  }
+  overrule(r, {Status::Rejected, f.name, "rejected by guard " + f.name + ": " + f.message}, Status::Correct);
   r.guards.push_back(std::move(f));
 }
 

@@ -6,7 +6,6 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
-#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -119,7 +118,7 @@ void WorkerState::add(std::vector<LeftBehind>& out, LeftBehind item) {
   out.push_back(std::move(item));
 }
 
-void WorkerState::check_cuda(std::vector<LeftBehind>& out) {
+bool WorkerState::check_cuda(std::vector<LeftBehind>& out) {
   bool capturing = false;
   // Work still queued on any stream finishes here; an error it raised shows now.
   cudaError_t e = cudaDeviceSynchronize();
@@ -127,7 +126,7 @@ void WorkerState::check_cuda(std::vector<LeftBehind>& out) {
     if (e != cudaSuccess) {
       if (cuda::is_sticky(e)) {
         add(out, {"cuda_error", "the CUDA context is lost: " + error_text(e), kLeftReplaced, true});
-        return;
+        return false;
       }
       (void)cudaGetLastError();
       if (capture_related(e)) capturing = true;
@@ -153,6 +152,7 @@ void WorkerState::check_cuda(std::vector<LeftBehind>& out) {
   }
   if (capturing)
     add(out, {"graph_capture", "a CUDA graph capture was still in progress (begun, never ended)", kLeftReplaced, true});
+  return capturing;
 }
 
 void WorkerState::check_python(std::vector<LeftBehind>& out) {
@@ -223,13 +223,10 @@ std::vector<LeftBehind> WorkerState::check_and_restore(bool context_lost) {
     return out;
   }
   try {
-    if (device_.available) {
-      check_cuda(out);
-      if (replace_ && !out.empty() && out.back().item == "cuda_error") return out;  // nothing else is safe to call
-    }
     // A capture still open refuses the allocator's calls (check_memory's release of cached
     // memory among them): the worker is replaced anyway, so those checks are left out.
-    const bool capturing = std::any_of(out.begin(), out.end(), [](const LeftBehind& l) { return l.item == "graph_capture"; });
+    const bool capturing = device_.available && check_cuda(out);
+    if (replace_ && !out.empty() && out.back().item == "cuda_error") return out;  // nothing else is safe to call
     try {
       check_python(out);
     } catch (const PythonError& e) {  // the check itself broke: the state is not known to be clean

@@ -44,7 +44,8 @@ class WorkerState {
   bool must_replace() const { return replace_; }
 
  private:
-  void check_cuda(std::vector<LeftBehind>& out);
+  // Whether a graph capture is still open (the allocator's calls are refused while it is).
+  bool check_cuda(std::vector<LeftBehind>& out);
   void check_python(std::vector<LeftBehind>& out);
   void check_threads(std::vector<LeftBehind>& out);
   void check_memory(std::vector<LeftBehind>& out);
