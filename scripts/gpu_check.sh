@@ -10,7 +10,8 @@
 #   cpu        the CPU suites only (~2 min)
 #   verdicts   GPU verdict suite: every tests/gpu/kernels candidate gets its expected verdict (~6 min)
 #   guards     the reward-hack guard suite: every hack of tests/gpu/hacks caught (KernelBench
-#              problems at official sizes among them), every correct kernel clean (~3 min)
+#              problems at official sizes among them), every correct kernel clean (~6 min: torch
+#              builds each KernelBench-format entry's extension in the worker, ~45 s apiece)
 #   sandbox    the sandbox suite (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
@@ -162,7 +163,7 @@ for suite in "${suites[@]}"; do
     run_suite tests-gpu 480 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 400 -L gpu -V ;;
   cpu) run_suite cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8 ;;
   verdicts) run_suite verdicts 480 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
-  guards) run_suite guards 300 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
+  guards) run_suite guards 480 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
   sandbox) run_suite sandbox 150 "Sandbox suite:|^FAIL" $B/tests/gpu/kagent_sandbox_suite_tests ;;
   timer)
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests

@@ -1,5 +1,7 @@
 #include "worker/guards/guard_trace.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -101,10 +103,23 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   // A call under tracing first, its outputs dropped: CUPTI makes the first traced call return
   // slowly on the host (1.6 ms on an H200, while the kernel itself took 0.14 ms), long enough for
   // work left on a side stream to finish before forward returns and pass unseen.
+  // Its records are then let go by a new window (a device synchronisation and a forced flush),
+  // not by comparing timestamps: the GPU's and the host's clocks in CUPTI's records can be apart
+  // by more than the few microseconds between the host's call and the first kernel, and CUPTI 13.0
+  // can write 0 for both of a kernel's timestamps. Either once erased every kernel of a fast call
+  // (an honest kernel rejected no_kernel "and no kernel at all", on an H100).
   if (activity) {
     (void)call_candidate(candidate, clone_values(inputs));
-    call.host_call_ns = profiler::KernelActivity::now_ns();
+    try {
+      activity->start();
+    } catch (const cuda::ContextLost&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      activity.reset();
+      call.trace_error = e.what();
+    }
   }
+  if (activity) call.host_call_ns = profiler::KernelActivity::now_ns();
   call.outputs = call_candidate_unsynchronized(candidate, inputs);
   if (activity) call.host_return_ns = profiler::KernelActivity::now_ns();
   // First thing after forward returns: the marker on the current stream. It runs on the GPU as
@@ -134,10 +149,15 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   if (activity) {
     try {
       call.kernels = activity->stop();
-      // The records of this call only: everything of the first call ended before it began.
-      std::erase_if(*call.kernels, [&](const profiler::KernelRecord& k) { return k.start_ns < call.host_call_ns; });
       call.copies = activity->take_copies();
-      std::erase_if(call.copies, [&](const profiler::CopyRecord& m) { return m.start_ns < call.host_call_ns; });
+      const auto untimed = std::count_if(call.kernels->begin(), call.kernels->end(),
+                                         [](const profiler::KernelRecord& k) { return k.start_ns == 0 && k.end_ns == 0; });
+      const auto early = std::count_if(call.kernels->begin(), call.kernels->end(), [&](const profiler::KernelRecord& k) {
+        return k.start_ns != 0 && k.start_ns < call.host_call_ns;
+      });
+      if (untimed > 0 || early > 0)  // for the worker's log: what CUPTI's clock did on this machine
+        std::fprintf(stderr, "kagent guards: %zu kernel record(s) without timestamps, %zu starting before the host's call\n",
+                     static_cast<size_t>(untimed), static_cast<size_t>(early));
       if (const auto* m = find_marker(call.copies)) {
         call.marker_start_ns = m->start_ns;
         call.marker_stream = m->stream_id;
