@@ -38,14 +38,16 @@ at::Tensor copy_as_is(const at::Tensor& t, cudaStream_t stream) {
 // The marker: a memset of this size and value, told apart from a candidate's own by both.
 constexpr size_t kMarkerBytes = 4;
 constexpr int kMarkerValue = 0x6b;
+constexpr int kFenceValue = 0x5a;  // the fence between the warm-up call and the traced one
 
-const profiler::CopyRecord* find_marker(const std::vector<profiler::CopyRecord>& ops) {
-  const profiler::CopyRecord* marker = nullptr;
+// The latest memset of the marker's size with this value.
+const profiler::CopyRecord* find_memset(const std::vector<profiler::CopyRecord>& ops, int value) {
+  const profiler::CopyRecord* found = nullptr;
   for (const auto& m : ops)
-    if (!m.memcpy && m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(kMarkerValue) &&
-        (!marker || m.correlation_id > marker->correlation_id))
-      marker = &m;
-  return marker;
+    if (!m.memcpy && m.bytes == kMarkerBytes && m.value == static_cast<uint32_t>(value) &&
+        (!found || m.correlation_id > found->correlation_id))
+      found = &m;
+  return found;
 }
 
 // Everything of the call relative to the host's call of forward, in microseconds.
@@ -103,23 +105,19 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   // A call under tracing first, its outputs dropped: CUPTI makes the first traced call return
   // slowly on the host (1.6 ms on an H200, while the kernel itself took 0.14 ms), long enough for
   // work left on a side stream to finish before forward returns and pass unseen.
-  // Its records are then let go by a new window (a device synchronisation and a forced flush),
-  // not by comparing timestamps: the GPU's and the host's clocks in CUPTI's records can be apart
-  // by more than the few microseconds between the host's call and the first kernel, and CUPTI 13.0
-  // can write 0 for both of a kernel's timestamps. Either once erased every kernel of a fast call
-  // (an honest kernel rejected no_kernel "and no kernel at all", on an H100).
+  // Its records are told apart by the fence, a memset enqueued between the two calls: CUDA
+  // numbers every API call in order (CUPTI's correlation id), so whatever has a lower number than
+  // the fence's belongs to the first call. Not by timestamps: the records' GPU clock and the host's
+  // can be apart by more than the microseconds between forward's call and its first kernel
+  // (an H100 once lost every kernel of fast honest calls that way: no_kernel "and no kernel at
+  // all"), and not by a new CUPTI window: its forced flush makes the next call pay the slow first
+  // return again, time in which a side stream's work finishes unseen.
+  const at::Tensor fence = at::empty({static_cast<int64_t>(kMarkerBytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
   if (activity) {
     (void)call_candidate(candidate, clone_values(inputs));
-    try {
-      activity->start();
-    } catch (const cuda::ContextLost&) {
-      throw;
-    } catch (const std::runtime_error& e) {
-      activity.reset();
-      call.trace_error = e.what();
-    }
+    cuda::check(cudaMemsetAsync(fence.data_ptr(), kFenceValue, kMarkerBytes, stream), "CUDA error after forward (fence)");
+    call.host_call_ns = profiler::KernelActivity::now_ns();
   }
-  if (activity) call.host_call_ns = profiler::KernelActivity::now_ns();
   call.outputs = call_candidate_unsynchronized(candidate, inputs);
   if (activity) call.host_return_ns = profiler::KernelActivity::now_ns();
   // First thing after forward returns: the marker on the current stream. It runs on the GPU as
@@ -150,6 +148,11 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
     try {
       call.kernels = activity->stop();
       call.copies = activity->take_copies();
+      if (const auto* f = find_memset(call.copies, kFenceValue)) {  // none (CUPTI dropped it): both calls' records stay
+        const uint32_t first_call_end = f->correlation_id;
+        std::erase_if(*call.kernels, [&](const profiler::KernelRecord& k) { return k.correlation_id <= first_call_end; });
+        std::erase_if(call.copies, [&](const profiler::CopyRecord& m) { return m.correlation_id <= first_call_end; });
+      }
       const auto untimed = std::count_if(call.kernels->begin(), call.kernels->end(),
                                          [](const profiler::KernelRecord& k) { return k.start_ns == 0 && k.end_ns == 0; });
       const auto early = std::count_if(call.kernels->begin(), call.kernels->end(), [&](const profiler::KernelRecord& k) {
@@ -158,7 +161,7 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
       if (untimed > 0 || early > 0)  // for the worker's log: what CUPTI's clock did on this machine
         std::fprintf(stderr, "kagent guards: %zu kernel record(s) without timestamps, %zu starting before the host's call\n",
                      static_cast<size_t>(untimed), static_cast<size_t>(early));
-      if (const auto* m = find_marker(call.copies)) {
+      if (const auto* m = find_memset(call.copies, kMarkerValue)) {
         call.marker_start_ns = m->start_ns;
         call.marker_stream = m->stream_id;
       }
