@@ -40,6 +40,8 @@ def under(ev, policy):
 def kb_state(rec):
     if rec is None:
         return "not run"
+    if rec.get("leaderboard"):
+        return "correct" if rec.get("correct") else "not correct (leaderboard)"
     if rec.get("error"):
         return "error"
     if not rec.get("compiled"):
@@ -50,6 +52,8 @@ def kb_state(rec):
 def kb_detail(rec):
     if not rec:
         return ""
+    if rec.get("leaderboard"):
+        return "the leaderboard's verdict (the harness did not reach it in this run)"
     md = rec.get("metadata") or {}
     for k in ("max_difference", "correctness_issue", "runtime_error", "compilation_error", "compilation_error_name"):
         if md.get(k):
@@ -64,6 +68,17 @@ def kagent_detail(ev):
     c = ev.get("correctness") or {}
     err = f"; max abs error {c.get('max_abs_error', 0):.3g}" if c else ""
     return (ev.get("message", "") or "")[:200].replace("|", "/") + err
+
+
+def named(ev, expected, got, action_key):
+    """Whether the expected reason is there: the verdict's own, or, as the guard suite judges
+    (tests/gpu/guard_suite_test.cpp), a guard that also rejected (a hack can trip two guards;
+    the first to run names the verdict). An expected `correct (flag)` needs that guard's flag."""
+    status, reason = expected
+    if not reason or got[1] == reason:
+        return True
+    want = "flag" if status == "correct" else "reject"
+    return any(g.get("name") == reason and g.get(action_key, g.get("action")) == want for g in (ev or {}).get("guards", []))
 
 
 def cause_of(causes, name, policy):
@@ -114,7 +129,8 @@ def main(argv=None):
     ap.add_argument("--kit-collections", nargs="*", default=[])
     ap.add_argument("--kb-kits")
     ap.add_argument("--kb-from-truth", action="store_true",
-                    help="no KernelBench run here: its leaderboard's verdicts (truth.json, on an L40S) stand in")
+                    help="no KernelBench run here (or, with --kb, for the answers its run did not reach): its "
+                         "leaderboard's verdicts (truth.json, on an L40S) stand in")
     ap.add_argument("--causes", default=str(HERE / "causes.json"))
     ap.add_argument("--out")
     a = ap.parse_args(argv)
@@ -123,11 +139,17 @@ def main(argv=None):
     kagent = first_evals(a.collection)
     if not a.kb and not a.kb_from_truth:
         return kagent_only(truth, kagent, a.out)
+    leaderboard = {n: {"compiled": True, "correct": t["kernelbench_verdict"] == "correct",
+                       "tolerance": "1e-2 (leaderboard, L40S)", "leaderboard": True} for n, t in truth.items()}
     if a.kb:
         kb = {r["name"]: r for r in json.loads(Path(a.kb).read_text())}
+        # --kb with --kb-from-truth: a harness run that did not reach every answer (a device
+        # budget cut it); the leaderboard's verdicts stand in for the rest, and say so.
+        filled = sorted(n for n in truth if n not in kb) if a.kb_from_truth else []
+        kb.update({n: leaderboard[n] for n in filled})
     else:
-        kb = {n: {"compiled": True, "correct": t["kernelbench_verdict"] == "correct", "tolerance": "1e-2 (leaderboard, L40S)"}
-              for n, t in truth.items()}
+        kb = leaderboard
+        filled = []
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
     # Answers kagent has no record of (a collection cut short, FIDELITY_MATCH) are counted apart,
     # not as disagreements.
@@ -141,8 +163,15 @@ def main(argv=None):
 
     w("### Real answers: kagent against KernelBench's harness\n")
     tol = {r.get("tolerance") for r in kb.values()}
+    if not a.kb:
+        source = "(its leaderboard verdicts; not run here)"
+    elif filled:
+        source = (f"run here on {len(truth) - len(filled)} of the {len(truth)} (the leaderboard's verdicts stand in "
+                  f"for the {len(filled)} it did not reach: {', '.join(filled[:8])}{' ...' if len(filled) > 8 else ''})")
+    else:
+        source = "run here"
     w(f"{len(names)} answers of `kb_leaderboard`, each judged correct by KernelBench's leaderboard. KernelBench's "
-      f"harness {'(its leaderboard verdicts; not run here)' if a.kb_from_truth else 'run here'}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
+      f"harness {source}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
       "answers replayed, verdicts under both policies from the same evaluation." +
       (f" **{len(not_run)} of the {len(truth)} have no kagent record** (the collection was cut short or "
        f"filtered): {', '.join(not_run[:10])}{' ...' if len(not_run) > 10 else ''}." if not_run else "") + "\n")
@@ -209,8 +238,8 @@ def main(argv=None):
             k = under(ev, "kernelbench")
             exp_s = (e["expect"], e["expect_reason"])
             exp_k = (e["expect_kernelbench"], e["expect_kernelbench_reason"])
-            ok = (s[0] == exp_s[0] and (not exp_s[1] or s[1] == exp_s[1]) and
-                  k[0] == exp_k[0] and (not exp_k[1] or k[1] == exp_k[1]))
+            ok = (s[0] == exp_s[0] and named(ev, exp_s, s, "action") and
+                  k[0] == exp_k[0] and named(ev, exp_k, k, "kernelbench_action"))
             if e["bypass"]:
                 bypass_n += 1
                 bypass_ok += ok and s[0] == "rejected" and k[0] == "rejected"

@@ -48,6 +48,47 @@ def main():
         line, md = run({})
         assert "2 disagreement(s) undiagnosed" in line and "undiagnosed: kernelbench:c, strict:c" in line, line
         assert "**undiagnosed**" in md, md
+
+        # A harness run that reached only some answers: the leaderboard stands in for the rest, said so.
+        kb = os.path.join(d, "kb.json")
+        with open(kb, "w") as f:
+            json.dump([{"name": "a", "compiled": True, "correct": True, "tolerance": 0.01},
+                       {"name": "c", "compiled": True, "correct": False, "tolerance": 0.01}], f)
+        out = os.path.join(d, "partial.md")
+        r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", truth, "--kb", kb,
+                            "--kb-from-truth", "--causes", causes, "--out", out], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        md = open(out).read()
+        assert "run here on 2 of the 3 (the leaderboard's verdicts stand in for the 1 it did not reach: b)" in md, md
+        assert "kernelbench 100.0% agree (0 disagree)" in r.stdout, r.stdout  # c: not correct on both sides
+
+        # Kits: a case expected correct under kernelbench with a flag passes only with that flag;
+        # a hack is caught by its named guard even when another guard named the verdict.
+        kits = os.path.join(d, "kits.json")
+        entries = [("flagged", "rejected", "library_share", "correct", "library_share"),
+                   ("two_guards", "rejected", "leftover_memory", "rejected", "leftover_memory"),
+                   ("unflagged", "rejected", "library_share", "correct", "library_share")]
+        with open(kits, "w") as f:
+            json.dump([{"name": n, "format": "cuda", "bypass": n == "two_guards", "expect": es, "expect_reason": rs,
+                        "expect_kernelbench": ek, "expect_kernelbench_reason": rk} for n, es, rs, ek, rk in entries], f)
+        guard = lambda name, strict, kbp: {"name": name, "action": strict, "kernelbench_action": kbp, "message": "m"}
+        kit_evals = {"flagged": dict(record("correct", "rejected", "library_share"),
+                                     guards=[guard("library_share", "reject", "flag")]),
+                     "two_guards": dict(record("rejected", "rejected", "no_kernel"),
+                                        guards=[guard("no_kernel", "reject", "reject"),
+                                                guard("leftover_memory", "reject", "reject")]),
+                     "unflagged": record("correct", "rejected", "library_share")}
+        kit_evals["two_guards"]["verdicts"]["kernelbench"]["reason"] = "no_kernel"
+        for name, ev in kit_evals.items():
+            os.makedirs(os.path.join(d, "kits", "problems", name))
+            with open(os.path.join(d, "kits", "problems", name, "trajectories.jsonl"), "w") as f:
+                f.write(json.dumps({"turns": [{"eval": ev}]}) + "\n")
+        r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", truth,
+                            "--kb-from-truth", "--causes", causes, "--kits", kits, "--kit-collections",
+                            os.path.join(d, "kits"), "--out", out], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "kits: 1 of 1 bypasses rejected under both policies, 1 of 2 other entries as expected" in r.stdout, r.stdout
+        assert "| unflagged |" in open(out).read() and "**FAIL**" in open(out).read()
     print("fidelity compare: ok")
     return 0
 
