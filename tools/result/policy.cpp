@@ -49,6 +49,9 @@ const std::vector<GuardRule>& guard_rules() {
       {"torch_patched", kReject, kReject, "torch functions, the reference or precision settings patched"},
       {"threads", kReject, kReject, "work in threads escapes the timed call"},
       {"excessive_speedup", kFlag, kFlag, "a speedup over 10x eager asks for a human look"},
+      {"stateful_module", kFlag, kFlag,
+       "forward changes the model's plain tensor state: every compared call started from the state at "
+       "construction"},
   };
   return rules;
 }

@@ -113,8 +113,11 @@ TracedCall traced_call(Runner& candidate, const Values& inputs, bool trace, cons
   // all"), and not by a new CUPTI window: its forced flush makes the next call pay the slow first
   // return again, time in which a side stream's work finishes unseen.
   const at::Tensor fence = at::empty({static_cast<int64_t>(kMarkerBytes)}, at::TensorOptions().dtype(at::kByte).device(at::kCUDA));
+  if (activity) (void)call_candidate(candidate, clone_values(inputs));
+  // The traced call starts from the state at construction on a stateful problem, as every
+  // compared call does; put back before the fence, so that its copies count as the first call's.
+  restore_candidate_state(candidate);
   if (activity) {
-    (void)call_candidate(candidate, clone_values(inputs));
     cuda::check(cudaMemsetAsync(fence.data_ptr(), kFenceValue, kMarkerBytes, stream), "CUDA error after forward (fence)");
     call.host_call_ns = profiler::KernelActivity::now_ns();
   }

@@ -28,6 +28,8 @@ inline constexpr const char* kTimingTampered = "timing_tampered";
 inline constexpr const char* kTorchPatched = "torch_patched";
 inline constexpr const char* kThreads = "threads";
 inline constexpr const char* kInconsistent = "inconsistent_result";
+// Not a hack: a problem whose forward changes its model's plain tensor state (correctness.h).
+inline constexpr const char* kStatefulModule = "stateful_module";
 // Judged by the client, not the worker: a reply line the candidate wrote on the worker's pipe.
 inline constexpr const char* kReplyForged = "reply_forged";
 }  // namespace guard

@@ -24,9 +24,12 @@ enum class PyFn {
   ScanKernelbenchSource,
   CaptureWorkerState,
   RestoreWorkerState,
+  ModuleState,
+  ModuleStateChanged,
+  RestoreModuleState,
 };
 
-inline constexpr EnumNames<PyFn, 16> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 19> kPyFunctionNames{{
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
     {PyFn::DeriveSpec, "derive_spec"},
@@ -43,6 +46,9 @@ inline constexpr EnumNames<PyFn, 16> kPyFunctionNames{{
     {PyFn::ScanKernelbenchSource, "scan_kernelbench_source"},
     {PyFn::CaptureWorkerState, "capture_worker_state"},
     {PyFn::RestoreWorkerState, "restore_worker_state"},
+    {PyFn::ModuleState, "module_state"},
+    {PyFn::ModuleStateChanged, "module_state_changed"},
+    {PyFn::RestoreModuleState, "restore_module_state"},
 }};
 
 }  // namespace kagent::worker

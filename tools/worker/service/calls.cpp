@@ -66,9 +66,14 @@ bool is_out_of_memory(const std::exception& e) {
          what.find("cudaErrorMemoryAllocation") != std::string::npos;
 }
 
-std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs) {
+namespace {
+
+// `step` (the candidate's forward, or putting its state back, which runs its modules' Python)
+// with its failures turned into the candidate's.
+template <class Step>
+auto as_candidate(Step&& step) -> decltype(step()) {
   try {
-    return candidate.run(inputs);
+    return step();
   } catch (const cuda::ContextLost&) {
     throw;
   } catch (const std::exception& e) {
@@ -80,7 +85,18 @@ std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const V
   }
 }
 
+}  // namespace
+
+void restore_candidate_state(Runner& candidate) {
+  if (const ModuleState* s = candidate.state(); s && s->held()) as_candidate([&] { s->restore(); });
+}
+
+std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs) {
+  return as_candidate([&] { return candidate.run(inputs); });
+}
+
 std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) {
+  restore_candidate_state(candidate);
   std::vector<at::Tensor> out = call_candidate_unsynchronized(candidate, inputs);
   cudaError_t e = synchronize_device();
   // A launch that failed and was never checked (a bad configuration) leaves the runtime's last
@@ -97,6 +113,7 @@ std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) 
 
 std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs) {
   try {
+    if (const ModuleState* s = reference.state()) s->restore();
     std::vector<at::Tensor> out = reference.run(inputs);
     KAGENT_CUDA_CHECK(synchronize_device());
     return out;

@@ -33,14 +33,21 @@ bool is_out_of_memory(const std::exception& e);
 // kernels may surface only there (an asynchronous error shows at the next synchronisation).
 std::optional<std::string> lost_context(const std::string& what);
 
+// A compared call's start on a stateful problem (module_state.h, once held): the candidate's
+// plain tensor state put back as it was at construction; nothing otherwise. call_candidate
+// does it; the timed calls do not (timing compares nothing). Its failures are the candidate's.
+void restore_candidate_state(Runner& candidate);
 // The candidate's forward, then a device-wide synchronisation: faults of its kernels
-// (asynchronous ones too) surface here.
+// (asynchronous ones too) surface here. Starts from the state at construction where the
+// problem is stateful.
 std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs);
-// The same without the synchronisation (the side-stream guard looks at the moment forward
-// returns); only errors raised by forward itself are caught here.
+// The same without the synchronisation and without putting the state back (the timer's calls;
+// the side-stream guard looks at the moment forward returns); only errors raised by forward
+// itself are caught here.
 std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs);
 // The reference's forward on `inputs` (callers pass a copy where the inputs must stay as
-// they are), then a device-wide synchronisation.
+// they are), then a device-wide synchronisation. Starts from the state at construction where
+// the problem is stateful.
 std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs);
 
 }  // namespace kagent::worker

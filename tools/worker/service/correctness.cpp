@@ -1,14 +1,37 @@
 #include "worker/service/correctness.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "checker/compare.h"
 #include "worker/service/calls.h"
 
 namespace kagent::worker {
 
+namespace {
+
+// After the reference's first call: a forward that changed the model's plain tensor state makes
+// every output depend on the calls before it, while kagent calls the candidate twice per trial
+// and the reference once. From here on both sides start each compared call from the state at
+// construction (KernelBench's harness calls them in lockstep, which keeps them equal too).
+void hold_state_if_changed(Runner& reference, Runner& candidate, const EvalOptions& opts, EvalResult& result) {
+  ModuleState* state = reference.state();
+  if (!state) return;
+  const std::vector<std::string> changed = state->changed();
+  if (changed.empty()) return;
+  state->hold();
+  if (ModuleState* own = candidate.state()) own->hold();
+  if (opts.guards.on(guard::kStatefulModule))
+    result.guards.push_back({guard::kStatefulModule, kGuardFlag,
+                             fmt::format("forward changes {} between calls: every compared call starts from the state "
+                                         "at construction",
+                                         fmt::join(changed, ", "))});
+}
+
+}  // namespace
+
 bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, int64_t params_bytes,
-                       const EvalOptions& opts, EvalResult& result) {
+                       const EvalOptions& opts, EvalResult& result, const std::string& device) {
   Correctness c;
   c.trials = opts.trials;
   // Compares one run's outputs; records the first failure. Returns whether they all matched.
@@ -32,7 +55,7 @@ bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& refer
   // answer is judged on the very numbers KernelBench's harness judges it on.
   const std::vector<int64_t> seeds = problem.trial_seeds(opts.seed, opts.trials);
   for (int t = 0; t < opts.trials; ++t) {
-    const Values inputs = problem.kernelbench_inputs("cuda", seeds[static_cast<size_t>(t)]);
+    const Values inputs = problem.kernelbench_inputs(device, seeds[static_cast<size_t>(t)]);
     // Each output set lives only as long as its comparison needs it: on problems whose tensors
     // take gigabytes, the trial's peak is the inputs, one copy of them and two output sets.
     std::vector<at::Tensor> before = call_candidate(candidate, clone_values(inputs));
@@ -48,6 +71,7 @@ bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& refer
     } else {
       expected = call_reference(reference, inputs);
     }
+    if (t == 0) hold_state_if_changed(reference, candidate, opts, result);
     if (t == 0) result.footprint_bytes = tensor_bytes(inputs) + params_bytes + tensor_bytes(expected);
     const bool before_ok = judge(before, expected, t, "before reference");
     before.clear();

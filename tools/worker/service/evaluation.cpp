@@ -59,7 +59,11 @@ bool Evaluation::load() {
     result_.message = e.message;
     return false;
   }
-  reference_ = std::make_unique<PythonRunner>(reference_model_);
+  // Its plain tensor state as built, before any call (module_state.h): what every compared call
+  // starts from if the trials find forward changing it.
+  ModuleState reference_state(ctx_.py, reference_model_);
+  const bool plain_state = !reference_state.empty();
+  reference_ = std::make_unique<PythonRunner>(reference_model_, std::move(reference_state));
   guards_.emplace(ctx_.py, options_.guards);  // before the candidate loads: it snapshots what a candidate could patch
   const CandidateRef& cand = request_.candidate;
   try {
@@ -74,7 +78,10 @@ bool Evaluation::load() {
       PyRef model = PyRef::borrow(PyTuple_GetItem(loaded.get(), 0));
       result_.extensions = to_json(PyTuple_GetItem(loaded.get(), 1)).get<std::vector<ExtensionBuild>>();
       guards_->kernelbench_loaded(model, cand.path, !result_.extensions.empty());
-      candidate_ = std::make_unique<PythonRunner>(model);
+      // The ModelNew's state as built, where the reference has some to watch at all.
+      std::optional<ModuleState> state;
+      if (plain_state) state.emplace(ctx_.py, model);
+      candidate_ = std::make_unique<PythonRunner>(model, std::move(state));
     } else {
       // Parameters are cloned: a candidate writing its weights must not change the reference's.
       params_ = clone_values(problem_.state_values(reference_model_.get()));

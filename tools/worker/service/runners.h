@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "worker/python/python_runtime.h"
+#include "worker/service/module_state.h"
 
 namespace kagent::worker {
 
@@ -20,16 +21,22 @@ class Runner {
  public:
   virtual ~Runner() = default;
   virtual std::vector<at::Tensor> run(const Values& inputs) = 0;
+  // The model's plain tensor state (module_state.h), where it has one kagent watches: a
+  // reference, a ModelNew. A native candidate has none.
+  virtual ModuleState* state() { return nullptr; }
 };
 
 // A Python callable (an nn.Module: the reference Model, a ModelNew, a torch.compile'd model).
 class PythonRunner : public Runner {
  public:
-  explicit PythonRunner(PyRef callable) : callable_(std::move(callable)) {}
+  explicit PythonRunner(PyRef callable, std::optional<ModuleState> state = std::nullopt)
+      : callable_(std::move(callable)), state_(std::move(state)) {}
   std::vector<at::Tensor> run(const Values& inputs) override;
+  ModuleState* state() override { return state_ ? &*state_ : nullptr; }
 
  private:
   PyRef callable_;
+  std::optional<ModuleState> state_;
 };
 
 // A native candidate: a shared object that registered `op_name` with the dispatcher.

@@ -10,5 +10,6 @@ candidates), device (the GPU description), guards (fp64 truth, tampering, thread
 source_scan (static checks of a KernelBench answer), inline_calls (load_inline calls read
 statically, shared with the orchestrator), inline_patch (load_inline while an answer loads),
 hygiene (the process state one evaluation could leave for the next: captured, checked, put
-back), registry (what C++ calls).
+back), module_state (tensors a model keeps as plain attributes: snapshotted, compared, put back
+before compared calls), registry (what C++ calls).
 """

@@ -1,7 +1,7 @@
 """The functions the C++ worker calls, by the names it uses (tools/worker/python/python_functions.h
 lists the same names; a test fails when the two lists differ)."""
 
-from kagent_worker import device, guards, hygiene, precision, problem, shapes, source_scan
+from kagent_worker import device, guards, hygiene, module_state, precision, problem, shapes, source_scan
 
 FUNCTIONS = {
     "device_info": device.device_info,
@@ -20,4 +20,7 @@ FUNCTIONS = {
     "scan_kernelbench_source": source_scan.scan_kernelbench_source,
     "capture_worker_state": hygiene.capture,
     "restore_worker_state": hygiene.restore,
+    "module_state": module_state.plain_tensor_state,
+    "module_state_changed": module_state.changed_state,
+    "restore_module_state": module_state.restore_state,
 }
