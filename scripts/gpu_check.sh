@@ -53,7 +53,9 @@
 #              .carry/realworld), kagent collect over the kits then the answers (at most
 #              FIDELITY_KAGENT_S=420 s; a cut collection is resumed by the next call; measured on an
 #              H100: ~9 min for the 149 alone), the report (~1 min / ~7 min / until the harness is
-#              done); fidelity: all three in one call
+#              done); fidelity: all three in one call. The harness is the slow half: on an H100 it
+#              judged 130 of its 160 in 1223 s (8 at once, beside kagent's collection), and a
+#              machine goes back after 30 minutes held: start it in the machine's first call
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
