@@ -132,7 +132,8 @@ bool matches_own(const KernelRecord& kernel, const std::vector<std::string>& own
   return false;
 }
 
-Attribution attribute_kernels(const std::vector<KernelRecord>& records, const std::vector<std::string>& own_names) {
+Attribution attribute_kernels(const std::vector<KernelRecord>& records, const std::vector<std::string>& own_names,
+                              Unclaimed unclaimed) {
   Attribution a;
   a.kernels.reserve(records.size());
   for (const auto& r : records) {
@@ -142,8 +143,8 @@ Attribution attribute_kernels(const std::vector<KernelRecord>& records, const st
       info.own = matches_own(r, own_names);
       info.source = info.own ? "own" : lib.empty() ? "other" : lib;
     } else {
-      info.own = lib.empty();
-      info.source = info.own ? "own" : lib;
+      info.own = lib.empty() && unclaimed == Unclaimed::Own;
+      info.source = !lib.empty() ? lib : info.own ? "own" : "unclaimed";
     }
     const double ms = r.duration_ms();
     a.total_ms += ms;

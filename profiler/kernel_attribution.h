@@ -33,9 +33,14 @@ struct Attribution {
   double own_share = 0;                              // own_ms / total_ms; 0 without kernels
 };
 
-// With own_names given, a kernel is own exactly when it matches one of them; without (the
-// kernelbench format, whose kernels are built inside the evaluation), every kernel that no
-// library pattern claims is own.
-Attribution attribute_kernels(const std::vector<KernelRecord>& records, const std::vector<std::string>& own_names);
+// Without own names, whose the kernels are that no library pattern claims: the candidate's (the
+// kernelbench format, whose kernels are built inside the evaluation), or no one's, "unclaimed"
+// (an answer with no code that could launch a kernel: worker/guards/own_code.h).
+enum class Unclaimed { Own, NoOnes };
+
+// With own_names given, a kernel is own exactly when it matches one of them; without, every
+// kernel that no library pattern claims is own, unless `unclaimed` says they are no one's.
+Attribution attribute_kernels(const std::vector<KernelRecord>& records, const std::vector<std::string>& own_names,
+                              Unclaimed unclaimed = Unclaimed::Own);
 
 }  // namespace kagent::profiler

@@ -56,17 +56,6 @@ std::optional<double> own_kernel_share(const std::vector<profiler::KernelRecord>
   return s.candidate_ms / total;
 }
 
-void disown_unclaimed(profiler::Attribution& attribution) {
-  for (auto& k : attribution.kernels)
-    if (k.own || k.source == "other") {
-      k.own = false;
-      k.source = "unclaimed";
-    }
-  attribution.library_ms += attribution.own_ms;
-  attribution.own_ms = 0;
-  attribution.own_share = 0;
-}
-
 std::optional<GuardFinding> check_no_kernel(const std::vector<profiler::KernelRecord>& records,
                                             const profiler::Attribution& attribution) {
   if (split(records, attribution).any_candidate) return std::nullopt;

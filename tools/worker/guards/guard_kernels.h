@@ -22,10 +22,6 @@ namespace kagent::worker {
 std::optional<double> own_kernel_share(const std::vector<profiler::KernelRecord>& records,
                                        const profiler::Attribution& attribution);
 
-// For a candidate with no code that could launch a kernel (own_code.h): the kernels no library
-// claims are no one's ("unclaimed"), not the candidate's.
-void disown_unclaimed(profiler::Attribution& attribution);
-
 std::optional<GuardFinding> check_no_kernel(const std::vector<profiler::KernelRecord>& records,
                                             const profiler::Attribution& attribution);
 

@@ -186,8 +186,9 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
       if (t.defined()) expected_bytes.push_back(static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size()));
     const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
     if (call.kernels) {
-      auto attribution = profiler::attribute_kernels(*call.kernels, own_kernels_);
-      if (no_own_code_) disown_unclaimed(attribution);
+      // An answer with no code that could launch a kernel owns none of the unclaimed ones.
+      const auto attribution = profiler::attribute_kernels(
+          *call.kernels, own_kernels_, no_own_code_ ? profiler::Unclaimed::NoOnes : profiler::Unclaimed::Own);
       own_share_ = own_kernel_share(*call.kernels, attribution);
       auto no_kernel = check_no_kernel(*call.kernels, attribution);
       if (no_kernel && no_own_code_)

@@ -120,11 +120,8 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
   const std::vector<at::Tensor> eager = call_reference(reference, clone_values(inputs));
   // The fp64 runs call the reference model itself: on a stateful problem each starts from the
   // state at construction, as the compared calls do.
-  const auto restore_reference = [&] {
-    if (const ModuleState* s = reference.state()) s->restore();
-  };
   std::string why;
-  restore_reference();
+  restore_reference_state(reference);
   const auto truth = reference_fp64(py, reference_model, inputs, why);
   if (!truth) {
     note += "; not checked: " + why;
@@ -150,7 +147,7 @@ std::optional<GuardFinding> check_precision(PythonRuntime& py, ProblemSession& p
       for (const auto& rounding : roundings_for(dtype)) {
         for (const auto& scope : scopes) {
           std::string unused;
-          restore_reference();
+          restore_reference_state(reference);
           const auto rounded = reference_fp64(py, reference_model, inputs, unused, rounding, scope);
           if (!rounded || i >= rounded->size()) continue;
           if (const auto err = mean_relative_error(got[i], (*rounded)[i]))

@@ -88,7 +88,11 @@ auto as_candidate(Step&& step) -> decltype(step()) {
 }  // namespace
 
 void restore_candidate_state(Runner& candidate) {
-  if (const ModuleState* s = candidate.state(); s && s->held()) as_candidate([&] { s->restore(); });
+  if (const ModuleState* s = candidate.state()) as_candidate([&] { s->restore(); });
+}
+
+void restore_reference_state(Runner& reference) {
+  if (const ModuleState* s = reference.state()) s->restore();
 }
 
 std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const Values& inputs) {
@@ -113,7 +117,7 @@ std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) 
 
 std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs) {
   try {
-    if (const ModuleState* s = reference.state()) s->restore();
+    restore_reference_state(reference);
     std::vector<at::Tensor> out = reference.run(inputs);
     KAGENT_CUDA_CHECK(synchronize_device());
     return out;

@@ -37,6 +37,8 @@ std::optional<std::string> lost_context(const std::string& what);
 // plain tensor state put back as it was at construction; nothing otherwise. call_candidate
 // does it; the timed calls do not (timing compares nothing). Its failures are the candidate's.
 void restore_candidate_state(Runner& candidate);
+// The same for the reference (call_reference does it; so do the fp64 truth's runs of its model).
+void restore_reference_state(Runner& reference);
 // The candidate's forward, then a device-wide synchronisation: faults of its kernels
 // (asynchronous ones too) surface here. Starts from the state at construction where the
 // problem is stateful.

@@ -25,7 +25,6 @@ class ModuleState {
   std::vector<std::string> changed() const;
   // From now on restore() puts the snapshot back; before, it does nothing.
   void hold() { held_ = true; }
-  bool held() const { return held_; }
   // Clones of the snapshot back into the model (in-place writes then never reach the snapshot).
   void restore() const;
 
