@@ -20,7 +20,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 KAGENT=${1:?usage: run.sh KAGENT PHASE...}
-KAGENT=$(realpath "$KAGENT")
+KAGENT=$(realpath -m "$KAGENT")  # not built yet for the start phase
 shift
 . bench/collect/gpu_env.sh
 trap - EXIT  # the compile and baseline cache stays for the later phases
