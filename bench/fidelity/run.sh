@@ -37,14 +37,28 @@ JOBS=${JOBS:-8}
 
 phase_start() {
   "$PY" bench/fidelity/make_suites.py "$S/suites" || return 1
-  "$PY" - "$S/suites" <<'PY'
-import json, sys
-d = sys.argv[1]
+  # The harness outlives this call, and every later device call replaces the working tree and
+  # .carry under it (2026-11-26: one answer's problem file was missing at the moment a call
+  # began). So it runs from a snapshot in $S: its scripts, the carried harness and every pair's
+  # two files.
+  local snap=$S/snapshot
+  rm -rf "$snap" && mkdir -p "$snap/bench" "$snap/.carry" "$snap/pairs" &&
+    cp -r bench/fidelity bench/eval "$snap/bench/" && cp -r .carry/kernelbench "$snap/.carry/" || return 1
+  local pypath=${PYTHONPATH:-}
+  if [ -d .carry/python ]; then cp -r .carry/python "$snap/.carry/" && pypath=$snap/.carry/python${pypath:+:$pypath}; fi
+  "$PY" - "$S/suites" "$snap/pairs" <<'PY' || return 1
+import json, shutil, sys
+d, dest = sys.argv[1], sys.argv[2]
 pairs = json.load(open(f"{d}/kb_pairs_realworld.json")) + json.load(open(f"{d}/kb_pairs_kits.json"))
+for p in pairs:
+    for key in ("problem", "candidate"):
+        copy = f"{dest}/{p['name']}.{key}.py"
+        shutil.copyfile(p[key], copy)
+        p[key] = copy
 json.dump(pairs, open(f"{d}/kb_pairs_all.json", "w"))
 PY
   rm -f "$S/kb.json" "$S/kb.done"
-  setsid bash -c "'$PY' bench/fidelity/kb_verdicts.py --pairs '$S/suites/kb_pairs_all.json' --out '$S/kb.json' \
+  setsid bash -c "cd '$snap' && PYTHONPATH='$pypath' '$PY' bench/fidelity/kb_verdicts.py --pairs '$S/suites/kb_pairs_all.json' --out '$S/kb.json' \
       --jobs $JOBS --atol-rtol ${KB_TOLERANCE:-1e-2} --build-root '$S/kb-build' > '$S/kb.log' 2>&1; echo \$? > '$S/kb.done'" \
     < /dev/null > /dev/null 2>&1 &
   echo "fidelity: KernelBench's harness started in the background ($JOBS at once; log $S/kb.log)"
