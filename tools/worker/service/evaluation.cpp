@@ -25,7 +25,7 @@ Evaluation::Evaluation(WorkerContext ctx, ProblemSession& problem, const protoco
 EvalResult Evaluation::operator()() {
   const auto start = std::chrono::steady_clock::now();
   at::NoGradGuard no_grad;
-  PhaseRunner phases(result_);
+  PhaseRunner phases(result_, ctx_.lock);
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
     return phases.run(name, [&] { return (this->*body)(); });
   };
