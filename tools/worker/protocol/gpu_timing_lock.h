@@ -64,6 +64,9 @@ class GpuTimingLock {
   bool broken() const { return broken_; }
   double waited_seconds() const { return waited_; }  // every wait so far
   const std::string& path() const { return path_; }
+  // The descriptor, for the worker's Python: it lets go of the shared hold while torch builds an
+  // extension for a minute (kagent_worker/inline_patch.py) and takes it shared again after.
+  int fd() const { return fd_.get(); }
 
   // Holds `mode` for a scope, then goes back to the mode before it. Upgrades only: a scope that
   // asks for less than is held keeps what is held.
