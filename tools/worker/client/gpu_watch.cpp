@@ -1,13 +1,13 @@
 #include "worker/client/gpu_watch.h"
 
-#include "worker/client/file_users.h"
-
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <fstream>
 
 #include <fmt/format.h>
+
+#include "worker/client/file_users.h"
 
 namespace kagent {
 
