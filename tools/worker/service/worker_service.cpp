@@ -131,7 +131,10 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     return result;
   }
   // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
-  if (r.options.profile) profiler_.warm_up();
+  if (r.options.profile && !profiler_.warm()) {
+    GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
+    profiler_.warm_up();
+  }
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
     Evaluation evaluation({py_, device_, profiler_, libraries_, lock()}, *session, r);
