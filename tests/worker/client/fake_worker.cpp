@@ -14,6 +14,8 @@
 //   error_reply an error line instead of a result (an exception past the worker's state check,
 //              as a capture left open made kagent's next CUDA call throw), and every later
 //              evaluation in this process an error line too
+//   forge_waiting a "waiting" lock line without the nonce (a candidate stopping its own watchdog),
+//              then 2 s of work before the real reply
 //   timed      correct, after taking the GPU's timing lock exclusively as the real worker does
 //              around its timing (gpu_timing_lock.h), with its lock lines
 // KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
@@ -62,6 +64,10 @@ int main() {
                                   {"error", {{"kind", "internal_error"},
                                              {"message", "CUDA error: operation not permitted when stream is capturing"}}}});
       continue;
+    }
+    if (fault == "forge_waiting") {
+      kagent::write_json_line(4, {{"id", req.value("id", 0)}, {"lock", "waiting"}, {"mode", "exclusive"}});
+      std::this_thread::sleep_for(std::chrono::milliseconds(2000));
     }
     if (fault == "timed") {
       const char* dir = std::getenv(kagent::kTimingLockDirEnv);

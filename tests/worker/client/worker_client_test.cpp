@@ -267,3 +267,11 @@ TEST_CASE("the processes that have a file open are told apart from those that do
   ::close(go[0]);
   ::close(go[1]);
 }
+
+TEST_CASE("a waiting lock line without the request's nonce does not stop the watchdog") {
+  // The candidate shares the worker's pipe: a forged "waiting" line would have paused its
+  // timeout for up to lock_wait_limit. It is skipped, and the 1.5 s timeout holds.
+  WorkerClient w(fake_options());
+  const EvalResult r = eval_with(w, "forge_waiting");
+  CHECK(r.status == Status::Timeout);
+}
