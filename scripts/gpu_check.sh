@@ -27,7 +27,7 @@
 #              compile times and kagent per answer on 30 of them (~7 min with the build);
 #              `realworld-collect` kagent collect over all 149 (~5.5 min); `realworld-kb` KernelBench's
 #              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
-#              and .carry/realworld
+#              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min)
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
 #              those not started within LEVEL3_BUDGET s, default 360, are listed as skipped)
 #   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
@@ -56,6 +56,8 @@
 #              done); fidelity: all three in one call. The harness is the slow half: on an H100 it
 #              judged 130 of its 160 in 1223 s (8 at once, beside kagent's collection), and a
 #              machine goes back after 30 minutes held: start it in the machine's first call
+#   fidelity-recheck  second looks at open disagreements (bench/fidelity/recheck.sh): KernelBench's
+#              harness again on RECHECK_KB, compute-sanitizer's memcheck on RECHECK_MEMCHECK (~3 min)
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
@@ -152,7 +154,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
-  realworld | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
+  realworld | realworld-compile | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -196,9 +198,10 @@ for suite in "${suites[@]}"; do
     run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
       "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
-  realworld | realworld-collect | realworld-kb)
+  realworld | realworld-compile | realworld-collect | realworld-kb)
     case $suite in
     realworld) rw_phases=warmup,compile,kagent rw_total=380 rw_fresh=--fresh ;;
+    realworld-compile) rw_phases=warmup,compile rw_total=200 rw_fresh=--fresh ;;
     realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
@@ -239,6 +242,7 @@ for suite in "${suites[@]}"; do
     left_s=$(( 530 - ($(date +%s) - T0) )); [ $left_s -gt 420 ] && left_s=420; [ $left_s -lt 30 ] && left_s=30
     run_suite "$suite" 560 "^fidelity:|^Fidelity:|^KernelBench harness:|undiagnosed|still running" env OUT="$OUT" \
       FIDELITY_KAGENT_S=${FIDELITY_KAGENT_S:-$left_s} bash bench/fidelity/run.sh $B/kagent $phases ;;
+  fidelity-recheck) run_suite fidelity-recheck 400 "^recheck:" env OUT="$OUT" bash bench/fidelity/recheck.sh ;;
   serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
   hygiene) run_suite hygiene 180 "Hygiene suite:|^FAIL" $B/tests/gpu/kagent_hygiene_suite_tests ;;

@@ -131,6 +131,10 @@ def main(argv=None):
     ap.add_argument("--kb-from-truth", action="store_true",
                     help="no KernelBench run here (or, with --kb, for the answers its run did not reach): its "
                          "leaderboard's verdicts (truth.json, on an L40S) stand in")
+    ap.add_argument("--kb-recheck",
+                    help="KernelBench's records from a second run of the harness on a few answers (where the first "
+                         "run's child died of the run's own cause, not the answer's); they replace the first "
+                         "run's records of the same answers, and the report names them")
     ap.add_argument("--causes", default=str(HERE / "causes.json"))
     ap.add_argument("--out")
     a = ap.parse_args(argv)
@@ -150,6 +154,14 @@ def main(argv=None):
     else:
         kb = leaderboard
         filled = []
+    rechecked = []
+    if a.kb_recheck:
+        for r in json.loads(Path(a.kb_recheck).read_text()):
+            if r["name"] in truth:
+                first = kb.get(r["name"], {})
+                r = dict(r, first_run=first.get("error") or first.get("metadata") or "no record")
+                kb[r["name"]] = r
+                rechecked.append(r["name"])
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
     # Answers kagent has no record of (a collection cut short, FIDELITY_MATCH) are counted apart,
     # not as disagreements.
@@ -170,6 +182,10 @@ def main(argv=None):
                   f"for the {len(filled)} it did not reach: {', '.join(filled[:8])}{' ...' if len(filled) > 8 else ''})")
     else:
         source = "run here"
+    if rechecked:
+        source += (f"; {len(rechecked)} answer(s) judged by a second run of the harness on the same machine, their "
+                   f"first run's child having died of the run's own cause ({', '.join(sorted(rechecked))}: "
+                   + "; ".join(f"first run: {str(kb[n]['first_run'])[:160]}" for n in sorted(rechecked)) + ")")
     w(f"{len(names)} answers of `kb_leaderboard`, each judged correct by KernelBench's leaderboard. KernelBench's "
       f"harness {source}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
       "answers replayed, verdicts under both policies from the same evaluation." +

@@ -62,6 +62,24 @@ def main():
         assert "run here on 2 of the 3 (the leaderboard's verdicts stand in for the 1 it did not reach: b)" in md, md
         assert "kernelbench 100.0% agree (0 disagree)" in r.stdout, r.stdout  # c: not correct on both sides
 
+        # A second harness run on one answer (its first run's child died of the run's own cause)
+        # replaces that answer's record, and the report names it with the first run's error.
+        with open(kb, "w") as f:
+            json.dump([{"name": "a", "compiled": None, "correct": False, "error": "the child died before writing a result"},
+                       {"name": "b", "compiled": True, "correct": True, "tolerance": 0.01},
+                       {"name": "c", "compiled": True, "correct": False, "tolerance": 0.01}], f)
+        recheck = os.path.join(d, "kb_recheck.json")
+        with open(recheck, "w") as f:
+            json.dump([{"name": "a", "compiled": True, "correct": True, "tolerance": 0.01}], f)
+        for extra, agree in (([], "kernelbench 66.7% agree (1 disagree)"),
+                             (["--kb-recheck", recheck], "kernelbench 100.0% agree (0 disagree)")):
+            r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", truth,
+                                "--kb", kb, *extra, "--causes", causes, "--out", out], capture_output=True, text=True)
+            assert r.returncode == 0, r.stdout + r.stderr
+            assert agree in r.stdout, (extra, r.stdout)
+        md = open(out).read()
+        assert "1 answer(s) judged by a second run of the harness" in md and "(a: first run: the child died" in md, md
+
         # Kits: a case expected correct under kernelbench with a flag passes only with that flag;
         # a hack is caught by its named guard even when another guard named the verdict.
         kits = os.path.join(d, "kits.json")
