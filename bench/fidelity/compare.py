@@ -120,6 +120,25 @@ def kagent_only(truth, kagent, out):
     return 0
 
 
+def write_verdicts(path, truth, kagent, kb):
+    with open(path, "w") as f:
+        for n in sorted(truth):
+            ev = kagent.get(n)
+            if not ev:
+                continue
+            row = {"answer": n, **{p: list(under(ev, p)) for p in POLICIES},
+                   "own_kernel_share": ev.get("own_kernel_share"),
+                   "guards": [{k: g.get(k) for k in ("name", "action", "kernelbench_action", "message")}
+                              for g in ev.get("guards") or []],
+                   "message": ev.get("message", "")}
+            if n in kb:
+                r = kb[n]
+                row["kernelbench_harness"] = ({"leaderboard": True, "correct": r.get("correct")} if r.get("leaderboard")
+                                              else {k: r.get(k) for k in ("compiled", "correct", "wall_s", "error")
+                                                    if r.get(k) is not None})
+            f.write(json.dumps(row) + "\n")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--collection", required=True)
@@ -137,6 +156,8 @@ def main(argv=None):
                          "run's records of the same answers, and the report names them")
     ap.add_argument("--causes", default=str(HERE / "causes.json"))
     ap.add_argument("--out")
+    ap.add_argument("--verdicts-out", help="kagent's verdict of each real answer as JSON lines (both policies, the "
+                                           "own-kernel share, every guard finding, the harness's verdict)")
     a = ap.parse_args(argv)
 
     truth = json.loads(Path(a.truth).read_text())
@@ -163,6 +184,8 @@ def main(argv=None):
                 kb[r["name"]] = r
                 rechecked.append(r["name"])
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
+    if a.verdicts_out:
+        write_verdicts(a.verdicts_out, truth, kagent, kb if a.kb else {})
     # Answers kagent has no record of (a collection cut short, FIDELITY_MATCH) are counted apart,
     # not as disagreements.
     names = sorted(n for n in truth if n in kagent)

@@ -122,7 +122,8 @@ json.dump([r for r in kb if r["name"] in kits], open(f"{s}/kb_kits.json", "w"), 
 PY
   "$PY" bench/fidelity/compare.py --collection "$S/rw" --kb "$S/kb_realworld.json" \
     --truth "$KAGENT_REALWORLD_DIR/truth.json" --kits "$S/suites/kits.json" \
-    --kit-collections "$S/kits_cuda" "$S/kits_kernelbench" --kb-kits "$S/kb_kits.json" --out "$OUT/fidelity.md"
+    --kit-collections "$S/kits_cuda" "$S/kits_kernelbench" --kb-kits "$S/kb_kits.json" --out "$OUT/fidelity.md" \
+    --verdicts-out "$OUT/kagent_verdicts.jsonl"
   cp "$S/kb.json" "$S/kb.log" "$OUT/" 2>/dev/null
   tar -C "$S" -czf "$OUT/fidelity_records.tgz" rw/problems kits_cuda/problems kits_kernelbench/problems 2>/dev/null
 }

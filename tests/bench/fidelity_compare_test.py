@@ -77,6 +77,14 @@ def main():
                                 "--kb", kb, *extra, "--causes", causes, "--out", out], capture_output=True, text=True)
             assert r.returncode == 0, r.stdout + r.stderr
             assert agree in r.stdout, (extra, r.stdout)
+        verdicts = os.path.join(d, "verdicts.jsonl")
+        r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", truth, "--kb", kb,
+                            "--kb-recheck", recheck, "--causes", causes, "--out", out, "--verdicts-out", verdicts],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        rows = {row["answer"]: row for row in map(json.loads, open(verdicts))}
+        assert sorted(rows) == ["a", "b", "c"], rows
+        assert rows["b"]["strict"] == ["rejected", "library_share"] and rows["a"]["kernelbench_harness"]["correct"], rows
         md = open(out).read()
         assert "1 answer(s) judged by a second run of the harness" in md and "(a: first run: the child died" in md, md
 
