@@ -45,8 +45,8 @@
 #   construction  answers that draw their weights on the CPU judged correct (KernelBench's
 #              construction), and the construction before shown to fail them (~1 min)
 #   evalcli    `kagent eval` once for each exit status that needs a GPU, both policies (~2 min)
-#   warm       where a warm evaluation's time goes on the shipped examples (scripts/warm_eval_phases.sh; ~3 min on
-#              an H100: every run measures torch.compile's baseline afresh until one is correct)
+#   warm       where a warm evaluation's time goes on the shipped examples: the second turn of a
+#              two-turn `kagent solve` in one worker (scripts/warm_eval_phases.sh; ~3 min on an H100)
 #   warm-gelu  the same on elementwise_gelu alone (~40 s)
 #   fidelity-start / fidelity-kagent / fidelity-finish  bench/fidelity/run.sh's phases: KernelBench's
 #              harness over the 149 real answers in the background (needs .carry/kernelbench and
