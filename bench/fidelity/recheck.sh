@@ -9,11 +9,6 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . bench/collect/gpu_env.sh
-RW=${KAGENT_REALWORLD_DIR:-}
-if [ -z "$RW" ]; then
-  if [ -d .carry/realworld/kb_leaderboard ]; then RW=.carry/realworld/kb_leaderboard; else RW=../shared/realworld/kb_leaderboard; fi
-fi
-RW=$(realpath "$RW")
 rc=0
 pairs=$(mktemp)
 "$PY" - "$RW" "${RECHECK_KB:-l2_p92_deepseekcoder}" > "$pairs" <<'PY'

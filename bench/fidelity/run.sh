@@ -27,11 +27,7 @@ trap - EXIT  # the compile and baseline cache stays for the later phases
 export KAGENT_CACHE_DIR=${FIDELITY_DIR:-/tmp/kagent-fidelity}/cache
 S=${FIDELITY_DIR:-/tmp/kagent-fidelity}
 mkdir -p "$S"
-RW=${KAGENT_REALWORLD_DIR:-}
-if [ -z "$RW" ]; then
-  if [ -d .carry/realworld/kb_leaderboard ]; then RW=.carry/realworld/kb_leaderboard; else RW=../shared/realworld/kb_leaderboard; fi
-fi
-export KAGENT_REALWORLD_DIR=$(realpath "$RW")
+export KAGENT_REALWORLD_DIR=$RW  # gpu_env.sh's
 export KAGENT_KERNELBENCH_DIR=$KB
 JOBS=${JOBS:-8}
 
