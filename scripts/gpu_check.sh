@@ -229,7 +229,7 @@ for suite in "${suites[@]}"; do
   roofline) run_suite roofline 420 "flops|missing|failed|no own|roofline check rc" env OUT="$OUT" \
       bash scripts/roofline_check.sh $B ;;
   refwrap) run_suite refwrap 240 "^ok|^FAIL|reference wrappers" bash scripts/refwrap_check.sh $B/kagent ;;
-  baselines) run_suite baselines 240 "shared GPU seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
+  baselines) run_suite baselines 240 "shared GPU seen|siblings seen|doctored|test cases|FAILED" $B/tests/gpu/kagent_baselines_gpu_tests ;;
   construction) run_suite construction 240 "Construction:|old construction|^kb_|FAILED|ERROR" \
       $B/tests/gpu/kagent_construction_gpu_tests ;;
   evalcli) run_suite evalcli 300 "test cases|FAILED|ERROR" $B/tests/gpu/kagent_eval_cli_gpu_tests ;;

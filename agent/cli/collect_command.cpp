@@ -41,6 +41,7 @@ struct CollectArgs {
   std::string out, runs_dir = "runs", resume, metrics, order = "largest";
   std::vector<std::string> merge;
   int concurrency = 0;
+  int workers_per_gpu = kDefaultWorkersPerGpu;
   unsigned compile_jobs = 0;
   bool compile_only = false, report = false, quiet = false;
   SolveSettings run;
@@ -156,10 +157,11 @@ int run_collect(CollectArgs a) {
     return fail(llm_error_exit(e.kind()), e.what());
   }
 
-  // 3. One worker per GPU and the compile pool, shared by every problem.
+  // 3. The workers (--workers-per-gpu on each GPU) and the compile pool, shared by every problem.
   EvaluationSettings settings = evaluation_settings(a.run.eval);
   settings.compile_jobs = a.compile_jobs;
   settings.hide_gpus = a.compile_only;
+  settings.workers_per_gpu = a.workers_per_gpu;
   auto pool = std::make_shared<EvaluationPool>(settings);
   pool->start();
   const auto workers = pool->started();
@@ -194,12 +196,14 @@ int run_collect(CollectArgs a) {
   const bool tty = ::isatty(STDOUT_FILENO) != 0;
   const ViewMode mode = a.quiet ? ViewMode::Quiet : tty ? ViewMode::Table : ViewMode::Lines;
   const int workers_n = static_cast<int>(pool->size());
+  const int gpus_n = static_cast<int>(pool->gpu_count());  // rates are per GPU, whatever its workers
   const std::string header =
       fmt::format("kagent collect  {} problem(s) x {} sample(s) x {} turn(s)  {}  on {}\ncollection  {}", problems.size(),
                   a.run.samples, a.run.turns, client->describe(),
-                  device.available ? fmt::format("{} x {}", workers_n, device.name) : std::string("no GPU (compile only)"),
+                  device.available ? fmt::format("{} x {} ({} worker(s))", gpus_n, device.name, workers_n)
+                                   : std::string("no GPU (compile only)"),
                   store->dir().string());
-  CollectView view(mode, std::cout, header, [&pool] { return pool->counters(); }, workers_n);
+  CollectView view(mode, std::cout, header, [&pool] { return pool->counters(); }, gpus_n);
   prompt::PromptBuilder prompts(a.run.prompts.empty() ? fs::path() : fs::path(a.run.prompts));
   collect::RunnerConfig rc;
   rc.pool = pool;
@@ -240,9 +244,9 @@ int run_collect(CollectArgs a) {
   int failed_samples = 0;
   for (const auto& [key, line] : index.samples) failed_samples += line.value("status", "") == "failed" ? 1 : 0;
   const double minutes = out.wall_seconds / 60.0;
-  const double per_gpu_minute = minutes > 0 ? counters.evaluations / (workers_n * minutes) : 0.0;
+  const double per_gpu_minute = minutes > 0 ? counters.evaluations / (gpus_n * minutes) : 0.0;
   auto ratio = [&](double seconds) { return out.wall_seconds > 0 ? seconds / out.wall_seconds : 0.0; };
-  // Per worker (per GPU): its evaluations; busy, the time it spent inside evaluations (the GPU's
+  // Per worker (its GPU's index; several workers per GPU by default): its evaluations; busy, the time it spent inside evaluations (the GPU's
   // real work, a torch-built fallback's compile included); held, the time it was leased for any
   // request (problem loads and baselines too); and the time it sat free while a request waited
   // for a worker (0 when the GPUs are fed).
@@ -265,7 +269,8 @@ int run_collect(CollectArgs a) {
                           {"samples_stopped", out.samples_stopped},
                           {"evaluations", counters.evaluations},
                           {"compiles", counters.compiles},
-                          {"gpus", device.available ? workers_n : 0},
+                          {"gpus", device.available ? gpus_n : 0},
+                          {"workers", workers_n},
                           {"wall_seconds", out.wall_seconds},
                           {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},
@@ -334,10 +339,11 @@ Command add_collect_command(CLI::App& app) {
   sub->add_option("-o,--out", a->out, "the collection folder (default: RUNS_DIR/<time>-collect-<suite>)");
   sub->add_option("--runs-dir", a->runs_dir, "where the collection folder goes without --out (default ./runs)");
   sub->add_option("--concurrency", a->concurrency,
-                  "samples in progress at once (default: --max-in-flight + compile jobs + 2 per GPU)")
+                  "samples in progress at once (default: --max-in-flight + compile jobs + 2 per worker)")
       ->check(CLI::Range(1, 100000));
   sub->add_option("--compile-jobs", a->compile_jobs, "nvcc processes at once (default: one per CPU core)")
       ->check(CLI::Range(1u, 4096u));
+  add_workers_per_gpu_flag(*sub, a->workers_per_gpu);
   sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU used; CI, CPU nodes)");
   sub->add_flag("--report", a->report, "write the collection's HTML page (report.html) at the end");
   sub->add_flag("-q,--quiet", a->quiet, "print only errors");

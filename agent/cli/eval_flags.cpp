@@ -40,6 +40,13 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
   app.add_flag("--no-compile-cache", f.no_compile_cache, "compile even when a cached build exists");
 }
 
+void add_workers_per_gpu_flag(CLI::App& app, int& workers_per_gpu) {
+  app.add_option("--workers-per-gpu", workers_per_gpu,
+                 "workers on each GPU: their problem loads, correctness checks and guards overlap, their timings "
+                 "take turns under the GPU's timing lock (default 2)")
+      ->check(whole_number(1, 16));
+}
+
 EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy) {
   EvaluationSettings s;
   s.cache_dir = f.cache_dir.empty() ? cache_root() : f.cache_dir;

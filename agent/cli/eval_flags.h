@@ -33,6 +33,10 @@ struct EvalFlags {
 // flag there) instead of --gpu INDEX (eval).
 void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
 
+// --workers-per-gpu N (collect, serve: the commands that feed a GPU from many samples at once):
+// workers on each GPU, default kDefaultWorkersPerGpu.
+void add_workers_per_gpu_flag(CLI::App& app, int& workers_per_gpu);
+
 // The settings the evaluation engine runs with (cache folder defaulted, options filled; the
 // policy `default_policy` where --policy was not given).
 EvaluationSettings evaluation_settings(const EvalFlags& flags, Policy default_policy = Policy::KernelBench);

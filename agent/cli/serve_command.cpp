@@ -33,7 +33,7 @@ namespace {
 
 struct ServeArgs {
   std::string host = "127.0.0.1", token, data = "serve-data", problems, prompts_dir, reward = "kevin";
-  int port = 8000, max_turns = 4, queue = 256, threads = 128;
+  int port = 8000, max_turns = 4, queue = 256, threads = 128, workers_per_gpu = kDefaultWorkersPerGpu;
   double max_body_mb = 8;
   bool compile_only = false;
   EvalFlags eval;
@@ -101,6 +101,7 @@ int run_serve(ServeArgs a) {
   if (a.eval.policy) preset.policy = policy_from_string(*a.eval.policy);
   EvaluationSettings settings = evaluation_settings(a.eval, preset.policy);
   settings.hide_gpus = a.compile_only;
+  settings.workers_per_gpu = a.workers_per_gpu;
   auto pool = std::make_shared<EvaluationPool>(settings);
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));
@@ -196,6 +197,7 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");
   sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU; CI, CPU nodes)");
   add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
+  add_workers_per_gpu_flag(*sub, a->workers_per_gpu);
   return Command{sub, [a]() -> int {
 #ifdef KAGENT_WITH_SERVE
                    try {

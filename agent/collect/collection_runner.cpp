@@ -194,7 +194,8 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   std::vector<std::promise<bool>> opened(to_open.size());
   for (size_t i = 0; i < to_open.size(); ++i) to_open[i]->opened = opened[i].get_future().share();
   std::jthread opener([&] {
-    parallel_for(to_open.size(), std::max<size_t>(1, cfg.pool->size()),
+    // With two workers per GPU the opens keep off one of them: evaluations always have a worker.
+    parallel_for(to_open.size(), std::max<size_t>(1, cfg.pool->opening_workers()),
                  [&](size_t i) { opened[i].set_value(!cancel.cancelled() && open_slot(*to_open[i])); });
   });
 

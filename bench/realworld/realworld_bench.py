@@ -18,9 +18,11 @@ through KernelBench's own harness, on one idle GPU, in one run. Phases, in order
            time per answer end to end (process start to verdict).
   collect  `kagent collect` over all 149 answers (--format kernelbench, the replay of
            kb_leaderboard/replay.jsonl, 1 sample x 1 turn, --no-compile-baseline) from a cold
-           compile cache: answers per minute, each GPU's busy time (inside evaluations) against
-           the time it was held, and the verdicts of the chosen answers against the kagent
-           phase's one-process-per-answer runs.
+           compile cache, with collect's default of two workers per GPU: answers per minute, each
+           worker's busy time (inside evaluations) against the time it was held, how many timings
+           were taken under the GPU's timing lock and how many are untrusted (target 0: the lock
+           gives every timing the GPU to itself), and the verdicts of the chosen answers against
+           the kagent phase's one-process-per-answer runs.
   kernelbench  KernelBench's eval_kernel_against_ref then measure_ref_program_time (what its
            scripts/run_and_check.py does; bench/eval/kernelbench_harness.py `_one`) per chosen
            answer, run exactly as the kagent phase: one process per answer, --procs at once,
@@ -344,7 +346,15 @@ def main():
             (st / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
             rc = "timeout"
         wall = time.monotonic() - t0
-        verdicts = {name: (ev or {}).get("status") for name, ev in first_evals(str(col)).items()}
+        evals = first_evals(str(col))
+        verdicts = {name: (ev or {}).get("status") for name, ev in evals.items()}
+        # collect runs two workers per GPU by default: timings take turns under the GPU's timing
+        # lock, and one taken beside anything else is marked untrusted (timing.trusted false).
+        timed = [ev["timing"] for ev in evals.values() if ev and isinstance(ev.get("timing"), dict)
+                 and ev["timing"].get("candidate")]
+        untrusted = sum(1 for t in timed if t.get("trusted") is False)
+        under_lock = sum(1 for t in timed if (t.get("contention") or {}).get("timing_lock"))
+        lock_wait = sum(((ev or {}).get("isolation") or {}).get("timing_lock_wait_seconds", 0) for ev in evals.values())
         try:
             s = json.loads((col / "summary.json").read_text())
         except (OSError, ValueError):
@@ -356,9 +366,13 @@ def main():
             counts[v] = counts.get(v, 0) + 1
         summary["collect"] = {"rc": rc, "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall,
                               "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
-                              "compiles": s.get("compiles")}
+                              "compiles": s.get("compiles"), "workers": s.get("workers"),
+                              "timings": len(timed), "timings_untrusted": untrusted,
+                              "timings_under_lock": under_lock, "timing_lock_wait_s": lock_wait}
         say(f"collect rc={rc}: {done}/{n} answers in {summary['collect']['wall_s']:.1f} s: "
-            f"{per_min:.1f} answers per minute (target >= 60); verdicts {counts}")
+            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s); verdicts {counts}")
+        say(f"timings: {len(timed)}, {under_lock} under the GPU's timing lock, {untrusted} untrusted (target 0); "
+            f"{lock_wait:.1f} s waited for the lock in all")
         for g in s.get("per_gpu") or []:
             say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "

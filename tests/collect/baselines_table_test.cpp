@@ -24,7 +24,7 @@ TEST_CASE("a fresh measurement: its times, no re-check") {
   Timing t;
   t.eager = stats(1.5, 0.01);
   t.compiled = stats(1.2, 0.02);
-  t.contention = GpuContention{true, false, {}, std::nullopt, std::nullopt};
+  t.contention = GpuContention{true, false, {}, std::nullopt, std::nullopt, false, {}};
   const json row = collect::baseline_row(kProblem, t, true);
   CHECK(row["problem"] == "19_ReLU");
   CHECK(row["level"] == 1);

@@ -1,6 +1,7 @@
 // Baselines that can be trusted, on the GPU, through the kagent binary as users run it:
-// two evaluations at once both say their timings were taken on a shared GPU and leave the
-// baseline cache empty; a cached eager time doctored to 2x its real value is caught by the
+// two evaluations at once that share the GPU's timing lock take turns to time, and both trust
+// their timings; two that do not share it (ledger folders of their own) both say their timings
+// were taken on a shared GPU and leave the baseline cache empty; a cached eager time doctored to 2x its real value is caught by the
 // re-check of the next evaluation, measured again and replaced. Skipped (exit 77, with the
 // reason) where no GPU is visible.
 #include <doctest/doctest.h>
@@ -51,12 +52,37 @@ std::vector<fs::path> cached_baselines(const fs::path& cache) {
 
 }  // namespace
 
-TEST_CASE("two evaluations at once: both warn of the shared GPU, neither caches its baselines") {
+TEST_CASE("two evaluations at once on one timing lock take turns: both trust their timings and cache them") {
   require_gpu();
   TempDir dir("kagent-baselines-gpu");
   fs::create_directories(dir.path() / "a"), fs::create_directories(dir.path() / "b");
-  const KagentProcess a = spawn_kagent(eval_args(), {}, (dir.path() / "a").string());
-  const KagentProcess b = spawn_kagent(eval_args(), {}, (dir.path() / "b").string());
+  const std::vector<std::string> env = {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "ledger").string()};
+  const KagentProcess a = spawn_kagent(eval_args(), env, (dir.path() / "a").string());
+  const KagentProcess b = spawn_kagent(eval_args(), env, (dir.path() / "b").string());
+  const KagentRun ra = a.wait(), rb = b.wait();
+  for (const KagentRun* r : {&ra, &rb}) {
+    INFO(r->err);
+    const nlohmann::json j = result_of(*r);
+    CHECK(j["status"] == "correct");
+    CHECK(j["timing"]["contention"]["timing_lock"] == true);
+    CHECK(j["timing"]["contention"]["shared"] == false);
+    CHECK_FALSE(has(r->err, "warning: timings were taken on a shared GPU"));
+    std::cout << "siblings seen: " << j["timing"]["contention"].value("siblings", nlohmann::json::array()).dump()
+              << ", waited for the lock " << j["isolation"].value("timing_lock_wait_seconds", 0.0) << " s\n";
+  }
+  CHECK(cached_baselines(dir.path() / "a" / "cache").size() == 1);
+  CHECK(cached_baselines(dir.path() / "b" / "cache").size() == 1);
+}
+
+TEST_CASE("two evaluations at once without a timing lock in common: both warn of the shared GPU, neither caches") {
+  require_gpu();
+  TempDir dir("kagent-baselines-gpu");
+  fs::create_directories(dir.path() / "a"), fs::create_directories(dir.path() / "b");
+  // Ledger folders of their own: neither takes part in the other's lock, so each is the other's contention.
+  const KagentProcess a = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "a" / "ledger").string()},
+                                       (dir.path() / "a").string());
+  const KagentProcess b = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "b" / "ledger").string()},
+                                       (dir.path() / "b").string());
   const KagentRun ra = a.wait(), rb = b.wait();
   for (const KagentRun* r : {&ra, &rb}) {
     INFO(r->err);

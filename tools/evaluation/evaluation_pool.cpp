@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_pool.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 #include <thread>
 
@@ -36,7 +37,14 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   std::vector<std::optional<int>> gpus;
   for (int g : settings_.gpus) gpus.emplace_back(g);
   if (gpus.empty()) gpus.emplace_back(std::nullopt);
-  for (auto g : gpus) {
+  gpu_count_ = std::set<std::optional<int>>(gpus.begin(), gpus.end()).size();
+  // Without a GPU a second worker would only answer no_gpu twice as fast.
+  workers_per_gpu_ = settings_.hide_gpus ? 1 : std::max(1, settings_.workers_per_gpu);
+  // Round by round (0, 1, 0, 1): the worker free longest takes the next request, so work spreads
+  // over the GPUs first.
+  std::vector<std::optional<int>> placed;
+  for (int k = 0; k < workers_per_gpu_; ++k) placed.insert(placed.end(), gpus.begin(), gpus.end());
+  for (auto g : placed) {
     WorkerOptions wo;
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
     if (settings_.hide_gpus) {
@@ -148,6 +156,11 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
 }
 
 WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.front()->client; }
+
+size_t EvaluationPool::opening_workers() const {
+  if (workers_per_gpu_ < 2) return workers_.size();
+  return std::max<size_t>(1, workers_.size() - gpu_count_);
+}
 
 void EvaluationPool::expect_footprint(const std::string& problem, int64_t bytes) {
   std::lock_guard lock(mu_);

@@ -1,6 +1,7 @@
 // EvaluationPool: what evaluating needs that outlives one problem, shared by every
-// EvaluationSession of a process: one long-lived worker per GPU (started once, in the
-// background), the compile pool (nvcc over the CPU cores, a bounded queue) and the device
+// EvaluationSession of a process: long-lived workers, `workers_per_gpu` on each GPU (started
+// once, in the background; the GPU's timing lock, worker/protocol/gpu_timing_lock.h, lets their
+// loads, checks and guards overlap while each timing has the GPU to itself), the compile pool (nvcc over the CPU cores, a bounded queue) and the device
 // the workers report. `kagent eval` and `kagent solve` give each session a pool of its own;
 // `kagent collect` shares one pool among all the problems it runs at once.
 #pragma once
@@ -25,10 +26,15 @@
 
 namespace kagent {
 
+// Workers per GPU where throughput matters (collect, serve): two keep the GPU busy while one
+// loads a problem or checks a candidate on the CPU side; their timings take turns.
+inline constexpr int kDefaultWorkersPerGpu = 2;
+
 struct EvaluationSettings {
   std::string cache_dir;                  // empty: cache_root()
   std::string arch;                       // nvcc target; empty: the worker GPU's own
-  std::vector<int> gpus;                  // one worker each; empty: one worker, default GPU
+  std::vector<int> gpus;                  // workers_per_gpu workers each; empty: the default GPU
+  int workers_per_gpu = 1;                // `kagent collect` and `serve`: 2 (kDefaultWorkersPerGpu)
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
@@ -66,6 +72,11 @@ class EvaluationPool {
   const EvaluationSettings& settings() const { return settings_; }
   const std::string& cache_dir() const { return cache_; }
   size_t size() const { return workers_.size(); }
+  // The GPUs the workers run on (distinct), at least 1.
+  size_t gpu_count() const { return gpu_count_; }
+  // How many problem opens may hold a worker at once: with several workers per GPU, all but
+  // one per GPU (evaluations always find a worker of their own); else every worker.
+  size_t opening_workers() const;
 
   // Starts every worker (imports torch, initialises CUDA) in the background, then has each load
   // `warm_problem` and run its reference once (when given), so that nvcc's seconds are not
@@ -147,6 +158,8 @@ class EvaluationPool {
   EvaluationSettings settings_;
   std::string cache_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  size_t gpu_count_ = 1;
+  int workers_per_gpu_ = 1;
   std::unique_ptr<CompilePool> compiler_;
   std::filesystem::path device_file_;
   DeviceInfo guessed_device_;             // from the last run, before the workers answer

@@ -110,6 +110,10 @@ std::string render_phases(const EvalResult& r) {
 std::string render_isolation(const Isolation& i) {
   std::string s;
   if (i.memory_wait_seconds > 0) s += fmt::format("gpu       waited {:.1f} s for GPU memory other processes held\n", i.memory_wait_seconds);
+  if (i.timing_lock_wait_seconds > 0)
+    s += fmt::format("gpu       waited {:.1f} s for the GPU's timing lock (another worker timed; not counted "
+                     "against the timeout)\n",
+                     i.timing_lock_wait_seconds);
   if (i.retry)
     s += fmt::format("worker    verdict from a fresh worker: the first try gave {} {}{} ({})\n", i.retry->first_status,
                      i.retry->first_reason,
@@ -207,8 +211,12 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
           c.sm_clock_mhz_before && c.sm_clock_mhz_after
               ? fmt::format(", SM clock {} -> {} MHz", *c.sm_clock_mhz_before, *c.sm_clock_mhz_after)
               : "";
-      s += c.shared ? "gpu       SHARED: " + shared_gpu_warning(r) + clocks + "\n"
-                    : "gpu       no other process used it" + clocks + "\n";
+      const std::string lock =
+          c.timing_lock ? fmt::format(", timed under the GPU's timing lock{}",
+                                      c.siblings.empty() ? "" : fmt::format(" ({} other worker(s) waited)", c.siblings.size()))
+                        : "";
+      s += c.shared ? "gpu       SHARED: " + shared_gpu_warning(r) + clocks + lock + "\n"
+                    : "gpu       no other process used it" + clocks + lock + "\n";
     }
   }
   s += render_guard_lines(r);

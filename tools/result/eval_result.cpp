@@ -131,6 +131,8 @@ void to_json(nlohmann::json& j, const GpuContention& c) {
   j = {{"known", c.known}, {"shared", c.shared}, {"others", c.others}};
   put_optional(j, "sm_clock_mhz_before", c.sm_clock_mhz_before);
   put_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
+  if (c.timing_lock) j["timing_lock"] = true;
+  if (!c.siblings.empty()) j["siblings"] = c.siblings;
 }
 
 void from_json(const nlohmann::json& j, GpuContention& c) {
@@ -139,6 +141,8 @@ void from_json(const nlohmann::json& j, GpuContention& c) {
   c.others = get_or(j, "others", std::vector<std::string>{});
   get_optional(j, "sm_clock_mhz_before", c.sm_clock_mhz_before);
   get_optional(j, "sm_clock_mhz_after", c.sm_clock_mhz_after);
+  c.timing_lock = get_or(j, "timing_lock", false);
+  c.siblings = get_or(j, "siblings", std::vector<std::string>{});
 }
 
 void to_json(nlohmann::json& j, const BaselineRecheck& b) {

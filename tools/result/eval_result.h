@@ -177,11 +177,16 @@ struct TimingStats {
 // Whether the GPU was kagent's alone while it timed: other processes seen on it through NVML
 // (asked by the orchestrator before, during and after the request) and the SM clock. Timings
 // taken on a shared GPU are reported with a warning and never enter the baseline cache.
+// With the GPU's timing lock (worker/protocol/gpu_timing_lock.h) the GPU is looked at only while
+// the worker holds it exclusively, and the sibling workers that take part in it (they have the
+// lock file open) are left out: they cannot run on the GPU until it is let go.
 struct GpuContention {
   bool known = false;                // NVML answered (false: no driver library, no such GPU)
   bool shared = false;               // another process used the GPU during the measurement
   std::vector<std::string> others;   // "pid 4242 (python3)", as NVML and /proc name them
   std::optional<int> sm_clock_mhz_before, sm_clock_mhz_after;
+  bool timing_lock = false;          // timed with the GPU's timing lock held exclusively
+  std::vector<std::string> siblings; // workers seen on the GPU that waited on the lock meanwhile (not others)
 };
 
 // A cached eager baseline is not trusted blindly: each evaluation that reads it times eager

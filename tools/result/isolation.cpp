@@ -47,6 +47,7 @@ void to_json(nlohmann::json& j, const Isolation& i) {
   if (!i.left_behind.empty()) j["left_behind"] = i.left_behind;
   if (i.retry) j["retry"] = *i.retry;
   if (i.memory_wait_seconds > 0) j["memory_wait_seconds"] = i.memory_wait_seconds;
+  if (i.timing_lock_wait_seconds > 0) j["timing_lock_wait_seconds"] = i.timing_lock_wait_seconds;
 }
 
 void from_json(const nlohmann::json& j, Isolation& i) {
@@ -55,6 +56,7 @@ void from_json(const nlohmann::json& j, Isolation& i) {
   i.left_behind = j.value("left_behind", std::vector<LeftBehind>{});
   if (j.contains("retry") && j["retry"].is_object()) i.retry = j["retry"].get<WorkerRetry>();
   i.memory_wait_seconds = j.value("memory_wait_seconds", 0.0);
+  i.timing_lock_wait_seconds = j.value("timing_lock_wait_seconds", 0.0);
 }
 
 void to_json(nlohmann::json& j, const WorkerCharge& c) {

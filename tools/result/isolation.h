@@ -8,6 +8,9 @@
 //                process on the GPU, could have caused
 //   memory_wait  seconds this evaluation queued for GPU memory that other processes held
 //                (tools/worker/client/gpu_admission.h)
+//   timing_lock_wait  seconds the worker waited for the GPU's timing lock while a sibling worker
+//                timed or checked (worker/protocol/gpu_timing_lock.h); not counted against the
+//                candidate's timeout
 // A WorkerCharge is the note a collection keeps when a retry passed: the candidate that ran
 // before in that worker is blamed, its own verdict being delivered already.
 #pragma once
@@ -50,7 +53,10 @@ struct Isolation {
   std::vector<LeftBehind> left_behind;
   std::optional<WorkerRetry> retry;
   double memory_wait_seconds = 0;  // queued for GPU memory before the worker got the request
-  bool empty() const { return left_behind.empty() && !retry && memory_wait_seconds == 0; }
+  double timing_lock_wait_seconds = 0;  // the worker waited for the GPU's timing lock
+  bool empty() const {
+    return left_behind.empty() && !retry && memory_wait_seconds == 0 && timing_lock_wait_seconds == 0;
+  }
   bool charged() const;            // some left_behind item is charged
   std::string charged_text() const;  // "graph_capture: ...; thread: ..." of the charged items
 };

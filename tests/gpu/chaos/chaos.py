@@ -197,7 +197,6 @@ def main():
     os.makedirs(forbidden_dir)
     forbidden = os.path.join(forbidden_dir, "forged-baseline.json")
     env = dict(os.environ, KAGENT_SANDBOX_TEST_PORT=str(listener.port), KAGENT_SANDBOX_TEST_FORBIDDEN=forbidden)
-    gpus = ",".join(["0"] * args.workers)
     started = time.monotonic()
 
     reps = []
@@ -206,7 +205,8 @@ def main():
         for fmt, (suite, replay) in inputs.items():
             folder = os.path.join(out, f"rep{rep}-{fmt}")
             cmd = [kagent, "collect", suite, "-n", "1", "-t", "1", "--format", fmt, "--llm", "replay:" + replay,
-                   "--out", folder, "--gpus", gpus, "--order", "interleaved", "--concurrency", "8"] + EVAL_FLAGS
+                   "--out", folder, "--gpus", "0", "--workers-per-gpu", str(args.workers), "--order", "interleaved",
+                   "--concurrency", "8"] + EVAL_FLAGS
             log = open(os.path.join(out, f"rep{rep}-{fmt}.log"), "w")
             procs[fmt] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), folder, log)
         got = {}

@@ -14,6 +14,10 @@
 //   error_reply an error line instead of a result (an exception past the worker's state check,
 //              as a capture left open made kagent's next CUDA call throw), and every later
 //              evaluation in this process an error line too
+//   forge_waiting a "waiting" lock line without the nonce (a candidate stopping its own watchdog),
+//              then 2 s of work before the real reply
+//   timed      correct, after taking the GPU's timing lock exclusively as the real worker does
+//              around its timing (gpu_timing_lock.h), with its lock lines
 // KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
 #include <unistd.h>
 
@@ -25,6 +29,7 @@
 #include <thread>
 
 #include "common/json_lines.h"
+#include "worker/protocol/protocol.h"
 
 int main() {
   nlohmann::json device = {{"available", true}, {"name", "fake"}};
@@ -59,6 +64,31 @@ int main() {
                                   {"error", {{"kind", "internal_error"},
                                              {"message", "CUDA error: operation not permitted when stream is capturing"}}}});
       continue;
+    }
+    if (fault == "forge_waiting") {
+      kagent::write_json_line(4, {{"id", req.value("id", 0)}, {"lock", "waiting"}, {"mode", "exclusive"}});
+      std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+    }
+    if (fault == "timed") {
+      const char* dir = std::getenv(kagent::kTimingLockDirEnv);
+      const int id = req.value("id", 0);
+      const std::string nonce = req.value("nonce", "");
+      const auto say = [id, nonce](const kagent::protocol::LockEvent& e) {
+        auto line = kagent::protocol::lock_line(e);
+        line["id"] = id;
+        line["nonce"] = nonce;
+        kagent::write_json_line(4, line);
+      };
+      kagent::GpuTimingLock::Hooks hooks;
+      hooks.waiting = [&](kagent::LockMode m) { say({kagent::protocol::LockEvent::Kind::Waiting, m, 0, ""}); };
+      hooks.changed = [&](kagent::LockMode m, double w) { say({kagent::protocol::LockEvent::Kind::Held, m, w, ""}); };
+      if (auto lock = kagent::GpuTimingLock::open(kagent::gpu_timing_lock_path(dir ? dir : "", device.value("uuid", "")),
+                                                  hooks)) {
+        lock->set(kagent::LockMode::Exclusive);
+        lock->set(kagent::LockMode::None);
+      } else {
+        std::printf("fake worker: no timing lock\n");
+      }
     }
     nlohmann::json result = {{"status", "correct"}, {"message", "fake"}, {"format", "cuda"}};
     if (fault == "forge" || fault == "forge_ahead")  // this request's id, or the next one's

@@ -3,10 +3,16 @@
 
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+
+#include <future>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "temp_dir.h"
+#include "worker/client/file_users.h"
 #include "worker/client/gpu_admission.h"
 #include "worker/client/worker_client.h"
 
@@ -180,4 +186,92 @@ TEST_CASE("out of GPU memory while another process holds some: tried again with 
   bool said = false;
   for (const auto& n : notices) said = said || n.find("waiting for GPU memory") != std::string::npos;
   CHECK_MESSAGE(said, "no notice of the wait");
+}
+
+namespace {
+
+// A fake worker on GPU "GPU-lock" whose ledger and timing lock live in `dir`.
+WorkerOptions locked_options(const testing::TempDir& dir) {
+  WorkerOptions o = fake_options();
+  o.request_timeout = 300ms;
+  o.admission_folder = (dir.path() / "ledger").string();
+  o.env = {"KAGENT_FAKE_UUID=GPU-lock"};
+  return o;
+}
+
+// Another worker's exclusive hold of the GPU's timing lock, for `hold`, on a thread of its own.
+std::future<void> sibling_times(const std::string& path, std::chrono::milliseconds hold) {
+  auto lock = std::make_shared<std::optional<GpuTimingLock>>(GpuTimingLock::open(path));
+  REQUIRE(*lock);
+  (*lock)->set(LockMode::Exclusive);
+  return std::async(std::launch::async, [lock, hold] {
+    std::this_thread::sleep_for(hold);
+    (*lock)->set(LockMode::None);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a wait for the GPU's timing lock does not count against the candidate's timeout") {
+  testing::TempDir dir("kagent-lock-wait");
+  WorkerOptions o = locked_options(dir);
+  WorkerClient w(o);
+  REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));  // the client made the GPU's lock file
+  const std::string path = gpu_timing_lock_path(o.admission_folder, "GPU-lock");
+  auto sibling = sibling_times(path, 900ms);  // three timeouts long
+  EvalResult r = eval_with(w, "timed");
+  sibling.get();
+  CHECK(r.status == Status::Correct);
+  CHECK(r.isolation.timing_lock_wait_seconds > 0.5);
+  CHECK(w.restarts() == 0);
+  // Uncontended: no wait.
+  EvalResult again = eval_with(w, "timed");
+  CHECK(again.status == Status::Correct);
+  CHECK(again.isolation.timing_lock_wait_seconds == 0);
+}
+
+TEST_CASE("a lock that is not had within its own limit ends the request as kagent's failure, not a timeout") {
+  testing::TempDir dir("kagent-lock-limit");
+  WorkerOptions o = locked_options(dir);
+  o.lock_wait_limit = 400ms;
+  WorkerClient w(o);
+  REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+  auto sibling = sibling_times(gpu_timing_lock_path(o.admission_folder, "GPU-lock"), 1500ms);
+  EvalResult r = eval_with(w, "timed");
+  CHECK(r.status == Status::InternalError);
+  CHECK(r.message.find("timing lock") != std::string::npos);
+  CHECK(r.isolation.timing_lock_wait_seconds > 0.3);
+  sibling.get();
+  CHECK(eval_with(w, "timed").status == Status::Correct);
+}
+
+TEST_CASE("the processes that have a file open are told apart from those that do not") {
+  testing::TempDir dir("kagent-file-users");
+  const std::string path = dir.write("GPU-x.timing", "");
+  int go[2];
+  REQUIRE(::pipe(go) == 0);
+  const pid_t child = ::fork();  // before the file is opened: the child does not have it
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    char c;
+    (void)!::read(go[0], &c, 1);
+    ::_exit(0);
+  }
+  Fd mine(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(mine);
+  const auto users = processes_with_file_open({::getpid(), child}, path);
+  CHECK(users == std::set<pid_t>{::getpid()});
+  CHECK(processes_with_file_open({::getpid()}, dir.str() + "/missing").empty());
+  REQUIRE(::write(go[1], "x", 1) == 1);
+  ::waitpid(child, nullptr, 0);
+  ::close(go[0]);
+  ::close(go[1]);
+}
+
+TEST_CASE("a waiting lock line without the request's nonce does not stop the watchdog") {
+  // The candidate shares the worker's pipe: a forged "waiting" line would have paused its
+  // timeout for up to lock_wait_limit. It is skipped, and the 1.5 s timeout holds.
+  WorkerClient w(fake_options());
+  const EvalResult r = eval_with(w, "forge_waiting");
+  CHECK(r.status == Status::Timeout);
 }

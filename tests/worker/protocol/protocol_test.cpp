@@ -119,6 +119,9 @@ TEST_CASE("hello carries the device; an unavailable one reads back as such") {
   CHECK(back.device.measured_dram_gbps == 4213.6);
   CHECK(back.pid == 42);
   CHECK(back.sandbox["enabled"] == true);
+  CHECK(back.timing_lock.empty());
+  h.timing_lock = "/tmp/kagent-gpu-admission/GPU-1.timing";
+  CHECK(round_trip(h).timing_lock == h.timing_lock);
   CHECK_FALSE(nlohmann::json(nullptr).get<DeviceInfo>().available);
   CHECK_FALSE(round_trip(DeviceInfo{}).available);
 }
@@ -161,4 +164,25 @@ TEST_CASE("an evaluation result keeps who built each load_inline extension, and 
   CHECK(back.extensions[1].name == "dyn_ext");
   CHECK(back.extensions[1].reason == "cpp_sources is not a constant");
   CHECK(back.extensions[1].seconds == 41.5);
+}
+
+TEST_CASE("lock lines read back, and no reply is taken for one") {
+  LockEvent held{LockEvent::Kind::Held, LockMode::Exclusive, 1.5, ""};
+  auto line = lock_line(held);
+  line["id"] = 7;
+  const auto back = lock_event_of(line);
+  REQUIRE(back);
+  CHECK(back->kind == LockEvent::Kind::Held);
+  CHECK(back->mode == LockMode::Exclusive);
+  CHECK(back->waited_s == 1.5);
+  const auto waiting = lock_event_of(lock_line({LockEvent::Kind::Waiting, LockMode::Shared, 0, ""}));
+  REQUIRE(waiting);
+  CHECK(waiting->kind == LockEvent::Kind::Waiting);
+  CHECK(waiting->mode == LockMode::Shared);
+  const auto broken = lock_event_of(lock_line({LockEvent::Kind::Broken, LockMode::None, 0, "flock: EBADF"}));
+  REQUIRE(broken);
+  CHECK(broken->why == "flock: EBADF");
+  CHECK_FALSE(lock_event_of(ok_line(ShutdownReply{})));
+  CHECK_FALSE(lock_event_of(error_line("bad_request", "x")));
+  CHECK_FALSE(lock_event_of({{"lock", "sideways"}}));
 }

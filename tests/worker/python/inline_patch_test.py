@@ -99,3 +99,35 @@ def test_torchs_build_failure_is_a_compile_error_that_says_who_built(monkeypatch
         with pytest.raises(KagentError) as err:
             cpp_extension.load_inline("x", "s", functions=["f"])
     assert err.value.kind == "compile_error" and "because SYCL sources" in err.value.message
+
+
+def test_the_gpu_timing_lock_is_let_go_while_torch_builds_and_taken_shared_again(monkeypatch, tmp_path):
+    import fcntl
+    lock_file = tmp_path / "GPU-x.timing"
+    lock_file.write_text("")
+    held = os.open(lock_file, os.O_RDONLY)  # the worker's descriptor, held shared by its request
+    fcntl.flock(held, fcntl.LOCK_SH)
+    seen = []
+
+    def sibling_could_time():
+        probe = os.open(lock_file, os.O_RDONLY)
+        try:
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(probe)
+
+    @functools.wraps(cpp_extension.load_inline)
+    def building(*args, **kwargs):
+        seen.append(sibling_could_time())
+        return "torch's module"
+    monkeypatch.setattr(cpp_extension, "load_inline", building)
+    try:
+        with InlineExtensions([], {"x": "SYCL sources"}, gpu_lock_fd=held):
+            assert cpp_extension.load_inline("x", "s", functions=["f"]) == "torch's module"
+        assert seen == [True]  # a sibling could take it exclusively while torch built
+        assert not sibling_could_time()  # shared again afterwards
+    finally:
+        os.close(held)

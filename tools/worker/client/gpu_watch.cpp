@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "worker/client/file_users.h"
+
 namespace kagent {
 
 // NVML's C ABI, as documented (nvml.h is not part of every CUDA toolkit install): the few
@@ -32,6 +34,9 @@ struct GpuWatch::Nvml {
   Result (*compute)(Device, unsigned int*, ProcessInfo*) = nullptr;
   Result (*graphics)(Device, unsigned int*, ProcessInfo*) = nullptr;
   Result (*clock)(Device, int, unsigned int*) = nullptr;
+  Result (*count)(unsigned int*) = nullptr;
+  Result (*by_index)(unsigned int, Device*) = nullptr;
+  Result (*uuid)(Device, char*, unsigned int) = nullptr;
 
   ~Nvml() {
     if (shutdown) shutdown();
@@ -76,29 +81,50 @@ std::unique_ptr<GpuWatch> GpuWatch::open(const std::string& uuid) {
   return std::unique_ptr<GpuWatch>(new GpuWatch(std::move(n)));
 }
 
-namespace {
+std::vector<std::string> GpuWatch::machine_uuids() {
+  Nvml n;
+  n.lib = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!n.lib || !n.bind(n.init, "nvmlInit_v2") || !n.bind(n.count, "nvmlDeviceGetCount_v2") ||
+      !n.bind(n.by_index, "nvmlDeviceGetHandleByIndex_v2") || !n.bind(n.uuid, "nvmlDeviceGetUUID"))
+    return {};
+  if (n.init() != Nvml::kSuccess) return {};
+  n.bind(n.shutdown, "nvmlShutdown");
+  unsigned int count = 0;
+  if (n.count(&count) != Nvml::kSuccess) return {};
+  std::vector<std::string> uuids;
+  for (unsigned int i = 0; i < count; ++i) {
+    Nvml::Device d = nullptr;
+    char buf[96] = {};  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+    if (n.by_index(i, &d) == Nvml::kSuccess && n.uuid(d, buf, sizeof buf) == Nvml::kSuccess) uuids.emplace_back(buf);
+  }
+  return uuids;
+}
 
-std::string process_name(pid_t pid) {
+std::string describe_process(pid_t pid) {
   std::ifstream in(fmt::format("/proc/{}/comm", pid));
   std::string name;
   std::getline(in, name);
-  return name.empty() ? "?" : name;
+  return fmt::format("pid {} ({})", pid, name.empty() ? "?" : name);
 }
 
-}  // namespace
-
-std::optional<std::vector<std::string>> GpuWatch::others(const std::set<pid_t>& own) const {
+std::optional<std::vector<pid_t>> GpuWatch::other_pids(const std::set<pid_t>& own) const {
   try {
-    std::set<unsigned int> pids;
+    std::set<pid_t> pids;
     for (auto query : {nvml_->compute, nvml_->graphics})
       for (const auto& p : nvml_->processes(query))
-        if (!own.contains(static_cast<pid_t>(p.pid))) pids.insert(p.pid);
-    std::vector<std::string> out;
-    for (unsigned int pid : pids) out.push_back(fmt::format("pid {} ({})", pid, process_name(static_cast<pid_t>(pid))));
-    return out;
+        if (!own.contains(static_cast<pid_t>(p.pid))) pids.insert(static_cast<pid_t>(p.pid));
+    return std::vector<pid_t>(pids.begin(), pids.end());
   } catch (const std::exception&) {
     return std::nullopt;
   }
+}
+
+std::optional<std::vector<std::string>> GpuWatch::others(const std::set<pid_t>& own) const {
+  const auto pids = other_pids(own);
+  if (!pids) return std::nullopt;
+  std::vector<std::string> out;
+  for (pid_t pid : *pids) out.push_back(describe_process(pid));
+  return out;
 }
 
 std::optional<std::vector<std::pair<pid_t, uint64_t>>> GpuWatch::process_memory() const {
@@ -133,12 +159,28 @@ void ContentionRecorder::start(const std::set<pid_t>& own) {
 
 void ContentionRecorder::look(const std::set<pid_t>& own) {
   if (!watch_) return;
-  const auto seen = watch_->others(own);
+  const bool locked = !timing_lock_.empty();
+  if (locked && !exclusive_) return;  // nothing is timed outside the exclusive hold
+  const auto seen = watch_->other_pids(own);
   if (!seen) return;
   c_.known = true;
-  for (const auto& o : *seen)
-    if (std::find(c_.others.begin(), c_.others.end(), o) == c_.others.end()) c_.others.push_back(o);
+  const std::set<pid_t> siblings = locked ? processes_with_file_open(*seen, timing_lock_) : std::set<pid_t>{};
+  const auto add = [](std::vector<std::string>& to, std::string what) {
+    if (std::find(to.begin(), to.end(), what) == to.end()) to.push_back(std::move(what));
+  };
+  for (pid_t pid : *seen) add(siblings.contains(pid) ? c_.siblings : c_.others, describe_process(pid));
   c_.shared = !c_.others.empty();
+}
+
+void ContentionRecorder::exclusive(bool held, const std::set<pid_t>& own) {
+  if (held) {
+    exclusive_ = true;
+    c_.timing_lock = !timing_lock_.empty();
+    look(own);
+  } else if (exclusive_) {
+    look(own);  // a last look (what starts after the release is a sibling, left out as before)
+    exclusive_ = false;
+  }
 }
 
 GpuContention ContentionRecorder::finish(const std::set<pid_t>& own) {

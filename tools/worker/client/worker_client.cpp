@@ -32,6 +32,49 @@ std::string fresh_nonce() {
   std::random_device rd;
   return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
+
+// The watchdog's clock for one request: it stops from a worker's "waiting" lock line to the
+// "held" line that follows (a sibling worker was timing, not this candidate), up to `lock_limit`
+// of waiting in all.
+class WatchdogClock {
+ public:
+  using clock = std::chrono::steady_clock;
+  WatchdogClock(std::chrono::milliseconds timeout, std::chrono::milliseconds lock_limit)
+      : deadline_(clock::now() + timeout), lock_limit_(lock_limit) {}
+
+  // What is left: of the request's time, or, while the worker waits, of the lock's.
+  std::chrono::milliseconds left() const {
+    const auto now = clock::now();
+    const auto left = waiting_ ? lock_limit_ - waited(now) : deadline_ - now;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(left);
+  }
+  bool waiting() const { return waiting_; }
+  double waited_seconds() const { return std::chrono::duration<double>(waited(clock::now())).count(); }
+
+  void on_lock(const protocol::LockEvent& e) {
+    const auto now = clock::now();
+    if (e.kind == protocol::LockEvent::Kind::Waiting) {
+      if (!waiting_) waiting_since_ = now;
+      waiting_ = true;
+      return;
+    }
+    if (!waiting_) return;
+    deadline_ += now - waiting_since_;
+    waited_ += now - waiting_since_;
+    waiting_ = false;
+  }
+
+ private:
+  clock::duration waited(clock::time_point now) const {
+    return waited_ + (waiting_ ? now - waiting_since_ : clock::duration::zero());
+  }
+  clock::time_point deadline_;
+  std::chrono::milliseconds lock_limit_;
+  clock::duration waited_ = clock::duration::zero();
+  bool waiting_ = false;
+  clock::time_point waiting_since_;
+};
+
 }  // namespace
 
 std::string default_worker_path() {
@@ -129,6 +172,13 @@ std::optional<WorkerError> WorkerClient::start_once() {
     policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
   }
   for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
+  if (opts_.timing_lock) {
+    // The sandboxed worker only opens its GPU's lock file: made here first. Before the first
+    // hello its GPU's UUID is not known: every GPU's of the machine.
+    create_gpu_timing_locks(lock_folder(), device_.uuid.empty() ? GpuWatch::machine_uuids()
+                                                                : std::vector<std::string>{device_.uuid});
+    so.env_set.push_back(std::string(kTimingLockDirEnv) + "=" + lock_folder());
+  }
   if (cuda_checked_) so.env_set.push_back(std::string(sandbox::kCudaCheckedEnv) + "=1");
   sandbox_ = nlohmann::json::object();
   try {
@@ -141,7 +191,18 @@ std::optional<WorkerError> WorkerClient::start_once() {
   candidates_in_worker_ = 0;
   nonces_.clear();
   answers_in_worker_.clear();
-  auto hello = reader_->read(opts_.start_timeout);
+  // The worker measures its GPU's DRAM bandwidth with the timing lock held: its lock lines
+  // come first, and a wait for the lock does not count against the start.
+  WatchdogClock start_clock(opts_.start_timeout, opts_.lock_wait_limit);
+  JsonLineReader::Result hello;
+  for (;;) {
+    const auto left = start_clock.left();
+    hello = left.count() > 0 ? reader_->read(left) : JsonLineReader::Result{JsonLineReader::State::Timeout, {}};
+    const auto lock = hello.state == JsonLineReader::State::Message ? protocol::lock_event_of(hello.message)
+                                                                    : std::nullopt;
+    if (!lock) break;
+    start_clock.on_lock(*lock);
+  }
   if (hello.state != JsonLineReader::State::Message) {
     std::string how = hello.state == JsonLineReader::State::Timeout ? "did not answer in time" : "died while starting";
     stop();
@@ -154,6 +215,9 @@ std::optional<WorkerError> WorkerClient::start_once() {
   const auto reply = hello.message["result"].get<protocol::HelloReply>();
   device_ = reply.device;
   sandbox_ = reply.sandbox;
+  timing_lock_ = reply.timing_lock;
+  // Its replacements find the file of the GPU it named, whatever NVML lists.
+  if (opts_.timing_lock && device_.available && !device_.uuid.empty()) create_gpu_timing_locks(lock_folder(), {device_.uuid});
   // The worker probed which filesystem layers CUDA works under (sandbox/cuda_probe.h): its
   // replacements start with that answer and need not probe again.
   if (device_.available && policy_->enabled) {
@@ -176,6 +240,10 @@ std::optional<WorkerError> WorkerClient::start_once() {
                                                 opts_.admission_folder.empty() ? default_admission_folder()
                                                                                : opts_.admission_folder);
   return std::nullopt;
+}
+
+std::string WorkerClient::lock_folder() const {
+  return opts_.admission_folder.empty() ? default_admission_folder() : opts_.admission_folder;
 }
 
 void WorkerClient::notice(const std::string& message) const {
@@ -223,7 +291,8 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     auto exit = proc_->wait(std::chrono::milliseconds(2000));
     return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  WatchdogClock watchdog(timeout, opts_.lock_wait_limit);
+  lock_waited_ = 0;
   const bool watch_memory = policy_ && policy_->allows(sandbox::mechanism::kWatchdog);
   const bool watch_gpu = contention != nullptr && gpu_watch_;
   const auto poll = watch_gpu && !watch_memory ? opts_.contention_poll
@@ -231,8 +300,12 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
                                                : opts_.memory_poll;
   auto next_look = std::chrono::steady_clock::now();
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return {Reply::Kind::Timeout, {}, {}};
+    lock_waited_ = watchdog.waited_seconds();
+    const auto left = watchdog.left();
+    if (left.count() <= 0)
+      return {Reply::Kind::Timeout, {},
+              watchdog.waiting() ? fmt::format("the worker waited {:.0f} s for the GPU's timing lock", lock_waited_)
+                                 : std::string()};
     JsonLineReader::Result msg;
     try {
       // Short reads while the memory watchdog runs: it looks at the worker between them.
@@ -259,7 +332,8 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
       return {Reply::Kind::Died, {}, exit ? exit->describe() : "closed its pipe", exit};
     }
     // A line without a nonce this worker was sent is not the worker's, whatever its id (lines
-    // for later ids would otherwise wait in the pipe and be charged to the next candidate).
+    // for later ids would otherwise wait in the pipe and be charged to the next candidate, and a
+    // forged "waiting" lock line would stop the watchdog's clock).
     // Read without a throw: the line may be anyone's, with any "nonce" in it.
     const auto n = msg.message.is_object() ? msg.message.find("nonce") : msg.message.end();
     const std::string got = n != msg.message.end() && n->is_string() ? n->get<std::string>() : "";
@@ -268,6 +342,16 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
       continue;  // the worker's own reply is still to come
     }
     if (msg.message.value("id", -1) != id || got != nonce) continue;  // a stale reply
+    if (const auto lock = protocol::lock_event_of(msg.message)) {
+      watchdog.on_lock(*lock);
+      if (lock->kind == protocol::LockEvent::Kind::Broken) {
+        timing_lock_.clear();  // this worker's timings are unlocked from now on: watched as such
+        if (contention) contention->lock_broken();
+      } else if (lock->kind == protocol::LockEvent::Kind::Held && contention) {
+        contention->exclusive(lock->mode == LockMode::Exclusive, own_processes());
+      }
+      continue;
+    }
     if (msg.message.value("ok", false)) return {Reply::Kind::Ok, msg.message, {}, {}, forged};
     return {Reply::Kind::Error, msg.message, {}, {}, forged};
   }
@@ -351,7 +435,7 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
   for (int attempt = 0; attempt < 2; ++attempt) {
     const int ran_before = candidates_in_worker_;
     std::optional<GpuAdmission::Ticket> ticket = admit("baselines", problem_path, false);
-    ContentionRecorder contention(gpu_watch_.get());
+    ContentionRecorder contention(gpu_watch_.get(), timing_lock_);
     contention.start(own_processes());
     r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout, &contention);
     seen = contention.finish(own_processes());
@@ -458,13 +542,15 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
   // A kernelbench candidate compiles inside the evaluation (load_inline): give it that time too.
   auto timeout = opts_.request_timeout +
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
-  ContentionRecorder contention(gpu_watch_.get());
+  ContentionRecorder contention(gpu_watch_.get(), timing_lock_);
   contention.start(own_processes());
   Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout, &contention);
+  const double lock_waited = lock_waited_;
   const GpuContention seen = contention.finish(own_processes());
   last_shared_ = seen.shared || shared_at_start || (admission_ && admission_->others_hold(ticket ? &*ticket : nullptr));
   ticket.reset();
   result.isolation.memory_wait_seconds = waited;
+  result.isolation.timing_lock_wait_seconds = lock_waited;
   auto candidate_log = [&] {
     std::string tail = log_tail(4000);
     auto size = fs::file_size(opts_.log_path);
@@ -475,6 +561,7 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
       result.isolation.memory_wait_seconds = waited;
+      result.isolation.timing_lock_wait_seconds = lock_waited;
       ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
       if (!r.forged.empty()) {
@@ -503,9 +590,14 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
       stop();
       return result;
     case Reply::Kind::Timeout:
-      result.status = Status::Timeout;
-      result.message = fmt::format("no verdict within {:.0f} s: the candidate hangs (killed)",
-                                   std::chrono::duration<double>(timeout).count());
+      if (!r.detail.empty()) {  // the lock was not had: another worker's doing, not this candidate's
+        result.status = Status::InternalError;
+        result.message = r.detail + ": killed";
+      } else {
+        result.status = Status::Timeout;
+        result.message = fmt::format("no verdict within {:.0f} s: the candidate hangs (killed)",
+                                     std::chrono::duration<double>(timeout).count());
+      }
       stop();
       result.device = device_;
       result.worker_log_tail = candidate_log();

@@ -49,6 +49,13 @@ struct WorkerOptions {
   // on the machine (gpu_admission.h); the ledger's folder (empty: default_admission_folder()).
   bool admission = true;
   std::string admission_folder;
+  // The GPU's timing lock (worker/protocol/gpu_timing_lock.h), a file beside the ledger that
+  // this client creates: the worker takes it shared for its GPU work and exclusively for what it
+  // times, so that several workers per GPU overlap everything but their timings. The watchdog's
+  // clock stops while the worker waits for it (a sibling's timing is not this candidate's), up
+  // to `lock_wait_limit` per request.
+  bool timing_lock = true;
+  std::chrono::milliseconds lock_wait_limit{1'800'000};
   // Where the client says what the user should know (waiting for GPU memory, a candidate
   // charged after the fact); default: a "kagent: ..." line on stderr.
   std::function<void(const std::string&)> notice;
@@ -106,7 +113,8 @@ class WorkerClient {
   struct Reply {
     enum class Kind { Ok, Error, Timeout, Died, MemoryLimit } kind;
     nlohmann::json body;
-    std::string detail;            // for Died: how it ended; for MemoryLimit: how much it held
+    std::string detail;            // for Died: how it ended; for MemoryLimit: how much it held;
+                                   // for Timeout: set when the GPU's timing lock was not had in time
     std::optional<ExitInfo> exit = {};  // for Died, when known
     // Lines with this request's id but not its nonce: written by candidate code in the worker
     // (it shares the reply pipe), never by the worker. Skipped; the first one is kept here.
@@ -114,6 +122,7 @@ class WorkerClient {
   };
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();
+  std::string lock_folder() const;
   // `contention`, when given, looks at the GPU while the worker works.
   template <class Request>
   Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
@@ -131,6 +140,8 @@ class WorkerClient {
   std::unique_ptr<JsonLineReader> reader_;
   DeviceInfo device_;
   std::unique_ptr<GpuWatch> gpu_watch_;  // opened once the first worker named its GPU
+  std::string timing_lock_;              // the lock file the running worker takes (its hello); empty: none
+  double lock_waited_ = 0;               // seconds the last request waited for the timing lock
   bool gpu_watch_tried_ = false;
   int next_id_ = 1;
   int restarts_ = -1;  // the first start is not a restart

@@ -42,11 +42,15 @@ void from_json(const nlohmann::json& j, CandidateRef& c) {
 
 namespace protocol {
 
-void to_json(nlohmann::json& j, const HelloReply& r) { j = {{"device", r.device}, {"pid", r.pid}, {"sandbox", r.sandbox}}; }
+void to_json(nlohmann::json& j, const HelloReply& r) {
+  j = {{"device", r.device}, {"pid", r.pid}, {"sandbox", r.sandbox}};
+  if (!r.timing_lock.empty()) j["timing_lock"] = r.timing_lock;
+}
 void from_json(const nlohmann::json& j, HelloReply& r) {
   r.device = j.value("device", nlohmann::json()).get<DeviceInfo>();
   r.pid = get_or(j, "pid", 0);
   r.sandbox = get_or(j, "sandbox", nlohmann::json::object());
+  r.timing_lock = get_or<std::string>(j, "timing_lock", "");
 }
 
 void to_json(nlohmann::json& j, const LoadProblemRequest& r) { j = {{"path", r.path}}; }
@@ -106,6 +110,35 @@ Op op_of(const nlohmann::json& line) {
 
 nlohmann::json error_line(const std::string& kind, const std::string& message) {
   return {{"ok", false}, {"error", ErrorReply{kind, message}}};
+}
+
+namespace {
+constexpr EnumNames<LockEvent::Kind, 3> kLockEventNames{{
+    {LockEvent::Kind::Waiting, "waiting"},
+    {LockEvent::Kind::Held, "held"},
+    {LockEvent::Kind::Broken, "broken"},
+}};
+}  // namespace
+
+nlohmann::json lock_line(const LockEvent& e) {
+  nlohmann::json j = {{"lock", enum_name(kLockEventNames, e.kind, "held")}, {"mode", lock_mode_name(e.mode)}};
+  if (e.kind == LockEvent::Kind::Held) j["waited"] = e.waited_s;
+  if (!e.why.empty()) j["why"] = e.why;
+  return j;
+}
+
+std::optional<LockEvent> lock_event_of(const nlohmann::json& line) {
+  if (!line.is_object() || line.contains("ok") || !line.contains("lock") || !line["lock"].is_string()) return std::nullopt;
+  LockEvent e;
+  try {
+    e.kind = enum_value(kLockEventNames, line["lock"].get<std::string>(), "lock event");
+  } catch (const std::invalid_argument&) {
+    return std::nullopt;
+  }
+  e.mode = lock_mode_from_name(get_or<std::string>(line, "mode", "none")).value_or(LockMode::None);
+  e.waited_s = get_or(line, "waited", 0.0);
+  e.why = get_or<std::string>(line, "why", "");
+  return e;
 }
 
 }  // namespace protocol

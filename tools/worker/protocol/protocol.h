@@ -10,6 +10,10 @@
 // "fatal" says the worker's CUDA context is lost, "replace" that a candidate left state the
 // worker could not put back (worker/service/worker_state.h): either way it exits after
 // replying, and the client starts a fresh one for the next request.
+//   lock line:    {"id": n, "lock": "waiting"|"held"|"broken", "mode", "waited", "why"}
+// Before its reply (and before the hello, with id 0), the worker says what it does with the
+// GPU's timing lock (gpu_timing_lock.h): the client stops its watchdog's clock while the worker
+// waits, and watches the GPU for other processes while it holds the lock exclusively.
 #pragma once
 
 #include <map>
@@ -24,6 +28,7 @@
 #include "result/device_info.h"
 #include "result/eval_result.h"
 #include "worker/protocol/eval_options.h"
+#include "worker/protocol/gpu_timing_lock.h"
 
 namespace kagent {
 
@@ -72,6 +77,7 @@ struct HelloReply {
   DeviceInfo device;
   int pid = 0;
   nlohmann::json sandbox = nlohmann::json::object();  // tools/sandbox/apply_sandbox.h's report
+  std::string timing_lock;  // the GPU's timing lock file the worker takes; empty: none (it runs unlocked)
 };
 
 // load_problem: executes the problem file afresh and derives its spec (meta tensors).
@@ -192,6 +198,17 @@ nlohmann::json ok_line(const Reply& reply, bool fatal = false) {
   return j;
 }
 nlohmann::json error_line(const std::string& kind, const std::string& message);
+
+// A lock line (above): not a reply, it carries no "ok".
+struct LockEvent {
+  enum class Kind { Waiting, Held, Broken } kind = Kind::Held;
+  LockMode mode = LockMode::None;  // Waiting: the mode wanted; Held: the mode held now
+  double waited_s = 0;             // Held: how long it waited for it
+  std::string why;                 // Broken: the flock's error
+};
+nlohmann::json lock_line(const LockEvent& event);
+// The event of a lock line; nullopt for any other line.
+std::optional<LockEvent> lock_event_of(const nlohmann::json& line);
 
 }  // namespace protocol
 }  // namespace kagent

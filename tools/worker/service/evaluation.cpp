@@ -25,7 +25,7 @@ Evaluation::Evaluation(WorkerContext ctx, ProblemSession& problem, const protoco
 EvalResult Evaluation::operator()() {
   const auto start = std::chrono::steady_clock::now();
   at::NoGradGuard no_grad;
-  PhaseRunner phases(result_);
+  PhaseRunner phases(result_, ctx_.lock);
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
     return phases.run(name, [&] { return (this->*body)(); });
   };
@@ -71,7 +71,10 @@ bool Evaluation::load() {
       PyRef path = check(PyUnicode_FromString(cand.path.c_str()));
       PyRef device = check(PyUnicode_FromString("cuda"));
       PyRef seed = check(PyLong_FromLongLong(options_.seed));
-      const nlohmann::json ext = {{"prebuilt", cand.extensions}, {"reasons", cand.extension_reasons}};
+      nlohmann::json ext = {{"prebuilt", cand.extensions}, {"reasons", cand.extension_reasons}};
+      // What kagent did not build, torch builds here for up to a minute of CPU: the request's
+      // shared hold of the GPU's timing lock is let go meanwhile, or no sibling could time.
+      if (ctx_.lock && ctx_.lock->mode() == LockMode::Shared) ext["gpu_lock_fd"] = ctx_.lock->fd();
       PyRef extensions = check(PyUnicode_FromString(ext.dump().c_str()));
       PyRef loaded =
           ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed, extensions});

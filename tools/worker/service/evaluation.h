@@ -10,7 +10,9 @@
 //   baselines             eager and torch.compile (cache or measured), then the speedup flag
 //   profile               CUPTI kernel activity and hardware counters; never changes the verdict
 //
-// PhaseRunner records each one's time, peak GPU memory and whose failure ended it. A phase
+// PhaseRunner records each one's time, peak GPU memory and whose failure ended it, and holds the
+// GPU's timing lock exclusively for timing, baselines and profile (the request holds it shared
+// for the rest, so a sibling worker's loads and checks overlap everything but a timing). A phase
 // that decides the verdict (a wrong output, a rejecting guard, a failure) ends the evaluation.
 #pragma once
 
@@ -23,6 +25,7 @@
 #include "result/device_info.h"
 #include "result/eval_result.h"
 #include "worker/guards/guard_pass.h"
+#include "worker/protocol/gpu_timing_lock.h"
 #include "worker/protocol/protocol.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/library_instances.h"
@@ -38,6 +41,7 @@ struct WorkerContext {
   const DeviceInfo& device;
   ProfilePhase& profiler;
   LibraryInstances& libraries;  // a native candidate's shared object, fresh for each evaluation
+  GpuTimingLock* lock = nullptr;  // the GPU's timing lock, held shared by the request; null: none
 };
 
 class Evaluation {

@@ -19,6 +19,10 @@ std::string first_line(const std::string& s, size_t max = 300) { return s.substr
 
 }  // namespace
 
+bool phase_needs_gpu_alone(std::string_view phase) {
+  return phase == "timing" || phase == "baselines" || phase == "profile";
+}
+
 bool PhaseRunner::charge_lost_context(const char* phase, const std::string& what) {
   // The CUDA generator in graph-capture mode: only a capture the candidate began and never
   // ended puts it there, and kagent's next random draw on the GPU then fails with this text.
@@ -51,6 +55,7 @@ bool PhaseRunner::charge_lost_context(const char* phase, const std::string& what
 bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
   PhaseRecord rec;
   rec.name = name;
+  const GpuTimingLock::Hold alone(phase_needs_gpu_alone(name) ? lock_ : nullptr, LockMode::Exclusive);
   const auto start = std::chrono::steady_clock::now();
   reset_gpu_peak();
   record_ = &rec;

@@ -10,17 +10,26 @@
 //                       its kernels' fault surfaced in kagent's step (runtime_error cuda_fatal);
 //                       or PyTorch's CUDA generator in graph-capture mode, which only a capture
 //                       it began and never ended leaves (runtime_error worker_state)
+//
+// A phase that times (phase_needs_gpu_alone) runs with the GPU's timing lock held exclusively
+// (worker/protocol/gpu_timing_lock.h); its wait for the lock is not part of its seconds.
 #pragma once
 
 #include <functional>
+#include <string_view>
 
 #include "result/eval_result.h"
+#include "worker/protocol/gpu_timing_lock.h"
 
 namespace kagent::worker {
 
+// The phases whose numbers a sibling worker's kernels would change: timing, baselines, profile.
+bool phase_needs_gpu_alone(std::string_view phase);
+
 class PhaseRunner {
  public:
-  explicit PhaseRunner(EvalResult& result) : result_(result) {}
+  // `lock`: the GPU's timing lock (null: none), which the request holds shared.
+  explicit PhaseRunner(EvalResult& result, GpuTimingLock* lock = nullptr) : result_(result), lock_(lock) {}
 
   // Runs `body` as phase `name`. Returns whether the evaluation goes on: false when the body
   // says so (its phase decided the verdict) or when it failed.
@@ -36,6 +45,7 @@ class PhaseRunner {
   bool charge_lost_context(const char* phase, const std::string& what);
 
   EvalResult& result_;
+  GpuTimingLock* lock_;
   bool context_lost_ = false;
   bool candidate_started_ = false;
   PhaseRecord* record_ = nullptr;  // the phase running now

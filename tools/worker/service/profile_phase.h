@@ -28,6 +28,7 @@ class ProfilePhase {
 
   // Best effort: a failure here shows again, with its reason, in the first real profile.
   void warm_up();
+  bool warm() const { return warm_; }
 
   // `fatal` is set when the candidate broke the CUDA context.
   nlohmann::json run(Runner& candidate, ProblemSession& session, PyObject* reference_model, const CandidateRef& cand,

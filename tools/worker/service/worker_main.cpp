@@ -97,7 +97,15 @@ int main(int argc, char** argv) {
 
   try {
     kagent::worker::PythonRuntime py(python);
-    kagent::worker::WorkerService service(py);
+    // Lock lines (protocol.h) go out before the reply, with its id (0 before the hello).
+    int request_id = 0;
+    std::string request_nonce;  // echoed like the reply's (worker_client.cpp checks both)
+    kagent::worker::WorkerService service(py, [&request_id, &request_nonce](const nlohmann::json& line) {
+      nlohmann::json out = line;
+      out["id"] = request_id;
+      if (!request_nonce.empty()) out["nonce"] = request_nonce;
+      kagent::write_json_line(kReplyFd, out);
+    });
     start_runtime_threads(service.device());
     sandbox->limit_resources();
     nlohmann::json report = sandbox->report();
@@ -116,6 +124,8 @@ int main(int argc, char** argv) {
       auto msg = reader.read(std::nullopt);
       if (msg.state != kagent::JsonLineReader::State::Message) return 0;  // kagent closed the pipe
       sandbox->begin_request();
+      request_id = msg.message.value("id", 0);
+      request_nonce = msg.message.value("nonce", "");
       nlohmann::json reply = service.handle(msg.message);
       const auto violations = sandbox->end_request();
       const bool evaluate = msg.message.value("op", "") == kagent::enum_name(kagent::protocol::kOpNames,

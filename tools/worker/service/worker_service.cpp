@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <ATen/core/grad_mode.h>
+#include <cuda_runtime_api.h>
 
 #include "timer/dram_bandwidth.h"
 #include "worker/service/baselines.h"
@@ -26,12 +29,54 @@ void require_gpu(const DeviceInfo& device) {
   if (!device.available) throw RequestError("no_gpu", "no CUDA device is visible to the worker");
 }
 
+// How each op holds the GPU's timing lock: shared for GPU work that may overlap a sibling's
+// (loading a problem runs its file, which may touch the GPU; an evaluation takes it
+// exclusively for its timed phases, phase_runner.h), exclusive for what is all timing.
+LockMode request_lock_mode(protocol::Op op) {
+  using protocol::Op;
+  switch (op) {
+    case Op::LoadProblem:
+    case Op::Prepare:
+    case Op::Evaluate: return LockMode::Shared;
+    case Op::Baselines: return LockMode::Exclusive;
+    case Op::Hello:
+    case Op::Shutdown: return LockMode::None;
+  }
+  return LockMode::Shared;
+}
+
 }  // namespace
 
-WorkerService::WorkerService(PythonRuntime& py)
-    : py_(py), libraries_(std::filesystem::temp_directory_path().string()) {
+WorkerService::WorkerService(PythonRuntime& py, Progress progress)
+    : py_(py), progress_(std::move(progress)), libraries_(std::filesystem::temp_directory_path().string()) {
   device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
-  if (device_.available) device_.measured_dram_gbps = measure_dram_gbps(device_.memory_bytes);
+  if (!device_.available) return;
+  open_timing_lock();
+  GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);
+  device_.measured_dram_gbps = measure_dram_gbps(device_.memory_bytes);
+}
+
+void WorkerService::open_timing_lock() {
+  const char* folder = std::getenv(kTimingLockDirEnv);
+  if (!folder || !*folder) return;
+  GpuTimingLock::Hooks hooks;
+  // A conversion or release lets go: the kernels this process queued finish first. An error
+  // here is the candidate's to answer for in its own phase, not the lock's.
+  hooks.before_release = [] { (void)cudaDeviceSynchronize(); };
+  const auto say = [this](const protocol::LockEvent& e) {
+    if (progress_) progress_(protocol::lock_line(e));
+  };
+  hooks.waiting = [say](LockMode wanted) { say({protocol::LockEvent::Kind::Waiting, wanted, 0, ""}); };
+  hooks.changed = [say](LockMode now, double waited) { say({protocol::LockEvent::Kind::Held, now, waited, ""}); };
+  hooks.broken = [say](const std::string& why) {
+    std::fprintf(stderr, "kagent-worker: the GPU's timing lock is broken, timings run unlocked: %s\n", why.c_str());
+    say({protocol::LockEvent::Kind::Broken, LockMode::None, 0, why});
+  };
+  // Created by the orchestrator (the sandbox refuses opens for writing); missing: unlocked,
+  // which the hello says, and the orchestrator then counts every other process as contention.
+  const std::string path = gpu_timing_lock_path(folder, device_.uuid);
+  lock_ = GpuTimingLock::open(path, std::move(hooks));
+  if (!lock_) std::fprintf(stderr, "kagent-worker: no GPU timing lock at %s: timings run unlocked\n", path.c_str());
 }
 
 ProblemSession& WorkerService::problem(const std::string& path) {
@@ -41,7 +86,9 @@ ProblemSession& WorkerService::problem(const std::string& path) {
   return *problems_.emplace(path, std::move(session)).first->second;
 }
 
-protocol::HelloReply WorkerService::on(const protocol::HelloRequest&) { return {device_, ::getpid(), sandbox_}; }
+protocol::HelloReply WorkerService::on(const protocol::HelloRequest&) {
+  return {device_, ::getpid(), sandbox_, lock_ && !lock_->broken() ? lock_->path() : std::string()};
+}
 
 ProblemSpec WorkerService::on(const protocol::LoadProblemRequest& r) {
   problems_.erase(r.path);  // a file may have changed since; loading is cheap (meta tensors)
@@ -55,7 +102,10 @@ protocol::PrepareReply WorkerService::on(const protocol::PrepareRequest& r) {
   if (device_.available) {
     at::NoGradGuard no_grad;
     py_.call(PyFn::WarmUp, {session.problem()});
-    profiler_.warm_up();  // once per worker; its setup would otherwise land in the first evaluation
+    if (!profiler_.warm()) {  // once per worker; its setup would otherwise land in the first evaluation
+      GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
+      profiler_.warm_up();
+    }
     release_cached_gpu_memory();  // the GPU's other processes may need it before the evaluation comes
   }
   return {};
@@ -81,10 +131,13 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     return result;
   }
   // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
-  if (r.options.profile) profiler_.warm_up();
+  if (r.options.profile && !profiler_.warm()) {
+    GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
+    profiler_.warm_up();
+  }
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
-    Evaluation evaluation({py_, device_, profiler_, libraries_}, *session, r);
+    Evaluation evaluation({py_, device_, profiler_, libraries_, lock()}, *session, r);
     try {
       result = evaluation();
     } catch (const std::exception& e) {
@@ -130,7 +183,10 @@ nlohmann::json WorkerService::dispatch(const nlohmann::json& line) {
   } catch (const std::exception& e) {
     throw RequestError("bad_request", e.what());
   }
-  auto reply = on(request);
+  auto reply = [&] {
+    GpuTimingLock::Hold hold(lock(), request_lock_mode(Request::op));
+    return on(request);
+  }();
   nlohmann::json out = protocol::ok_line(reply, context_lost_);
   if (replace_ && !context_lost_) out["replace"] = true;  // exits after this reply (worker_state.h)
   return out;

@@ -2,13 +2,16 @@
 // protocol (worker/protocol/protocol.h) answered by its typed handler.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "result/device_info.h"
+#include "worker/protocol/gpu_timing_lock.h"
 #include "worker/protocol/protocol.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/library_instances.h"
@@ -19,8 +22,13 @@ namespace kagent::worker {
 
 class WorkerService {
  public:
-  // Describes the GPU: torch's facts from Python, the DRAM bandwidth measured by the timer.
-  explicit WorkerService(PythonRuntime& py);
+  // Writes a line before the reply (the lock lines of protocol.h), with the request's id.
+  using Progress = std::function<void(const nlohmann::json&)>;
+
+  // Describes the GPU: torch's facts from Python, the DRAM bandwidth measured by the timer
+  // (with the GPU's timing lock held exclusively: a sibling worker may be starting too). Opens
+  // the timing lock file in $KAGENT_GPU_TIMING_LOCK_DIR when there is one.
+  explicit WorkerService(PythonRuntime& py, Progress progress = {});
 
   // A request line (with its "op") -> the reply line, without the id.
   nlohmann::json handle(const nlohmann::json& request);
@@ -43,9 +51,15 @@ class WorkerService {
   template <class Request>
   nlohmann::json dispatch(const nlohmann::json& line);
   ProblemSession& problem(const std::string& path);
+  void open_timing_lock();
+  GpuTimingLock* lock() { return lock_ ? &*lock_ : nullptr; }
 
   PythonRuntime& py_;
+  Progress progress_;
   DeviceInfo device_;
+  // The GPU's timing lock (gpu_timing_lock.h): each request holds it as its op needs (shared
+  // for GPU work, exclusive for baselines), and an evaluation's timed phases exclusively.
+  std::optional<GpuTimingLock> lock_;
   nlohmann::json sandbox_ = nlohmann::json::object();
   std::map<std::string, std::unique_ptr<ProblemSession>> problems_;  // by path
   ProfilePhase profiler_;

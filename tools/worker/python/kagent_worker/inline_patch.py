@@ -7,6 +7,7 @@ record says why. A call with an option torch does not know is the candidate's er
 in one line.
 """
 
+import contextlib
 import difflib
 import inspect
 import time
@@ -36,16 +37,38 @@ def _unknown_option_error(fn_name, real, args, kwargs):
         return KagentError("load_inline_option", message)
 
 
+@contextlib.contextmanager
+def _gpu_lock_let_go(fd):
+    """torch's build is a minute on the CPU: the worker's shared hold of the GPU's timing lock
+    would keep every sibling worker from timing that long. Let go meanwhile (this process's
+    kernels finished first), and taken shared again before the extension's code can run."""
+    if fd is None:
+        yield
+        return
+    import fcntl
+    import torch
+    if torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    try:
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+
+
 class InlineExtensions:
     """Context manager: while it is open, load_inline/load resolve to kagent's builds.
 
     prebuilt: [{"key", "library", "op_namespace", "functions"}] from the orchestrator's compile;
-    reasons: {extension name: why kagent did not build it}, for the record of a fallback.
+    reasons: {extension name: why kagent did not build it}, for the record of a fallback;
+    gpu_lock_fd: the GPU's timing lock, held shared by the worker (None: none): let go while
+    torch builds (worker/protocol/gpu_timing_lock.h), so that sibling workers time meanwhile.
     """
 
-    def __init__(self, prebuilt=(), reasons=None):
+    def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None):
         self.prebuilt = {p["key"]: p for p in prebuilt}
         self.reasons = dict(reasons or {})
+        self.gpu_lock_fd = gpu_lock_fd
         self.records = []
         self._saved = None
 
@@ -90,7 +113,8 @@ class InlineExtensions:
             if hit:
                 return self._bind(hit, name)
             try:
-                return real(*args, **kwargs)
+                with _gpu_lock_let_go(self.gpu_lock_fd):
+                    return real(*args, **kwargs)
             except Exception as exc:
                 if "Error building extension" in str(exc):
                     raise KagentError("compile_error", f"{exc}\n(built by torch's {fn_name}: kagent did not, "

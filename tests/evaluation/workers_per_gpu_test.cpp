@@ -1,0 +1,62 @@
+// The pool's workers per GPU (EvaluationSettings::workers_per_gpu): how many it makes and on
+// which GPUs, the GPUs its rates are per, and how many problem opens may hold a worker at once.
+// No worker is started.
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "evaluation/evaluation_pool.h"
+
+using namespace kagent;
+
+namespace {
+
+std::vector<int> placed(const EvaluationPool& pool) {
+  std::vector<int> gpus;
+  for (const auto& w : pool.counters().workers) gpus.push_back(w.gpu);
+  return gpus;
+}
+
+}  // namespace
+
+TEST_CASE("two workers per GPU, placed round by round so that work spreads over the GPUs first") {
+  EvaluationSettings s;
+  s.gpus = {0, 1};
+  s.workers_per_gpu = kDefaultWorkersPerGpu;
+  EvaluationPool pool(s);
+  CHECK(pool.size() == 4);
+  CHECK(pool.gpu_count() == 2);
+  CHECK(placed(pool) == std::vector<int>{0, 1, 0, 1});
+  CHECK(pool.opening_workers() == 2);  // one worker per GPU always free of problem opens
+}
+
+TEST_CASE("one worker per GPU: opens may take every worker, as before") {
+  EvaluationSettings s;
+  s.gpus = {0, 1};
+  EvaluationPool pool(s);
+  CHECK(pool.size() == 2);
+  CHECK(pool.gpu_count() == 2);
+  CHECK(pool.opening_workers() == 2);
+  EvaluationSettings one;
+  one.workers_per_gpu = 2;  // the default GPU
+  EvaluationPool lone(one);
+  CHECK(lone.size() == 2);
+  CHECK(lone.gpu_count() == 1);
+  CHECK(placed(lone) == std::vector<int>{-1, -1});
+  CHECK(lone.opening_workers() == 1);
+}
+
+TEST_CASE("a GPU named twice counts once; without a GPU one worker is enough") {
+  EvaluationSettings s;
+  s.gpus = {0, 0};
+  s.workers_per_gpu = 2;
+  EvaluationPool pool(s);
+  CHECK(pool.size() == 4);
+  CHECK(pool.gpu_count() == 1);
+  CHECK(pool.opening_workers() == 3);
+  EvaluationSettings hidden;
+  hidden.hide_gpus = true;
+  hidden.workers_per_gpu = 2;
+  EvaluationPool compile_only(hidden);
+  CHECK(compile_only.size() == 1);
+}

@@ -1,0 +1,228 @@
+// The GPU's timing lock (worker/protocol/gpu_timing_lock.h) with real flocks: two workers are
+// two open file descriptions (here two GpuTimingLocks on one file, or a child process); shared
+// holders coexist, exclusive excludes, two that both convert to exclusive do not deadlock, the
+// lock goes with its holder, the device is synchronised before it goes, and waits are measured
+// and announced.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "temp_dir.h"
+#include "worker/protocol/gpu_timing_lock.h"
+
+using namespace kagent;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Whether another open file description (another worker) could take the lock in `op` now.
+bool others_could(const std::string& path, int op) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  const bool got = ::flock(fd.get(), op | LOCK_NB) == 0;
+  return got;  // closing the fd lets go again
+}
+
+struct LockFile {
+  testing::TempDir dir{"kagent-timing-lock"};
+  std::string path = create_gpu_timing_locks(dir.str() + "/locks", {"GPU-test"}).at(0);
+};
+
+}  // namespace
+
+TEST_CASE("the orchestrator creates the lock file readable by all; the worker opens it read-only") {
+  LockFile f;
+  CHECK(f.path == gpu_timing_lock_path(f.dir.str() + "/locks", "GPU-test"));
+  struct stat st {};
+  REQUIRE(::stat(f.path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == 0666);
+  REQUIRE(::stat((f.dir.str() + "/locks").c_str(), &st) == 0);
+  CHECK((st.st_mode & 01777) == 01777);
+  CHECK(GpuTimingLock::open(f.path));
+  CHECK_FALSE(GpuTimingLock::open(f.dir.str() + "/locks/GPU-missing.timing"));  // the worker never creates it
+}
+
+TEST_CASE("shared holders coexist; exclusive excludes both kinds") {
+  LockFile f;
+  auto a = GpuTimingLock::open(f.path);
+  auto b = GpuTimingLock::open(f.path);
+  REQUIRE(a);
+  REQUIRE(b);
+  a->set(LockMode::Shared);
+  b->set(LockMode::Shared);  // does not block
+  CHECK(a->mode() == LockMode::Shared);
+  CHECK(b->mode() == LockMode::Shared);
+  CHECK(others_could(f.path, LOCK_SH));
+  CHECK_FALSE(others_could(f.path, LOCK_EX));
+  b->set(LockMode::None);
+  a->set(LockMode::Exclusive);
+  CHECK(a->mode() == LockMode::Exclusive);
+  CHECK_FALSE(others_could(f.path, LOCK_SH));
+  CHECK_FALSE(others_could(f.path, LOCK_EX));
+  a->set(LockMode::Shared);  // back down: siblings may load and check again, not time
+  CHECK(others_could(f.path, LOCK_SH));
+  CHECK_FALSE(others_could(f.path, LOCK_EX));
+  a->set(LockMode::None);
+  CHECK(others_could(f.path, LOCK_EX));
+}
+
+TEST_CASE("a holder in another process excludes as well") {
+  LockFile f;
+  int ready[2], done[2];
+  REQUIRE(::pipe(ready) == 0);
+  REQUIRE(::pipe(done) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    auto lock = GpuTimingLock::open(f.path);
+    if (!lock) ::_exit(1);
+    lock->set(LockMode::Exclusive);
+    char c = 'x';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(2);
+    if (::read(done[0], &c, 1) != 1) ::_exit(3);
+    ::_exit(0);  // the process's end lets go of the lock
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  CHECK_FALSE(others_could(f.path, LOCK_SH));
+  REQUIRE(::write(done[1], &c, 1) == 1);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  CHECK(others_could(f.path, LOCK_EX));
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
+}
+
+TEST_CASE("two shared holders that both convert to exclusive do not deadlock") {
+  LockFile f;
+  auto a = GpuTimingLock::open(f.path);
+  auto b = GpuTimingLock::open(f.path);
+  REQUIRE(a);
+  REQUIRE(b);
+  a->set(LockMode::Shared);
+  b->set(LockMode::Shared);
+  std::atomic<int> exclusive_now{0}, most{0};
+  const auto time_alone = [&](GpuTimingLock& l) {
+    l.set(LockMode::Exclusive);
+    most = std::max(most.load(), ++exclusive_now);
+    std::this_thread::sleep_for(50ms);
+    --exclusive_now;
+    l.set(LockMode::None);
+  };
+  auto ta = std::async(std::launch::async, [&] { time_alone(*a); });
+  auto tb = std::async(std::launch::async, [&] { time_alone(*b); });
+  REQUIRE(ta.wait_for(5s) == std::future_status::ready);
+  REQUIRE(tb.wait_for(5s) == std::future_status::ready);
+  CHECK(most == 1);  // one after the other
+  CHECK(others_could(f.path, LOCK_EX));
+}
+
+TEST_CASE("the lock goes when its holder is destroyed; a Hold restores the mode before it") {
+  LockFile f;
+  {
+    auto a = GpuTimingLock::open(f.path);
+    REQUIRE(a);
+    a->set(LockMode::Exclusive);
+    CHECK_FALSE(others_could(f.path, LOCK_SH));
+  }
+  CHECK(others_could(f.path, LOCK_EX));
+
+  auto a = GpuTimingLock::open(f.path);
+  REQUIRE(a);
+  {
+    GpuTimingLock::Hold request(&*a, LockMode::Shared);
+    CHECK(a->mode() == LockMode::Shared);
+    {
+      GpuTimingLock::Hold timing(&*a, LockMode::Exclusive);
+      CHECK(a->mode() == LockMode::Exclusive);
+      GpuTimingLock::Hold inner(&*a, LockMode::Shared);  // asks for less: keeps exclusive
+      CHECK(a->mode() == LockMode::Exclusive);
+    }
+    CHECK(a->mode() == LockMode::Shared);
+  }
+  CHECK(a->mode() == LockMode::None);
+  CHECK(others_could(f.path, LOCK_EX));
+  GpuTimingLock::Hold nothing(nullptr, LockMode::Exclusive);  // no lock file: runs unlocked
+}
+
+TEST_CASE("the device is synchronised before the lock is let go or converted, while it is still held") {
+  LockFile f;
+  std::vector<std::string> seen;
+  GpuTimingLock::Hooks hooks;
+  hooks.before_release = [&] { seen.push_back(others_could(f.path, LOCK_EX) ? "sync, unlocked" : "sync, held"); };
+  auto a = GpuTimingLock::open(f.path, hooks);
+  REQUIRE(a);
+  a->set(LockMode::Shared);
+  CHECK(seen.empty());  // nothing held before: nothing to finish
+  a->set(LockMode::Exclusive);
+  a->set(LockMode::None);
+  CHECK(seen == std::vector<std::string>{"sync, held", "sync, held"});
+}
+
+TEST_CASE("a wait is announced, measured and reported with the mode it got") {
+  LockFile f;
+  auto holder = GpuTimingLock::open(f.path);
+  REQUIRE(holder);
+  holder->set(LockMode::Exclusive);
+  std::atomic<int> waits{0};
+  std::vector<std::pair<LockMode, double>> changes;
+  GpuTimingLock::Hooks hooks;
+  hooks.waiting = [&](LockMode wanted) {
+    CHECK(wanted == LockMode::Shared);
+    ++waits;
+  };
+  hooks.changed = [&](LockMode now, double waited) { changes.emplace_back(now, waited); };
+  auto waiter = GpuTimingLock::open(f.path, hooks);
+  REQUIRE(waiter);
+  auto got = std::async(std::launch::async, [&] { waiter->set(LockMode::Shared); });
+  CHECK(got.wait_for(200ms) == std::future_status::timeout);  // blocked behind the timing
+  CHECK(waits == 1);
+  holder->set(LockMode::None);
+  REQUIRE(got.wait_for(5s) == std::future_status::ready);
+  REQUIRE(changes.size() == 1);
+  CHECK(changes[0].first == LockMode::Shared);
+  CHECK(changes[0].second >= 0.15);
+  CHECK(waiter->waited_seconds() == changes[0].second);
+  // Uncontended: no announcement, no wait.
+  waiter->set(LockMode::None);
+  waiter->set(LockMode::Exclusive);
+  CHECK(waits == 1);
+  CHECK(changes.back() == std::pair{LockMode::Exclusive, 0.0});
+}
+
+TEST_CASE("a flock that fails breaks the lock for good, and says so") {
+  LockFile f;
+  std::string why;
+  GpuTimingLock::Hooks hooks;
+  hooks.broken = [&](const std::string& w) { why = w; };
+  auto a = GpuTimingLock::open(f.path, hooks);
+  REQUIRE(a);
+  // What a candidate sharing the worker's process could do: close the descriptor under it.
+  for (int fd = 3; fd < 1024; ++fd) {
+    struct stat st {}, mine {};
+    if (::fstat(fd, &st) == 0 && ::stat(f.path.c_str(), &mine) == 0 && st.st_ino == mine.st_ino) ::close(fd);
+  }
+  a->set(LockMode::Exclusive);
+  CHECK(a->broken());
+  CHECK(a->mode() == LockMode::None);
+  CHECK(why.find("flock(exclusive)") != std::string::npos);
+  a->set(LockMode::Shared);  // stays unlocked, quietly
+  CHECK(a->mode() == LockMode::None);
+}
+
+TEST_CASE("lock modes by name") {
+  for (LockMode m : {LockMode::None, LockMode::Shared, LockMode::Exclusive})
+    CHECK(lock_mode_from_name(lock_mode_name(m)) == m);
+  CHECK_FALSE(lock_mode_from_name("both"));
+}

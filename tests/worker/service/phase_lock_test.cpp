@@ -1,0 +1,78 @@
+// The evaluation's phases and the GPU's timing lock, in-process on the CPU: PhaseRunner holds the
+// lock exclusively for the phases that time (timing, baselines, profile), keeps the request's
+// shared hold for the others, and goes back to it after each timed phase, failed or not. Another
+// open file description on the same file (a sibling worker) probes what is held.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "temp_dir.h"
+#include "worker/protocol/gpu_timing_lock.h"
+#include "worker/service/phase_runner.h"
+
+using namespace kagent;
+using namespace kagent::worker;
+
+namespace {
+
+// What a sibling worker could take now: "exclusive", "shared" or "nothing".
+std::string sibling_could(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return "exclusive";
+  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return "shared";
+  return "nothing";
+}
+
+}  // namespace
+
+TEST_CASE("the phases that time hold the GPU's timing lock exclusively; the others share it") {
+  testing::TempDir dir("kagent-phase-lock");
+  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-phase"}).at(0);
+  auto lock = GpuTimingLock::open(path);
+  REQUIRE(lock);
+  EvalResult result;
+  PhaseRunner phases(result, &*lock);
+  const GpuTimingLock::Hold request(&*lock, LockMode::Shared);  // as the worker holds it for an evaluate request
+  std::map<std::string, std::string> seen;
+  const auto probe = [&](const char* name) {
+    return phases.run(name, [&] {
+      seen[name] = sibling_could(path);
+      return true;
+    });
+  };
+  for (const char* name : {"load", "correctness", "guards_before_timing", "timing", "guards_after_timing", "baselines",
+                           "profile"})
+    CHECK(probe(name));
+  CHECK(seen["load"] == "shared");
+  CHECK(seen["correctness"] == "shared");
+  CHECK(seen["guards_before_timing"] == "shared");
+  CHECK(seen["timing"] == "nothing");
+  CHECK(seen["guards_after_timing"] == "shared");
+  CHECK(seen["baselines"] == "nothing");
+  CHECK(seen["profile"] == "nothing");
+  CHECK(lock->mode() == LockMode::Shared);  // back to the request's hold
+
+  // A timed phase that fails lets go of its exclusive hold all the same.
+  CHECK_FALSE(phases.run("timing", []() -> bool { throw std::runtime_error("CUDA error: an illegal memory access"); }));
+  CHECK(lock->mode() == LockMode::Shared);
+  CHECK(sibling_could(path) == "shared");
+  CHECK(result.phases.size() == 8);
+}
+
+TEST_CASE("which phases need the GPU alone") {
+  for (const char* name : {"timing", "baselines", "profile"}) CHECK(phase_needs_gpu_alone(name));
+  for (const char* name : {"load", "correctness", "guards_before_timing", "guards_after_timing"})
+    CHECK_FALSE(phase_needs_gpu_alone(name));
+}
+
+TEST_CASE("without a lock file the phases run unlocked") {
+  EvalResult result;
+  PhaseRunner phases(result, nullptr);
+  CHECK(phases.run("timing", [] { return true; }));
+}

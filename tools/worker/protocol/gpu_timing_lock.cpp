@@ -1,0 +1,117 @@
+#include "worker/protocol/gpu_timing_lock.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace kagent {
+
+namespace fs = std::filesystem;
+
+std::string_view lock_mode_name(LockMode m) {
+  switch (m) {
+    case LockMode::None: return "none";
+    case LockMode::Shared: return "shared";
+    case LockMode::Exclusive: return "exclusive";
+  }
+  return "none";
+}
+
+std::optional<LockMode> lock_mode_from_name(std::string_view name) {
+  for (LockMode m : {LockMode::None, LockMode::Shared, LockMode::Exclusive})
+    if (lock_mode_name(m) == name) return m;
+  return std::nullopt;
+}
+
+std::string gpu_timing_lock_path(const std::string& folder, const std::string& uuid) {
+  return (fs::path(folder) / ((uuid.empty() ? std::string("gpu") : uuid) + ".timing")).string();
+}
+
+std::vector<std::string> create_gpu_timing_locks(const std::string& folder, const std::vector<std::string>& uuids) {
+  std::vector<std::string> made;
+  if (uuids.empty()) return made;
+  std::error_code ec;
+  if (!fs::exists(folder, ec)) {
+    fs::create_directories(folder, ec);
+    ::chmod(folder.c_str(), 01777);  // every user's kagent meets here, as in /tmp
+  }
+  for (const auto& uuid : uuids) {
+    const std::string path = gpu_timing_lock_path(folder, uuid);
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666));
+    if (!fd) continue;
+    ::fchmod(fd.get(), 0666);  // the worker's own uid (the sandbox's) opens it too
+    made.push_back(path);
+  }
+  return made;
+}
+
+std::optional<GpuTimingLock> GpuTimingLock::open(const std::string& path, Hooks hooks) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) return std::nullopt;
+  return GpuTimingLock(std::move(fd), path, std::move(hooks));
+}
+
+GpuTimingLock::GpuTimingLock(Fd fd, std::string path, Hooks hooks)
+    : fd_(std::move(fd)), path_(std::move(path)), hooks_(std::move(hooks)) {}
+
+GpuTimingLock::~GpuTimingLock() {
+  if (fd_) set(LockMode::None);
+}
+
+void GpuTimingLock::set(LockMode mode) {
+  if (broken_ || !fd_ || mode == mode_) return;
+  // Our kernels finish before a sibling may time: a conversion lets go first, as an unlock does.
+  if (mode_ != LockMode::None && hooks_.before_release) hooks_.before_release();
+  const auto fail = [&](const char* what) {
+    const std::string why = fmt::format("flock({}) on {}: {}", what, path_, std::strerror(errno));
+    broken_ = true;
+    mode_ = LockMode::None;
+    ::flock(fd_.get(), LOCK_UN);
+    if (hooks_.broken) hooks_.broken(why);
+  };
+  if (mode == LockMode::None) {
+    if (::flock(fd_.get(), LOCK_UN) != 0) return fail("unlock");
+    mode_ = mode;
+    if (hooks_.changed) hooks_.changed(mode_, 0);
+    return;
+  }
+  const int op = mode == LockMode::Exclusive ? LOCK_EX : LOCK_SH;
+  const auto start = std::chrono::steady_clock::now();
+  double waited = 0;
+  if (::flock(fd_.get(), op | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK && errno != EINTR) return fail(lock_mode_name(mode).data());
+    // A failed conversion let go of what was held (flock is not atomic there): nothing is held
+    // while it waits, which the synchronisation above made safe.
+    mode_ = LockMode::None;
+    if (hooks_.waiting) hooks_.waiting(mode);
+    while (::flock(fd_.get(), op) != 0)
+      if (errno != EINTR) return fail(lock_mode_name(mode).data());
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    waited_ += waited;
+  }
+  mode_ = mode;
+  if (hooks_.changed) hooks_.changed(mode_, waited);
+}
+
+GpuTimingLock::Hold::Hold(GpuTimingLock* lock, LockMode mode) : lock_(lock) {
+  if (!lock_) return;
+  before_ = lock_->mode();
+  if (static_cast<int>(mode) <= static_cast<int>(before_)) {
+    lock_ = nullptr;  // already held at least as strongly: nothing to put back
+    return;
+  }
+  lock_->set(mode);
+}
+
+GpuTimingLock::Hold::~Hold() {
+  if (lock_) lock_->set(before_);
+}
+
+}  // namespace kagent

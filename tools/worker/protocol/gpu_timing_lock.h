@@ -1,0 +1,95 @@
+// The GPU's timing lock: every kagent worker on a GPU, of this process or another, takes it
+// SHARED for the GPU work that may overlap (problem loads, correctness, guards) and EXCLUSIVE
+// for what is timed (the candidate's timing, the baselines, the profile, the DRAM bandwidth),
+// so that two workers per GPU overlap everything but their timings, and every timing still has
+// the GPU to itself. A flock on one file per GPU UUID, beside the memory ledger
+// (gpu_admission.h's folder):
+//   - one open file description per worker (this class): flock converts shared to exclusive by
+//     letting go first, so two workers that both want exclusive never deadlock; two descriptions
+//     in one process would wait on each other;
+//   - the worker's kernels are asynchronous: `before_release` (the worker's device
+//     synchronisation) runs before the lock is let go or converted, so nothing of ours still
+//     runs once a sibling may time;
+//   - the orchestrator creates the file (mode 0666, folder 01777); the sandboxed worker only
+//     opens it read-only (flock needs no write access; the sandbox refuses opens for writing);
+//   - a worker that waits says so (`waiting`, then `held` with the seconds), so that the
+//     orchestrator's watchdog does not count a sibling's timing against this candidate.
+// Plain C++ (no CUDA): the orchestrator names and creates the file, the worker takes it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/fd.h"
+
+namespace kagent {
+
+enum class LockMode { None, Shared, Exclusive };
+std::string_view lock_mode_name(LockMode m);  // "none" | "shared" | "exclusive"
+std::optional<LockMode> lock_mode_from_name(std::string_view name);
+
+// The lock file of the GPU with this UUID in `folder`.
+std::string gpu_timing_lock_path(const std::string& folder, const std::string& uuid);
+// Creates the lock files of these GPUs (and the folder) where missing, readable by every user,
+// as the orchestrator does before it starts a worker. Best effort: returns the paths that exist.
+std::vector<std::string> create_gpu_timing_locks(const std::string& folder, const std::vector<std::string>& uuids);
+
+// The environment variable that tells the worker the folder (set by WorkerClient).
+inline constexpr const char* kTimingLockDirEnv = "KAGENT_GPU_TIMING_LOCK_DIR";
+
+class GpuTimingLock {
+ public:
+  struct Hooks {
+    std::function<void()> before_release;               // leaving a held mode: synchronise the device
+    std::function<void(LockMode wanted)> waiting;       // the lock is taken elsewhere: about to block
+    std::function<void(LockMode now, double waited_s)> changed;  // after every change of mode
+    std::function<void(const std::string& why)> broken;  // flock failed: from now on, unlocked
+  };
+
+  // The lock file at `path`, opened read-only; nullopt when it cannot be opened (missing).
+  static std::optional<GpuTimingLock> open(const std::string& path, Hooks hooks = {});
+
+  GpuTimingLock(GpuTimingLock&&) noexcept = default;
+  GpuTimingLock& operator=(GpuTimingLock&&) noexcept = default;
+  ~GpuTimingLock();  // lets go (with before_release); closing the fd would drop the flock anyway
+
+  // Blocks until the lock is held in `mode` (None lets go). Never throws: a flock that fails
+  // calls `broken` and leaves the lock unlocked for good (the orchestrator then watches the GPU
+  // as it would without a lock).
+  void set(LockMode mode);
+  LockMode mode() const { return mode_; }
+  bool broken() const { return broken_; }
+  double waited_seconds() const { return waited_; }  // every wait so far
+  const std::string& path() const { return path_; }
+  // The descriptor, for the worker's Python: it lets go of the shared hold while torch builds an
+  // extension for a minute (kagent_worker/inline_patch.py) and takes it shared again after.
+  int fd() const { return fd_.get(); }
+
+  // Holds `mode` for a scope, then goes back to the mode before it. Upgrades only: a scope that
+  // asks for less than is held keeps what is held.
+  class Hold {
+   public:
+    Hold(GpuTimingLock* lock, LockMode mode);  // lock may be null: nothing held
+    ~Hold();
+    Hold(const Hold&) = delete;
+    Hold& operator=(const Hold&) = delete;
+
+   private:
+    GpuTimingLock* lock_;
+    LockMode before_ = LockMode::None;
+  };
+
+ private:
+  GpuTimingLock(Fd fd, std::string path, Hooks hooks);
+  Fd fd_;
+  std::string path_;
+  Hooks hooks_;
+  LockMode mode_ = LockMode::None;
+  bool broken_ = false;
+  double waited_ = 0;
+};
+
+}  // namespace kagent
