@@ -250,7 +250,7 @@ for suite in "${suites[@]}"; do
     kb=${KAGENT_KERNELBENCH_DIR:-../shared/kernelbench}
     run_suite shared-gpu 330 "^Shared GPU:|^FAIL|^SKIPPED" "$PY" bench/memory/shared_gpu.py --kagent $B/kagent \
       --kernelbench "$kb" --out "$OUT/shared-gpu" ;;
-  chaos) run_suite chaos 400 "^Chaos:|^FAIL|^repetition|^SKIPPED" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent \
+  chaos) run_suite chaos 400 "^Chaos:|^FAIL|^repetition|^SKIPPED|^hang:" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent \
       --out "$OUT/chaos" ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

@@ -15,7 +15,12 @@ evaluated alone in a fresh `kagent eval` process. It passes when:
     scratch folder or in a real home) and reported as its sandbox_* reason in every repetition.
 It prints one summary line ("Chaos: ...") and writes OUT/chaos.json with every verdict.
 
-usage: python3 tests/gpu/chaos/chaos.py --kagent build-gpu/kagent --out OUT [--reps 3] [--workers 2]
+usage: python3 tests/gpu/chaos/chaos.py --kagent build-gpu/kagent --out OUT [--reps 3] [--workers 2] [--only a,b]
+
+A repetition that runs past --timeout is reported before its collect processes are killed: a
+"hang:" line names what holds the GPU's timing lock, and OUT/hang-repN.txt has /proc/locks, every
+process with the lock file open (state, wait channel, parent, group) and each holder's kernel
+stack; the killed collects' workers are killed too, so the next repetition starts clean.
 Exit status 0 when it passes, 1 when it does not, 77 when no GPU is visible (skipped).
 """
 import argparse
@@ -165,6 +170,71 @@ def leaks(forbidden, listener):
     return found
 
 
+def hang_report(kagent, out_path):
+    """What holds the GPU's timing lock when a repetition runs past its limit, before its collect
+    processes are killed (worker/client/lock_holders.h reads the same lists): every lock on a
+    *.timing file in the ledger's folder, every process that has one open (its state, what it
+    waits in, its parent and group), and the kernel stack of each holder. Returns one line."""
+    folder = os.environ.get("KAGENT_GPU_ADMISSION_DIR") or "/tmp/kagent-gpu-admission"
+    inodes = {}
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        if name.endswith(".timing"):
+            inodes[str(os.stat(os.path.join(folder, name)).st_ino)] = name
+    locks = [l.rstrip() for l in open("/proc/locks") if l.split() and l.split()[-3].rsplit(":", 1)[-1] in inodes]
+
+    def read(path):
+        try:
+            return open(path).read().strip()
+        except OSError:
+            return ""
+
+    def uid_of(pid):
+        for line in read(f"/proc/{pid}/status").splitlines():
+            if line.startswith("Uid:"):
+                return line.split()[1]
+        return "?"
+
+    openers = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if str(os.stat(f"/proc/{pid}/fd/{fd}").st_ino) in inodes:
+                    stat = read(f"/proc/{pid}/stat").rsplit(")", 1)[-1].split()
+                    info = " ".join(l for l in read(f"/proc/{pid}/fdinfo/{fd}").splitlines() if l.startswith("lock"))
+                    openers.append(f"pid {pid} ({read(f'/proc/{pid}/comm')}) state {stat[0]} ppid {stat[1]} pgid {stat[2]}"
+                                   f" uid {uid_of(pid)} in {read(f'/proc/{pid}/wchan')} {info}")
+                    break
+            except OSError:
+                continue
+    holders = sorted({l.split()[-4] for l in locks if "->" not in l})
+    stacks = {pid: read(f"/proc/{pid}/stack") for pid in holders}
+    with open(out_path, "w") as f:
+        f.write("locks:\n" + "\n".join(locks) + "\n\nprocesses with a timing lock open:\n" + "\n".join(openers) + "\n")
+        for pid, stack in stacks.items():
+            f.write(f"\nholder {pid} ({read(f'/proc/{pid}/comm') or 'exited'}):\n{stack}\n")
+        ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,uid,stat,wchan:32,etime,cmd"], capture_output=True, text=True)
+        f.write("\nps:\n" + "\n".join(l for l in ps.stdout.splitlines() if "kagent" in l or "PID" in l) + "\n")
+    described = [f"{pid} ({read(f'/proc/{pid}/comm') or 'exited'}, {read(f'/proc/{pid}/wchan') or '-'})" for pid in holders]
+    return (f"hang: {len(locks)} lock(s) on the timing lock ({sum('->' in l for l in locks)} waiting), held by "
+            f"{', '.join(described) or 'nobody'}; {len(openers)} process(es) have it open; details in {out_path}")
+
+
+def kill_workers(kagent):
+    """The workers of killed collect processes (process groups of their own) and what they forked:
+    left behind, they would wait for the lock and hold the next repetition back."""
+    worker = os.path.realpath(os.path.join(os.path.dirname(kagent), "kagent-worker"))
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if os.path.realpath(f"/proc/{pid}/exe") == worker:
+                os.kill(int(pid), 9)
+        except OSError:
+            continue
+
+
 def gpu_visible():
     try:
         return subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30).returncode == 0
@@ -182,6 +252,8 @@ def main():
     ap.add_argument("--honest", type=int, default=5,
                     help="native honest answers from tests/gpu/kernels (its KernelBench-format one and the CUDA-graph "
                          "ones come on top)")
+    ap.add_argument("--only", default="",
+                    help="comma-separated answer names: run just these (to find which answer a hang follows)")
     args = ap.parse_args()
     if not gpu_visible():
         print("SKIPPED: no GPU visible (nvidia-smi -L failed)")
@@ -191,7 +263,11 @@ def main():
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     items = answers(args.honest)
-    inputs = {fmt: write_collection_inputs(out, items, fmt) for fmt in ("cuda", "kernelbench")}
+    if args.only:
+        wanted = set(args.only.split(","))
+        items = [a for a in items if a[0] in wanted]
+    inputs = {fmt: write_collection_inputs(out, items, fmt) for fmt in ("cuda", "kernelbench")
+              if any(a[3] == fmt for a in items)}
     listener = Listener()
     forbidden_dir = os.path.join(out, "forbidden")
     os.makedirs(forbidden_dir)
@@ -210,14 +286,21 @@ def main():
             log = open(os.path.join(out, f"rep{rep}-{fmt}.log"), "w")
             procs[fmt] = (subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env), folder, log)
         got = {}
+        deadline = time.monotonic() + args.timeout
+        hung = False
         for fmt, (proc, folder, log) in procs.items():
             try:
-                proc.wait(timeout=args.timeout)
+                proc.wait(timeout=max(1.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
+                if not hung:
+                    print(hang_report(kagent, os.path.join(out, f"hang-rep{rep}.txt")), flush=True)
+                hung = True
                 proc.kill()
                 proc.wait()
             log.close()
             got.update(first_evals(folder))
+        if hung:
+            kill_workers(kagent)
         text = "".join(open(os.path.join(out, f"rep{rep}-{fmt}.log")).read() for fmt in inputs)
         charges = sum(len(open(os.path.join(out, f"rep{rep}-{fmt}", "charges.jsonl")).readlines())
                       for fmt in inputs if os.path.exists(os.path.join(out, f"rep{rep}-{fmt}", "charges.jsonl")))

@@ -19,6 +19,17 @@
 //   timed      correct, after taking the GPU's timing lock exclusively as the real worker does
 //              around its timing (gpu_timing_lock.h), with its lock lines
 // KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
+// KAGENT_FAKE_LOCKED=1: it takes the GPU's timing lock as the real worker does (exclusive for a
+// moment at start-up, shared for each request, exclusive for a "timing" part of each evaluation,
+// its lock lines on the pipe), and these artifacts too:
+//   fork       forks 4 children that sleep while the lock is held shared (a fork bomb's, or a
+//              multiprocessing pool's), and kills them after the reply (as the sandbox's
+//              monitor does at the end of each request)
+//   alone      holds the lock exclusively for the whole request (as a baselines request does)
+//   die_shared forks a child in a session of its own (out of the process group the client
+//              kills), then dies while it holds the lock shared
+#include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -26,16 +37,55 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "common/json_lines.h"
 #include "worker/protocol/protocol.h"
+
+namespace {
+
+// The real worker's use of the GPU's timing lock (worker/service/worker_service.cpp), its lock
+// lines carrying the request's id and nonce.
+struct Locked {
+  int id = 0;
+  std::string nonce;
+  std::optional<kagent::GpuTimingLock> lock;
+
+  void say(const kagent::protocol::LockEvent& e) const {
+    auto line = kagent::protocol::lock_line(e);
+    line["id"] = id;
+    if (!nonce.empty()) line["nonce"] = nonce;
+    kagent::write_json_line(4, line);
+  }
+  void open(const std::string& uuid) {
+    const char* dir = std::getenv(kagent::kTimingLockDirEnv);
+    if (!dir) return;
+    kagent::GpuTimingLock::Hooks hooks;
+    hooks.waiting = [this](kagent::LockMode m) { say({kagent::protocol::LockEvent::Kind::Waiting, m, 0, ""}); };
+    hooks.changed = [this](kagent::LockMode m, double w) { say({kagent::protocol::LockEvent::Kind::Held, m, w, ""}); };
+    lock = kagent::GpuTimingLock::open(kagent::gpu_timing_lock_path(dir, uuid), hooks);
+  }
+  kagent::GpuTimingLock* get() { return lock ? &*lock : nullptr; }
+};
+
+}  // namespace
 
 int main() {
   nlohmann::json device = {{"available", true}, {"name", "fake"}};
   if (const char* uuid = std::getenv("KAGENT_FAKE_UUID")) device["uuid"] = uuid;
   if (const char* memory = std::getenv("KAGENT_FAKE_MEMORY")) device["memory_bytes"] = std::stoll(memory);
-  kagent::write_json_line(4, {{"ok", true}, {"result", {{"device", device}, {"pid", ::getpid()}}}});
+  const bool realistic = std::getenv("KAGENT_FAKE_LOCKED") != nullptr;
+  Locked locked;
+  if (realistic) {
+    locked.open(device.value("uuid", ""));
+    const kagent::GpuTimingLock::Hold dram(locked.get(), kagent::LockMode::Exclusive);  // the DRAM measurement
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  nlohmann::json hello = {{"ok", true}, {"result", {{"device", device}, {"pid", ::getpid()}}}};
+  if (locked.lock) hello["result"]["timing_lock"] = locked.lock->path();
+  kagent::write_json_line(4, hello);
   kagent::JsonLineReader reader(3);
   bool poisoned = false;
   bool poisoned_errors = false;
@@ -46,6 +96,39 @@ int main() {
     std::string fault = req.contains("candidate") ? req["candidate"].value("artifact", "ok") : "ok";
     std::printf("fake worker: %s\n", fault.c_str());
     std::fflush(stdout);
+    if (realistic && req.contains("candidate")) {
+      locked.id = req.value("id", 0);
+      locked.nonce = req.value("nonce", "");
+      std::vector<pid_t> children;
+      {
+        const kagent::GpuTimingLock::Hold request(
+            locked.get(), fault == "alone" ? kagent::LockMode::Exclusive : kagent::LockMode::Shared);
+        std::this_thread::sleep_for(std::chrono::milliseconds(3));  // load, correctness, guards
+        if (fault == "fork") {
+          for (int i = 0; i < 4; ++i) {
+            const pid_t p = ::fork();
+            if (p == 0)
+              for (;;) ::pause();
+            if (p > 0) children.push_back(p);
+          }
+        }
+        if (fault == "die_shared") {
+          if (::fork() == 0) {
+            ::setsid();  // out of the group: a candidate's escape, or a pool's daemon
+            ::alarm(120);  // gone in the end, should nothing kill it
+            for (;;) ::pause();
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          std::abort();
+        }
+        {
+          const kagent::GpuTimingLock::Hold timing(locked.get(), kagent::LockMode::Exclusive);
+          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        }
+      }
+      for (pid_t p : children) ::kill(p, SIGKILL);  // the sandbox's end of request
+      for (pid_t p : children) ::waitpid(p, nullptr, 0);
+    }
     if (fault == "segv") std::raise(SIGSEGV);
     if (fault == "abort") std::abort();
     if (fault == "exit") std::exit(7);

@@ -275,3 +275,24 @@ TEST_CASE("a waiting lock line without the request's nonce does not stop the wat
   const EvalResult r = eval_with(w, "forge_waiting");
   CHECK(r.status == Status::Timeout);
 }
+
+TEST_CASE("a wait ends once its holder has held the lock longer than any request may run, naming it") {
+  // The holder's own client would have ended a request that long: one that still holds is stuck
+  // (or nobody watches it), and a 30-minute wait behind it stalls every sibling silently.
+  testing::TempDir dir("kagent-lock-holder");
+  WorkerOptions o = locked_options(dir);
+  o.lock_holder_limit = 700ms;
+  std::vector<std::string> notices;
+  o.notice = [&](const std::string& m) { notices.push_back(m); };
+  WorkerClient w(o);
+  REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+  auto sibling = sibling_times(gpu_timing_lock_path(o.admission_folder, "GPU-lock"), 4000ms);
+  const auto start = std::chrono::steady_clock::now();
+  const EvalResult r = eval_with(w, "timed");
+  CHECK(std::chrono::steady_clock::now() - start < 3s);
+  CHECK(r.status == Status::InternalError);
+  CHECK(r.message.find("longer than any request may run") != std::string::npos);
+  CHECK(r.message.find("pid " + std::to_string(::getpid())) != std::string::npos);  // the holder, named
+  sibling.get();
+  CHECK(eval_with(w, "timed").status == Status::Correct);
+}

@@ -172,11 +172,12 @@ std::optional<WorkerError> WorkerClient::start_once() {
     policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
   }
   for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
+  std::vector<std::string> lock_files;
   if (opts_.timing_lock) {
     // The sandboxed worker only opens its GPU's lock file: made here first. Before the first
     // hello its GPU's UUID is not known: every GPU's of the machine.
-    create_gpu_timing_locks(lock_folder(), device_.uuid.empty() ? GpuWatch::machine_uuids()
-                                                                : std::vector<std::string>{device_.uuid});
+    lock_files = create_gpu_timing_locks(lock_folder(), device_.uuid.empty() ? GpuWatch::machine_uuids()
+                                                                             : std::vector<std::string>{device_.uuid});
     so.env_set.push_back(std::string(kTimingLockDirEnv) + "=" + lock_folder());
   }
   if (cuda_checked_) so.env_set.push_back(std::string(sandbox::kCudaCheckedEnv) + "=1");
@@ -194,17 +195,37 @@ std::optional<WorkerError> WorkerClient::start_once() {
   // The worker measures its GPU's DRAM bandwidth with the timing lock held: its lock lines
   // come first, and a wait for the lock does not count against the start.
   WatchdogClock start_clock(opts_.start_timeout, opts_.lock_wait_limit);
+  LockWatch watch = lock_watch(lock_files);
   JsonLineReader::Result hello;
+  std::string lock_trouble;
   for (;;) {
     const auto left = start_clock.left();
-    hello = left.count() > 0 ? reader_->read(left) : JsonLineReader::Result{JsonLineReader::State::Timeout, {}};
+    if (left.count() <= 0) {
+      hello = {JsonLineReader::State::Timeout, {}};
+      break;
+    }
+    // While it waits for the lock: a look at who holds it every second.
+    hello = reader_->read(start_clock.waiting() ? std::min(left, std::chrono::milliseconds(1000)) : left);
+    if (hello.state == JsonLineReader::State::Timeout) {
+      if (!start_clock.waiting()) break;
+      auto look = watch.look(start_clock.waited_seconds());
+      for (const auto& n : look.notices) notice("worker start: " + n);
+      if (look.give_up) {
+        lock_trouble = *look.give_up;
+        break;
+      }
+      continue;
+    }
     const auto lock = hello.state == JsonLineReader::State::Message ? protocol::lock_event_of(hello.message)
                                                                     : std::nullopt;
     if (!lock) break;
     start_clock.on_lock(*lock);
   }
   if (hello.state != JsonLineReader::State::Message) {
-    std::string how = hello.state == JsonLineReader::State::Timeout ? "did not answer in time" : "died while starting";
+    std::string how = !lock_trouble.empty()                          ? lock_trouble
+                      : start_clock.waiting()                        ? "waited too long for the GPU's timing lock"
+                      : hello.state == JsonLineReader::State::Timeout ? "did not answer in time"
+                                                                      : "died while starting";
     stop();
     return WorkerError{"worker_start", "kagent-worker " + how + ": " + log_tail(600)};
   }
@@ -244,6 +265,15 @@ std::optional<WorkerError> WorkerClient::start_once() {
 
 std::string WorkerClient::lock_folder() const {
   return opts_.admission_folder.empty() ? default_admission_folder() : opts_.admission_folder;
+}
+
+LockWatch WorkerClient::lock_watch(std::vector<std::string> paths) const {
+  LockWatch::Options o;
+  o.holder_limit = opts_.lock_holder_limit.count() > 0
+                       ? opts_.lock_holder_limit
+                       : opts_.start_timeout + opts_.request_timeout + opts_.kernelbench_build_allowance;
+  o.worker_path = opts_.worker_path;
+  return LockWatch(std::move(paths), o);
 }
 
 void WorkerClient::notice(const std::string& message) const {
@@ -292,6 +322,8 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
   }
   WatchdogClock watchdog(timeout, opts_.lock_wait_limit);
+  // The file its hello named; a worker that says it waits has one: its GPU's, in our folder.
+  LockWatch watch = lock_watch({!timing_lock_.empty() ? timing_lock_ : gpu_timing_lock_path(lock_folder(), device_.uuid)});
   lock_waited_ = 0;
   const bool watch_memory = policy_ && policy_->allows(sandbox::mechanism::kWatchdog);
   const bool watch_gpu = contention != nullptr && gpu_watch_;
@@ -308,12 +340,20 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
                                  : std::string()};
     JsonLineReader::Result msg;
     try {
-      // Short reads while the memory watchdog runs: it looks at the worker between them.
-      msg = reader_->read(watch_memory || watch_gpu ? std::min(left, poll) : left);
+      // Short reads while the memory watchdog runs: it looks at the worker between them; and
+      // while the worker waits for the timing lock, at who holds it.
+      auto wait = watch_memory || watch_gpu ? std::min(left, poll) : left;
+      if (watchdog.waiting()) wait = std::min(wait, std::chrono::milliseconds(1000));
+      msg = reader_->read(wait);
     } catch (const std::exception& e) {  // garbage on the protocol pipe
       return {Reply::Kind::Died, {}, e.what()};
     }
     if (msg.state == JsonLineReader::State::Timeout) {
+      if (watchdog.waiting()) {
+        auto look = watch.look(watchdog.waited_seconds());
+        for (const auto& n : look.notices) notice(n);
+        if (look.give_up) return {Reply::Kind::Timeout, {}, *look.give_up};
+      }
       if (watch_gpu && std::chrono::steady_clock::now() >= next_look) {
         contention->look(own_processes());
         next_look = std::chrono::steady_clock::now() + opts_.contention_poll;

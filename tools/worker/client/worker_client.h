@@ -26,6 +26,7 @@
 #include "result/isolation.h"
 #include "worker/client/gpu_admission.h"
 #include "worker/client/gpu_watch.h"
+#include "worker/client/lock_holders.h"
 #include "worker/protocol/protocol.h"
 #include "sandbox/sandbox_policy.h"
 
@@ -53,9 +54,14 @@ struct WorkerOptions {
   // this client creates: the worker takes it shared for its GPU work and exclusively for what it
   // times, so that several workers per GPU overlap everything but their timings. The watchdog's
   // clock stops while the worker waits for it (a sibling's timing is not this candidate's), up
-  // to `lock_wait_limit` per request.
+  // to `lock_wait_limit` per request, and no longer than the holder may hold it (below).
   bool timing_lock = true;
   std::chrono::milliseconds lock_wait_limit{1'800'000};
+  // While it waits, the client looks at who holds the lock (lock_holders.h): a wait ends once one
+  // holder has held it this long, longer than any request may run (0: start_timeout +
+  // request_timeout + kernelbench_build_allowance, what a sibling's own client allows it); a lock
+  // kept by processes a worker forked after the worker that took it exited is taken from them.
+  std::chrono::milliseconds lock_holder_limit{0};
   // Where the client says what the user should know (waiting for GPU memory, a candidate
   // charged after the fact); default: a "kagent: ..." line on stderr.
   std::function<void(const std::string&)> notice;
@@ -123,6 +129,8 @@ class WorkerClient {
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();
   std::string lock_folder() const;
+  // Who holds the GPU's timing lock while the worker waits for it (lock files `paths`).
+  LockWatch lock_watch(std::vector<std::string> paths) const;
   // `contention`, when given, looks at the GPU while the worker works.
   template <class Request>
   Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
