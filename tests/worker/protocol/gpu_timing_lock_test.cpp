@@ -156,6 +156,33 @@ TEST_CASE("the lock goes when its holder is destroyed; a Hold restores the mode 
   GpuTimingLock::Hold nothing(nullptr, LockMode::Exclusive);  // no lock file: runs unlocked
 }
 
+TEST_CASE("a Release lets go for its scope (a sibling may time) and takes back what was held") {
+  LockFile f;
+  auto a = GpuTimingLock::open(f.path);
+  REQUIRE(a);
+  {
+    GpuTimingLock::Hold request(&*a, LockMode::Shared);
+    CHECK_FALSE(others_could(f.path, LOCK_EX));
+    {
+      GpuTimingLock::Release cpu_work(&*a);
+      CHECK(a->mode() == LockMode::None);
+      CHECK(others_could(f.path, LOCK_EX));  // the sibling's timing may run now
+    }
+    CHECK(a->mode() == LockMode::Shared);
+    CHECK_FALSE(others_could(f.path, LOCK_EX));
+    {
+      GpuTimingLock::Hold timing(&*a, LockMode::Exclusive);
+      GpuTimingLock::Release compile(&*a);
+      CHECK(others_could(f.path, LOCK_EX));
+    }
+    CHECK(a->mode() == LockMode::Shared);  // the exclusive Hold restored the request's mode after the Release
+  }
+  CHECK(a->mode() == LockMode::None);
+  GpuTimingLock::Release none_held(&*a);  // nothing held: nothing to take back
+  CHECK(a->mode() == LockMode::None);
+  GpuTimingLock::Release no_lock(nullptr);
+}
+
 TEST_CASE("the device is synchronised before the lock is let go or converted, while it is still held") {
   LockFile f;
   std::vector<std::string> seen;

@@ -170,6 +170,39 @@ def test_kept_trial_inputs_are_handed_out_as_copies(tmp_path):
     assert torch.equal(second[0], torch.randn(3, 8))
 
 
+def test_prefetch_does_the_cpus_share_ahead_with_the_same_numbers(tmp_path):
+    # The worker calls prefetch holding none of the GPU's timing lock: the reference's CPU copy
+    # and the trials' CPU draws, which the evaluation then takes as they would have been made.
+    problem = open_problem(write(tmp_path, "p.py", COUNTED))
+    kept = problem.prefetch(42, 5)
+    assert problem.module.builds[0] == 1
+    seeds = problem.trial_seeds(42, 5)
+    assert sorted(problem._host_inputs) == sorted(seeds)
+    assert kept == problem.kept_bytes() == 5 * 2 * 4 * 4 + (3 * 4 + 3) * 4
+    alone = open_problem(write(tmp_path, "q.py", COUNTED))
+    for s in seeds:
+        assert torch.equal(problem.kernelbench_inputs("cpu", s)[0], alone.kernelbench_inputs("cpu", s)[0])
+    assert torch.equal(problem.make_model("cpu", 42).linear.weight, alone.make_model("cpu", 42).linear.weight)
+    assert problem.module.builds[0] == 1  # the evaluation's reference is a copy of the prefetched one
+    assert problem.prefetch(42, 5) == kept  # twice costs nothing more
+
+
+def test_prefetch_leaves_errors_to_the_calls_that_report_them(tmp_path):
+    broken = open_problem(write(tmp_path, "p.py", COUNTED.replace("return [torch.randn(2, 4)]", "raise ValueError('no')")))
+    assert broken.prefetch(42, 5) >= 0
+    with pytest.raises(KagentError) as err:
+        broken.kernelbench_inputs("cpu", 1)
+    assert err.value.kind == "problem_load_error"
+
+
+def test_prefetch_builds_no_reference_whose_init_inputs_hold_tensors(tmp_path):
+    # KernelBench moves tensor init inputs to the GPU before it builds the model: make_model's job.
+    problem = open_problem(write(tmp_path, "p.py", COUNTED.replace("return [4]", "return [4, torch.ones(1)]")
+                                 .replace("def __init__(self, n):", "def __init__(self, n, t):")))
+    problem.prefetch(42, 0)
+    assert problem.module.builds[0] == 0 and not problem._templates
+
+
 HUGE = """
 import torch
 class Model(torch.nn.Module):

@@ -114,4 +114,18 @@ GpuTimingLock::Hold::~Hold() {
   if (lock_) lock_->set(before_);
 }
 
+GpuTimingLock::Release::Release(GpuTimingLock* lock) : lock_(lock) {
+  if (!lock_) return;
+  before_ = lock_->mode();
+  if (before_ == LockMode::None) {
+    lock_ = nullptr;  // nothing held: nothing to take back
+    return;
+  }
+  lock_->set(LockMode::None);
+}
+
+GpuTimingLock::Release::~Release() {
+  if (lock_) lock_->set(before_);
+}
+
 }  // namespace kagent

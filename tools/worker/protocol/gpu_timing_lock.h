@@ -82,6 +82,21 @@ class GpuTimingLock {
     LockMode before_ = LockMode::None;
   };
 
+  // Lets go for a scope of CPU work that touches no GPU (torch.compile's compile, a problem's
+  // CPU construction), so that siblings time meanwhile; takes back what was held after it (a
+  // wait that is announced, as any).
+  class Release {
+   public:
+    explicit Release(GpuTimingLock* lock);  // lock may be null: nothing to let go
+    ~Release();
+    Release(const Release&) = delete;
+    Release& operator=(const Release&) = delete;
+
+   private:
+    GpuTimingLock* lock_;
+    LockMode before_ = LockMode::None;
+  };
+
  private:
   GpuTimingLock(Fd fd, std::string path, Hooks hooks);
   Fd fd_;

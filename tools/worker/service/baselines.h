@@ -9,6 +9,7 @@
 #include "result/device_info.h"
 #include "result/eval_result.h"
 #include "worker/protocol/eval_options.h"
+#include "worker/protocol/gpu_timing_lock.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/problem_session.h"
 
@@ -23,7 +24,9 @@ struct Baselines {
 
 // `model`: the reference model to time (an evaluation's own; its weights come from the same
 // seed), or null to make one: a second copy of a model's weights costs memory on large problems.
+// `lock`: the GPU's timing lock (null: none), held exclusively for each measurement and let go
+// while torch.compile compiles (CPU minutes, which siblings' timings need not wait for).
 Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device,
-                        PyObject* model = nullptr);
+                        PyObject* model = nullptr, GpuTimingLock* lock = nullptr);
 
 }  // namespace kagent::worker

@@ -151,7 +151,7 @@ bool Evaluation::guards_after_timing() {
 
 bool Evaluation::baselines() {
   const std::set<pid_t> before = own_threads();
-  const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device, reference_model_.get());
+  const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device, reference_model_.get(), ctx_.lock);
   for (pid_t t : own_threads())
     if (!before.contains(t)) kagent_threads_.insert(t);
   Timing& t = *result_.timing;

@@ -38,6 +38,13 @@ class ProblemSession {
   std::vector<int64_t> trial_seeds(int64_t seed, int count);
   // The model's parameters and buffers in state_dict order, as a native candidate takes them.
   Values state_values(PyObject* model);
+  // The CPU's share of an evaluation, ahead of it and touching no GPU (the worker holds none of
+  // the timing lock meanwhile): the reference's CPU copy and, for `trials` > 0, the trials' CPU
+  // draws. Never throws: what fails here fails again, reported, where it is needed.
+  void prefetch(int64_t seed, int trials);
+  // Host memory the problem keeps (its trials' CPU draws, the reference's CPU copies), as of the
+  // last prefetch: what the worker weighs when it lets go of problems.
+  int64_t kept_bytes() const { return kept_bytes_; }
 
   // Cached baselines this worker has already re-checked on this problem (baselines.cpp).
   bool baseline_checked(const std::string& key) const { return baselines_checked_.contains(key); }
@@ -52,6 +59,7 @@ class ProblemSession {
   std::optional<ProblemSpec> spec_;
   nlohmann::json spec_json_;
   std::set<std::string> baselines_checked_;
+  int64_t kept_bytes_ = 0;
 };
 
 }  // namespace kagent::worker

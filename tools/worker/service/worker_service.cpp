@@ -29,21 +29,28 @@ void require_gpu(const DeviceInfo& device) {
   if (!device.available) throw RequestError("no_gpu", "no CUDA device is visible to the worker");
 }
 
-// How each op holds the GPU's timing lock: shared for GPU work that may overlap a sibling's
-// (loading a problem runs its file, which may touch the GPU; an evaluation takes it
-// exclusively for its timed phases, phase_runner.h), exclusive for what is all timing.
+// How each op holds the GPU's timing lock for the whole request: shared for loading a problem
+// (its file may touch the GPU). Prepare, evaluate and baselines do the CPU's share of their
+// problem first with nothing held (ProblemSession::prefetch), then hold it shared, and
+// exclusively for what they time (phase_runner.h, baselines.cpp): a sibling worker's timing
+// then waits for GPU work only, not for a problem's CPU construction and random numbers.
 LockMode request_lock_mode(protocol::Op op) {
   using protocol::Op;
   switch (op) {
-    case Op::LoadProblem:
+    case Op::LoadProblem: return LockMode::Shared;
     case Op::Prepare:
-    case Op::Evaluate: return LockMode::Shared;
-    case Op::Baselines: return LockMode::Exclusive;
+    case Op::Evaluate:
+    case Op::Baselines:
     case Op::Hello:
     case Op::Shutdown: return LockMode::None;
   }
   return LockMode::Shared;
 }
+
+// The problems a worker keeps loaded: those of a serve's batch or a solve's few, not every one
+// of a collection's hundreds (each keeps up to HOST_INPUTS_BYTES of CPU draws, problem.py).
+constexpr size_t kKeptProblems = 16;
+constexpr int64_t kKeptProblemBytes = int64_t{4} << 30;
 
 }  // namespace
 
@@ -81,9 +88,29 @@ void WorkerService::open_timing_lock() {
 
 ProblemSession& WorkerService::problem(const std::string& path) {
   auto it = problems_.find(path);
-  if (it != problems_.end()) return *it->second;
-  auto session = std::make_unique<ProblemSession>(py_, path);
-  return *problems_.emplace(path, std::move(session)).first->second;
+  if (it == problems_.end()) {
+    let_go_of_old_problems();
+    auto session = std::make_unique<ProblemSession>(py_, path);
+    it = problems_.emplace(path, LoadedProblem{std::move(session), 0}).first;
+  }
+  it->second.last_use = ++uses_;
+  return *it->second.session;
+}
+
+void WorkerService::let_go_of_old_problems() {
+  // Called before another problem loads, between requests' uses of a session: the least
+  // recently used go while too many are kept, or too much host memory.
+  const auto kept_bytes = [&] {
+    int64_t sum = 0;
+    for (const auto& [path, p] : problems_) sum += p.session->kept_bytes();
+    return sum;
+  };
+  while (!problems_.empty() && (problems_.size() >= kKeptProblems || kept_bytes() > kKeptProblemBytes)) {
+    auto oldest = problems_.begin();
+    for (auto p = problems_.begin(); p != problems_.end(); ++p)
+      if (p->second.last_use < oldest->second.last_use) oldest = p;
+    problems_.erase(oldest);
+  }
 }
 
 protocol::HelloReply WorkerService::on(const protocol::HelloRequest&) {
@@ -101,6 +128,9 @@ protocol::PrepareReply WorkerService::on(const protocol::PrepareRequest& r) {
   ProblemSession& session = problem(r.path);
   if (device_.available) {
     at::NoGradGuard no_grad;
+    const EvalOptions defaults;  // what an evaluation of it will ask for, unless told otherwise
+    session.prefetch(defaults.seed, defaults.trials);  // nothing held: the CPU's share
+    const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
     py_.call(PyFn::WarmUp, {session.problem()});
     if (!profiler_.warm()) {  // once per worker; its setup would otherwise land in the first evaluation
       GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
@@ -130,6 +160,8 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
+  session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
+  const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
   // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
   if (r.options.profile && !profiler_.warm()) {
     GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
@@ -165,7 +197,10 @@ protocol::BaselinesReply WorkerService::on(const protocol::BaselinesRequest& r) 
   // task prompt); measured like an evaluation's, and the orchestrator caches them.
   require_gpu(device_);
   at::NoGradGuard no_grad;
-  const Baselines b = get_baselines(py_, problem(r.problem), r.options, device_);
+  ProblemSession& session = problem(r.problem);
+  session.prefetch(r.options.seed, 0);  // nothing held: the reference's CPU construction
+  const GpuTimingLock::Hold shared(lock(), LockMode::Shared);  // exclusive where it times (baselines.cpp)
+  const Baselines b = get_baselines(py_, session, r.options, device_, nullptr, lock());
   release_cached_gpu_memory();
   return {b.eager, b.compiled, b.compiled_error, b.cache_hit, b.recheck};
 }

@@ -2,6 +2,7 @@
 // protocol (worker/protocol/protocol.h) answered by its typed handler.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -51,6 +52,7 @@ class WorkerService {
   template <class Request>
   nlohmann::json dispatch(const nlohmann::json& line);
   ProblemSession& problem(const std::string& path);
+  void let_go_of_old_problems();
   void open_timing_lock();
   GpuTimingLock* lock() { return lock_ ? &*lock_ : nullptr; }
 
@@ -58,10 +60,18 @@ class WorkerService {
   Progress progress_;
   DeviceInfo device_;
   // The GPU's timing lock (gpu_timing_lock.h): each request holds it as its op needs (shared
-  // for GPU work, exclusive for baselines), and an evaluation's timed phases exclusively.
+  // for GPU work, none for the CPU's share of a problem), and what is timed exclusively.
   std::optional<GpuTimingLock> lock_;
   nlohmann::json sandbox_ = nlohmann::json::object();
-  std::map<std::string, std::unique_ptr<ProblemSession>> problems_;  // by path
+  // The problems loaded, by path, with when each was last used: the worker keeps the recent ones
+  // (kKeptProblems, kKeptProblemBytes of host memory: worker_service.cpp), a long collection
+  // or serve would otherwise keep every problem's CPU draws and reference copies.
+  struct LoadedProblem {
+    std::unique_ptr<ProblemSession> session;
+    uint64_t last_use = 0;
+  };
+  std::map<std::string, LoadedProblem> problems_;
+  uint64_t uses_ = 0;
   ProfilePhase profiler_;
   LibraryInstances libraries_;
   bool context_lost_ = false;

@@ -14,12 +14,13 @@ import torch
 from kagent_worker.inline_patch import InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
 
-# Host memory a problem may keep for its trials' CPU-drawn inputs (5 trials of a problem
-# whose inputs take up to ~100 MB; larger ones are drawn again for each candidate).
-HOST_INPUTS_BYTES = 512 << 20
 # Inputs up to this size are drawn on the CPU for the trials, as KernelBench draws them; larger
 # ones on the GPU from the same seeds (the CPU's generator makes ~0.5 GB/s).
 CPU_TRIAL_INPUT_BYTES = 256 << 20
+# Host memory a problem may keep for its trials' CPU-drawn inputs: all 5 default trials of any
+# problem drawn on the CPU, so that a later candidate's trials cost copies, not the CPU's random
+# numbers (the worker keeps a few problems only: worker_service.cpp).
+HOST_INPUTS_BYTES = 5 * CPU_TRIAL_INPUT_BYTES
 
 
 def kernelbench_seed(seed):
@@ -190,6 +191,11 @@ class Problem:
         trials draw on `device` from the same seeds (trial_inputs_device() says which)."""
         if self.trial_inputs_device() != "cpu":
             return self.make_inputs(device, seed)
+        inputs = self._host_draw(seed)
+        return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
+
+    def _host_draw(self, seed):
+        """A trial's inputs as KernelBench draws them on the CPU, kept while HOST_INPUTS_BYTES allows."""
         inputs = self._host_inputs.get(seed)
         if inputs is None:
             kernelbench_seed(seed)
@@ -198,7 +204,40 @@ class Problem:
             if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
                 self._host_inputs[seed] = inputs
                 self._host_inputs_bytes += size
-        return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
+        return inputs
+
+    def prefetch(self, seed, trials=0):
+        """The CPU's share of an evaluation of this problem, done ahead: the reference's CPU copy
+        (make_model's template) and the trials' CPU draws (kernelbench_inputs). The worker calls
+        it holding none of the GPU's timing lock, so that a sibling worker times meanwhile
+        (worker/protocol/gpu_timing_lock.h): nothing here may touch the GPU. A model whose init
+        inputs hold tensors is left to make_model (KernelBench moves them to the GPU first).
+        Errors are left to the calls that need these objects, which report them in their phase.
+        Returns the bytes this problem keeps on the host."""
+        try:
+            if seed not in self._templates:
+                kernelbench_seed(seed)
+                init = self.init_inputs()
+                if not any(isinstance(x, torch.Tensor) for x in init):
+                    kernelbench_seed(seed)
+                    with torch.no_grad():
+                        self._templates[seed] = self._construct(None, init)
+            if trials > 0 and self.trial_inputs_device() == "cpu":
+                for s in self.trial_seeds(seed, trials):
+                    self._host_draw(s)
+        except Exception:
+            pass
+        return self.kept_bytes()
+
+    def kept_bytes(self):
+        """Host memory this problem keeps: the trials' CPU draws and the reference's CPU copies."""
+        kept = self._host_inputs_bytes
+        for model in self._templates.values():
+            try:
+                kept += tensor_bytes(list(model.state_dict().values()))
+            except Exception:
+                pass
+        return kept
 
     def spec(self, device="meta", model=None):
         """The ProblemSpec as a dict; shapes come from running `model` (default: a new one) on
