@@ -156,6 +156,8 @@ def main():
                     help="where the phases' results stay between device calls")
     ap.add_argument("--fresh", action="store_true", help="forget what earlier calls left in --state")
     ap.add_argument("--compile-jobs", type=int, default=2, help="answers compiled at once in the compile phase")
+    ap.add_argument("--workers-per-gpu", type=int, default=0,
+                    help="the collect phase's workers per GPU (0: collect's default)")
     ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
     ap.add_argument("--total-s", type=float, default=540, help="all phases of this call together (a 10-minute "
                     "device call)")
@@ -336,6 +338,8 @@ def main():
         shutil.rmtree(col, ignore_errors=True)
         cmd = [args.kagent, "collect", str(data / "problems"), "--format", "kernelbench", "--llm",
                f"replay:{data / 'replay.jsonl'}", "-n", "1", "-t", "1", "--no-compile-baseline", "--out", str(col)]
+        if args.workers_per_gpu:
+            cmd += ["--workers-per-gpu", str(args.workers_per_gpu)]
         t0 = time.monotonic()
         try:
             p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True, text=True,
@@ -373,6 +377,16 @@ def main():
             f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s); verdicts {counts}")
         say(f"timings: {len(timed)}, {under_lock} under the GPU's timing lock, {untrusted} untrusted (target 0); "
             f"{lock_wait:.1f} s waited for the lock in all")
+        # Where the evaluations' time went, summed over the answers: which phases hold the GPU's
+        # timing lock exclusively (timing, baselines, profile) bounds what more workers can overlap.
+        phases = {}
+        for ev in evals.values():
+            for ph in (ev or {}).get("phases") or []:
+                phases[ph["name"]] = phases.get(ph["name"], 0) + ph.get("seconds", 0)
+        exclusive = sum(v for k, v in phases.items() if k in ("timing", "baselines", "profile"))
+        summary["collect"]["phase_seconds"] = phases
+        say("evaluation phases, summed: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items())
+            + f"; exclusive under the lock {exclusive:.1f} s")
         for g in s.get("per_gpu") or []:
             say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "

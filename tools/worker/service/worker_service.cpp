@@ -29,15 +29,16 @@ void require_gpu(const DeviceInfo& device) {
   if (!device.available) throw RequestError("no_gpu", "no CUDA device is visible to the worker");
 }
 
-// How each op holds the GPU's timing lock for the whole request: shared for loading a problem
-// (its file may touch the GPU). Prepare, evaluate and baselines do the CPU's share of their
-// problem first with nothing held (ProblemSession::prefetch), then hold it shared, and
-// exclusively for what they time (phase_runner.h, baselines.cpp): a sibling worker's timing
-// then waits for GPU work only, not for a problem's CPU construction and random numbers.
+// How each op holds the GPU's timing lock for the whole request: not at all. Loading a problem
+// runs its (trusted) file and derives its spec on meta tensors: the CPU's work. Prepare,
+// evaluate and baselines do the CPU's share of their problem first with nothing held
+// (ProblemSession::prefetch), then hold it shared, and exclusively for what they time
+// (phase_runner.h, baselines.cpp): a sibling worker's timing then waits for GPU work only, not
+// for a problem's CPU construction and random numbers.
 LockMode request_lock_mode(protocol::Op op) {
   using protocol::Op;
   switch (op) {
-    case Op::LoadProblem: return LockMode::Shared;
+    case Op::LoadProblem:
     case Op::Prepare:
     case Op::Evaluate:
     case Op::Baselines:
