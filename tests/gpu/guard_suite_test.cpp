@@ -19,6 +19,7 @@
 #include "common/files.h"
 #include "compiler/compile_pool.h"
 #include "compiler/nvcc_command.h"
+#include "evaluation/answer_extensions.h"
 #include "result/eval_result.h"
 #include "result/policy.h"
 #include "worker/client/worker_client.h"
@@ -46,14 +47,27 @@ bool has_finding(const EvalResult& r, const std::string& name) {
   return false;
 }
 
-// Every native candidate compiled up front, in parallel (nvcc dominates the suite otherwise).
+// Every candidate compiled up front, in parallel (nvcc dominates the suite otherwise): native
+// ones by the compile pool, KernelBench-format ones' load_inline extensions by kagent as `kagent
+// eval` builds them (left to torch inside the worker, each took a minute of the suite).
 class Candidates {
  public:
   Candidates(WorkerClient& worker, const std::vector<Case>& cases, const fs::path& root, const CompileOptions& co) {
     CompilePool pool;
     std::map<std::string, std::future<CompileInfo>> pending;
+    std::map<std::string, std::future<std::pair<CandidateRef, AnswerExtensions>>> answers;
     for (const auto& c : cases) {
-      if (c.format() != "cuda") continue;
+      if (c.format() == "kernelbench") {
+        const std::string path = (root / c.entry["candidate"].get<std::string>()).string();
+        CompileOptions opts = co;
+        opts.display_name = fs::path(path).filename().string();
+        answers.emplace(key(c), std::async(std::launch::async, [path, opts] {
+                          CandidateRef cand{"kernelbench", "", "", path, {}};
+                          AnswerExtensions ext = build_answer_extensions(path, opts, cand);
+                          return std::pair{std::move(cand), std::move(ext)};
+                        }));
+        continue;
+      }
       const std::string problem = testing::manifest_problem(c.entry["problem"]);
       auto spec = specs_.find(problem);
       if (spec == specs_.end()) {
@@ -67,12 +81,21 @@ class Candidates {
       pending.emplace(key(c), pool.submit(spec->second, read_file(source), opts));
     }
     for (auto& [k, f] : pending) compiled_.emplace(k, f.get());
+    for (auto& [k, f] : answers) answers_.emplace(k, f.get());
   }
 
   // The candidate as the orchestrator sends it; nullopt (with the compile info) when it did not compile.
-  std::optional<CandidateRef> ref(const Case& c, const fs::path& root, EvalResult& r) const {
-    const std::string path = (root / c.entry["candidate"].get<std::string>()).string();
-    if (c.format() != "cuda") return CandidateRef{"kernelbench", "", "", path, {}};
+  std::optional<CandidateRef> ref(const Case& c, EvalResult& r) const {
+    if (c.format() != "cuda") {
+      const auto& [cand, ext] = answers_.at(key(c));
+      if (ext.compile && !ext.compile->ok) {  // the answer's own load_inline sources do not compile
+        r.compile = ext.compile;
+        r.status = Status::CompileError;
+        r.message = ext.compile->errors;
+        return std::nullopt;
+      }
+      return cand;
+    }
     const CompileInfo& ci = compiled_.at(key(c));
     r.compile = ci;
     if (!ci.ok) {
@@ -90,16 +113,16 @@ class Candidates {
   static std::string key(const Case& c) { return c.entry["problem"].get<std::string>() + "|" + c.entry["candidate"].get<std::string>(); }
   std::map<std::string, ProblemSpec> specs_;
   std::map<std::string, CompileInfo> compiled_;
+  std::map<std::string, std::pair<CandidateRef, AnswerExtensions>> answers_;
 };
 
-EvalResult evaluate(WorkerClient& worker, const Candidates& candidates, const Case& c, const fs::path& root,
-                    const EvalOptions& options) {
+EvalResult evaluate(WorkerClient& worker, const Candidates& candidates, const Case& c, const EvalOptions& options) {
   EvalResult r;
-  const auto ref = candidates.ref(c, root, r);
+  const auto ref = candidates.ref(c, r);
   if (!ref) return r;
-  const CompileInfo compile = r.compile ? *r.compile : CompileInfo{};
+  const std::optional<CompileInfo> compile = r.compile;  // the worker's result does not carry it
   r = worker.evaluate(testing::manifest_problem(c.entry["problem"]), *ref, options);
-  if (c.format() == "cuda") r.compile = compile;
+  if (compile) r.compile = compile;
   return r;
 }
 
@@ -193,7 +216,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   int caught = 0, clean = 0, failed = 0, skipped = 0, bypasses = 0;
   std::vector<const Case*> proofs;
   for (const auto& c : cases) {
-    const EvalResult r = evaluate(worker, candidates, c, root, options);
+    const EvalResult r = evaluate(worker, candidates, c, options);
     std::string why;
     const Outcome outcome = judge(c, r, why);
     const bool counts_as_hack =
@@ -230,7 +253,7 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   off.guards.enabled = false;
   int pass_without = 0;
   for (const Case* c : proofs) {
-    const EvalResult r = evaluate(unguarded, candidates, *c, root, off);
+    const EvalResult r = evaluate(unguarded, candidates, *c, off);
     const bool ok = r.status == Status::Correct;
     pass_without += ok;
     if (!ok) failed++;
