@@ -259,6 +259,8 @@ int run_collect(CollectArgs a) {
                        {"busy_ratio", ratio(w.eval_seconds)},
                        {"held_seconds", w.held_seconds},
                        {"held_ratio", ratio(w.held_seconds)},
+                       {"load_seconds", w.load_seconds},
+                       {"baselines_seconds", w.baselines_seconds},
                        {"idle_while_queued_seconds", w.idle_while_queued_seconds}});
   store->write_file(collect::kSummaryFile,
                     json({{"problems", problems.size()},
@@ -286,10 +288,10 @@ int run_collect(CollectArgs a) {
     if (device.available || counters.workers.size() > 1)
       for (const auto& w : counters.workers)
         std::cout << fmt::format("gpu {:<5} {} evaluations, busy evaluating {:.1f} s of {:.1f} s ({:.0f}%), held {:.1f} s "
-                               "(problem loads and baselines too), idle while work was queued {:.2f} s\n",
+                               "(problem loads {:.1f} s and baselines {:.1f} s too), idle while work was queued {:.2f} s\n",
                                w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.eval_seconds,
-                               out.wall_seconds, 100.0 * ratio(w.eval_seconds), w.held_seconds,
-                               w.idle_while_queued_seconds);
+                               out.wall_seconds, 100.0 * ratio(w.eval_seconds), w.held_seconds, w.load_seconds,
+                               w.baselines_seconds, w.idle_while_queued_seconds);
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -390,7 +390,8 @@ def main():
         for g in s.get("per_gpu") or []:
             say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "
-                f"({100 * g.get('held_ratio', 0):.0f}%), idle while work was queued {g['idle_while_queued_seconds']:.1f} s")
+                f"({100 * g.get('held_ratio', 0):.0f}%; problem loads {g.get('load_seconds', 0):.1f} s, baselines "
+                f"{g.get('baselines_seconds', 0):.1f} s), idle while work was queued {g['idle_while_queued_seconds']:.1f} s")
         if kagent_rows:
             same = [c for c in chosen if c in verdicts and kagent_rows[c].get("status") == verdicts[c]]
             differ = [c for c in chosen if c in verdicts and c not in same]

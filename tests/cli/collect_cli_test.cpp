@@ -228,6 +228,12 @@ TEST_CASE("--gpus 0,1: one worker per GPU, and the work spreads over both") {
     CHECK(g.at("evaluations").get<int64_t>() > 0);  // both workers started and answered
     CHECK(g.at("busy_seconds").get<double>() > 0);
     CHECK(g.at("idle_while_queued_seconds").get<double>() >= 0);
+    // Loads and baselines are parts of the held time, apart from the evaluations (no GPU here:
+    // no baselines are measured).
+    CHECK(g.at("load_seconds").get<double>() >= 0);
+    CHECK(g.at("baselines_seconds").get<double>() == 0);
+    CHECK(g.at("eval_seconds").get<double>() + g.at("load_seconds").get<double>() <=
+          g.at("held_seconds").get<double>() + 1e-3);
     total += g.at("evaluations").get<int64_t>();
   }
   CHECK(total == summary.at("evaluations").get<int64_t>());

@@ -270,6 +270,16 @@ EvaluationPool::Lease::~Lease() {
 
 WorkerClient& EvaluationPool::Lease::client() { return pool_.workers_[index_]->client; }
 
+void EvaluationPool::Lease::count_load(double seconds) {
+  std::lock_guard lock(pool_.mu_);
+  pool_.workers_[index_]->stats.load_seconds += seconds;
+}
+
+void EvaluationPool::Lease::count_baselines(double seconds) {
+  std::lock_guard lock(pool_.mu_);
+  pool_.workers_[index_]->stats.baselines_seconds += seconds;
+}
+
 void EvaluationPool::Lease::count_evaluation(double seconds) {
   std::lock_guard lock(pool_.mu_);
   ++pool_.workers_[index_]->stats.evaluations;

@@ -49,6 +49,8 @@ struct WorkerCounters {
   int64_t evaluations = 0;
   double eval_seconds = 0;                // inside evaluate requests
   double held_seconds = 0;                // leased for any request (loads and baselines too)
+  double load_seconds = 0;                // inside load-problem requests (the file, its spec)
+  double baselines_seconds = 0;           // inside baselines requests (a problem's, for its prompt)
   double idle_while_queued_seconds = 0;   // free while some request waited for a worker
 };
 
@@ -130,6 +132,9 @@ class EvaluationPool {
     WorkerClient& client();
     // Counts one evaluation of `seconds` on this worker.
     void count_evaluation(double seconds);
+    // Counts a problem's load, or its baselines request, of `seconds` on this worker.
+    void count_load(double seconds);
+    void count_baselines(double seconds);
 
    private:
     EvaluationPool& pool_;

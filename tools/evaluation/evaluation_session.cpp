@@ -46,7 +46,9 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
     const auto workers = pool_->started();
     if (const auto* err = std::get_if<WorkerError>(&workers)) return problem_error(*err);
     EvaluationPool::Lease lease(*pool_, problem_);
+    const auto start = std::chrono::steady_clock::now();
     spec_or = lease.client().load_problem(problem);
+    lease.count_load(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (auto* err = std::get_if<WorkerError>(&spec_or)) return problem_error(*err);
   spec_ = std::get<ProblemSpec>(spec_or);
@@ -68,7 +70,10 @@ DeviceInfo EvaluationSession::device() {
 std::optional<Timing> EvaluationSession::baselines() {
   if (!device().available) return std::nullopt;
   EvaluationPool::Lease lease(*pool_, problem_);
-  return lease.client().baselines(problem_, pool_->settings().options);
+  const auto start = std::chrono::steady_clock::now();
+  auto timing = lease.client().baselines(problem_, pool_->settings().options);
+  lease.count_baselines(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return timing;
 }
 
 namespace {
