@@ -24,13 +24,16 @@ stack; the killed collects' workers are killed too, so the next repetition start
 Exit status 0 when it passes, 1 when it does not, 77 when no GPU is visible (skipped).
 """
 import argparse
+import glob
 import json
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -174,7 +177,10 @@ def hang_report(kagent, out_path):
     """What holds the GPU's timing lock when a repetition runs past its limit, before its collect
     processes are killed (worker/client/lock_holders.h reads the same lists): every lock on a
     *.timing file in the ledger's folder, every process that has one open (its state, what it
-    waits in, its parent and group), and the kernel stack of each holder. Returns one line."""
+    waits in, its parent and group), the kernel stack of each holder, every worker's threads
+    (state, wait channel; the kernel stack of those in D), gdb's native stacks of the holders
+    where gdb is installed, and the workers' logs with the Python stacks each one writes on
+    SIGUSR1. Returns one line."""
     folder = os.environ.get("KAGENT_GPU_ADMISSION_DIR") or "/tmp/kagent-gpu-admission"
     inodes = {}
     for name in os.listdir(folder) if os.path.isdir(folder) else []:
@@ -212,10 +218,42 @@ def hang_report(kagent, out_path):
                 continue
     holders = sorted({l.split()[-4] for l in locks if "->" not in l})
     stacks = {pid: read(f"/proc/{pid}/stack") for pid in holders}
+    workers = worker_pids(kagent)
+    for pid in workers:  # each one's Python stacks into its log (kagent_worker/registry.py)
+        # Only those that catch it (SigCgt): the sandbox's monitor (the same binary, the worker's
+        # parent) has no handler, and SIGUSR1 would end it, and with it the worker.
+        caught = [l.split()[1] for l in read(f"/proc/{pid}/status").splitlines() if l.startswith("SigCgt:")]
+        if not caught or not int(caught[0], 16) & (1 << (signal.SIGUSR1 - 1)):
+            continue
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except OSError:
+            pass
+    time.sleep(1.0)
     with open(out_path, "w") as f:
         f.write("locks:\n" + "\n".join(locks) + "\n\nprocesses with a timing lock open:\n" + "\n".join(openers) + "\n")
         for pid, stack in stacks.items():
             f.write(f"\nholder {pid} ({read(f'/proc/{pid}/comm') or 'exited'}):\n{stack}\n")
+        # Every worker's threads: a CUDA call that never returns shows as a thread in the driver.
+        for pid in workers:
+            f.write(f"\nworker {pid}: threads (state, wait channel):\n")
+            for tid in sorted(os.listdir(f"/proc/{pid}/task") if os.path.isdir(f"/proc/{pid}/task") else [], key=int):
+                stat = read(f"/proc/{pid}/task/{tid}/stat").rsplit(")", 1)[-1].split()
+                state = stat[0] if stat else "?"
+                f.write(f"  {tid} {read(f'/proc/{pid}/task/{tid}/comm')} {state} {read(f'/proc/{pid}/task/{tid}/wchan')}\n")
+                if state == "D":
+                    f.write("    " + read(f"/proc/{pid}/task/{tid}/stack").replace("\n", "\n    ") + "\n")
+            if shutil.which("gdb") and str(pid) in holders:
+                try:
+                    bt = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt 25"],
+                                        capture_output=True, text=True, timeout=60).stdout
+                    f.write("  native stacks (gdb):\n" + bt[-20000:] + "\n")
+                except (OSError, subprocess.TimeoutExpired) as e:
+                    f.write(f"  gdb: {e}\n")
+        # The workers' logs, with the Python stacks SIGUSR1 just added at their ends.
+        for log in sorted(glob.glob(os.path.join(tempfile.gettempdir(), "kagent-worker-*.log"))):
+            lines = read(log).splitlines()
+            f.write(f"\n{log} (last 150 of {len(lines)} lines):\n" + "\n".join(lines[-150:]) + "\n")
         ps = subprocess.run(["ps", "-eo", "pid,ppid,pgid,uid,stat,wchan:32,etime,cmd"], capture_output=True, text=True)
         f.write("\nps:\n" + "\n".join(l for l in ps.stdout.splitlines() if "kagent" in l or "PID" in l) + "\n")
     described = [f"{pid} ({read(f'/proc/{pid}/comm') or 'exited'}, {read(f'/proc/{pid}/wchan') or '-'})" for pid in holders]
@@ -223,14 +261,25 @@ def hang_report(kagent, out_path):
             f"{', '.join(described) or 'nobody'}; {len(openers)} process(es) have it open; details in {out_path}")
 
 
-def kill_workers(kagent):
-    """The workers of killed collect processes (process groups of their own) and what they forked:
-    left behind, they would wait for the lock and hold the next repetition back."""
+def worker_pids(kagent):
+    """The running processes of the kagent-worker binary beside `kagent` (forks of it included)."""
     worker = os.path.realpath(os.path.join(os.path.dirname(kagent), "kagent-worker"))
+    pids = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             if os.path.realpath(f"/proc/{pid}/exe") == worker:
-                os.kill(int(pid), 9)
+                pids.append(int(pid))
+        except OSError:
+            continue
+    return pids
+
+
+def kill_workers(kagent):
+    """The workers of killed collect processes (process groups of their own) and what they forked:
+    left behind, they would wait for the lock and hold the next repetition back."""
+    for pid in worker_pids(kagent):
+        try:
+            os.kill(pid, 9)
         except OSError:
             continue
 

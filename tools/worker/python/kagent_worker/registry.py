@@ -1,7 +1,14 @@
 """The functions the C++ worker calls, by the names it uses (tools/worker/python/python_functions.h
 lists the same names; a test fails when the two lists differ)."""
 
+import faulthandler
+import signal
+
 from kagent_worker import device, guards, hygiene, module_state, precision, problem, shapes, source_scan
+
+# SIGUSR1 writes every Python thread's stack to the worker's log (its stderr): what a stuck worker
+# was doing, which the chaos suite asks for before it kills a repetition that ran past its limit.
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 FUNCTIONS = {
     "device_info": device.device_info,
