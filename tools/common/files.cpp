@@ -29,6 +29,13 @@ std::string read_file(const fs::path& path) {
   return ss.str();
 }
 
+std::string read_file_or_empty(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  if (in) ss << in.rdbuf();
+  return ss.str();
+}
+
 void write_all(int fd, std::string_view data, const fs::path& path) {
   size_t off = 0;
   while (off < data.size()) {

@@ -11,6 +11,8 @@ namespace kagent {
 
 // Throws std::runtime_error when the file cannot be read.
 std::string read_file(const std::filesystem::path& path);
+// The same, empty when the file cannot be read: for /proc entries of processes that may be gone.
+std::string read_file_or_empty(const std::filesystem::path& path);
 
 // Writes all of `data` to `fd`; throws std::system_error naming `path`.
 void write_all(int fd, std::string_view data, const std::filesystem::path& path);

@@ -9,12 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "sandbox/credentials.h"
 #include "sandbox/landlock.h"
 #include "sandbox/namespaces.h"
@@ -27,13 +26,6 @@ namespace kagent::sandbox {
 namespace m = mechanism;
 
 namespace {
-
-std::string slurp(const char* path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Device files the worker may open read-write: the usual pseudo-devices and the GPU's.
 std::vector<std::string> allowed_devices() {
@@ -53,7 +45,7 @@ std::vector<std::string> essential_devices(const std::vector<std::string>& devic
 
 // "1" when the driver allows GPU performance counters to admins only (its default).
 bool counters_need_admin() {
-  std::string params = slurp("/proc/driver/nvidia/params");
+  std::string params = read_file_or_empty("/proc/driver/nvidia/params");
   return params.find("RmProfilingAdminOnly: 1") != std::string::npos;
 }
 
@@ -188,7 +180,8 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
     } else {
       std::optional<uint32_t> uid =
           policy.uid ? policy.uid
-                     : default_sandbox_uid(::getpid(), slurp("/proc/self/uid_map"), slurp("/proc/self/gid_map"));
+                     : default_sandbox_uid(::getpid(), read_file_or_empty("/proc/self/uid_map"),
+                                           read_file_or_empty("/proc/self/gid_map"));
       std::vector<std::string> unreachable;
       std::vector<gid_t> groups = device_groups(essential_devices(devices), &unreachable);
       if (!uid) {

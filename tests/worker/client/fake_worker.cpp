@@ -25,7 +25,8 @@
 //   fork       forks 4 children that sleep while the lock is held shared (a fork bomb's, or a
 //              multiprocessing pool's), and kills them after the reply (as the sandbox's
 //              monitor does at the end of each request)
-//   alone      holds the lock exclusively for the whole request (as a baselines request does)
+//   alone      holds the lock exclusively for the whole request (as a baselines request did
+//              before it held it only for its measurements)
 //   die_shared forks a child in a session of its own (out of the process group the client
 //              kills), then dies while it holds the lock shared
 #include <sys/file.h>

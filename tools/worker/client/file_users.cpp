@@ -9,8 +9,9 @@
 
 namespace kagent {
 
-std::set<pid_t> processes_with_file_open(const std::vector<pid_t>& among, const std::string& path) {
-  std::set<pid_t> found;
+std::map<pid_t, std::vector<std::string>> descriptors_of_file(const std::vector<pid_t>& among,
+                                                              const std::string& path) {
+  std::map<pid_t, std::vector<std::string>> found;
   struct stat file {};
   if (::stat(path.c_str(), &file) != 0) return found;
   for (pid_t pid : among) {
@@ -19,12 +20,16 @@ std::set<pid_t> processes_with_file_open(const std::vector<pid_t>& among, const 
     for (; !ec && fds != end; fds.increment(ec)) {
       struct stat st {};
       // stat follows the fd's link to the file itself, as the path above did (whatever the mount).
-      if (::stat(fds->path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino) {
-        found.insert(pid);
-        break;
-      }
+      if (::stat(fds->path().c_str(), &st) == 0 && st.st_dev == file.st_dev && st.st_ino == file.st_ino)
+        found[pid].push_back(fds->path().filename().string());
     }
   }
+  return found;
+}
+
+std::set<pid_t> processes_with_file_open(const std::vector<pid_t>& among, const std::string& path) {
+  std::set<pid_t> found;
+  for (const auto& [pid, fds] : descriptors_of_file(among, path)) found.insert(pid);
   return found;
 }
 

@@ -6,27 +6,21 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "sandbox/process_table.h"
+#include "worker/client/file_users.h"
 
 namespace kagent {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool alive(pid_t pid) {
   if (pid <= 0) return false;
@@ -77,7 +71,7 @@ std::vector<FileLockEntry> parse_file_locks(const std::string& text, ino_t ino) 
 std::vector<FileLockEntry> file_locks(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return {};
-  return parse_file_locks(slurp("/proc/locks"), st.st_ino);
+  return parse_file_locks(read_file_or_empty("/proc/locks"), st.st_ino);
 }
 
 std::map<pid_t, pid_t> orphan_lock_keepers(const std::string& path) {
@@ -85,28 +79,22 @@ std::map<pid_t, pid_t> orphan_lock_keepers(const std::string& path) {
   struct stat file {};
   if (::stat(path.c_str(), &file) != 0) return keepers;
   std::set<pid_t> gone;  // takers that exited
-  for (const auto& e : parse_file_locks(slurp("/proc/locks"), file.st_ino))
+  for (const auto& e : parse_file_locks(read_file_or_empty("/proc/locks"), file.st_ino))
     if (!e.waiting && !alive(e.pid)) gone.insert(e.pid);
   if (gone.empty()) return keepers;
-  for (pid_t pid : sandbox::list_processes()) {
-    std::error_code ec;
-    fs::directory_iterator fds(fmt::format("/proc/{}/fd", pid), ec), end;
-    for (; !ec && fds != end; fds.increment(ec)) {
-      struct stat st {};
-      if (::stat(fds->path().c_str(), &st) != 0 || st.st_dev != file.st_dev || st.st_ino != file.st_ino) continue;
-      const std::string info = slurp(fmt::format("/proc/{}/fdinfo/{}", pid, fds->path().filename().string()));
-      for (const auto& e : parse_file_locks(info, file.st_ino))
+  for (const auto& [pid, fds] : descriptors_of_file(sandbox::list_processes(), path))
+    for (const auto& fd : fds)
+      for (const auto& e :
+           parse_file_locks(read_file_or_empty(fmt::format("/proc/{}/fdinfo/{}", pid, fd)), file.st_ino))
         if (gone.contains(e.pid)) keepers[pid] = e.pid;
-    }
-  }
   return keepers;
 }
 
 std::string describe_lock_holder(pid_t pid) {
-  std::string name = first_line(slurp(fmt::format("/proc/{}/comm", pid)));
+  std::string name = first_line(read_file_or_empty(fmt::format("/proc/{}/comm", pid)));
   const auto info = sandbox::read_process(pid);
   if (!info) return fmt::format("pid {} (exited)", pid);
-  std::string wchan = first_line(slurp(fmt::format("/proc/{}/wchan", pid)));
+  std::string wchan = first_line(read_file_or_empty(fmt::format("/proc/{}/wchan", pid)));
   return fmt::format("pid {} ({}, state {}{})", pid, name.empty() ? "?" : name, info->state,
                      wchan.empty() || wchan == "0" ? "" : ", in " + wchan);
 }

@@ -100,31 +100,17 @@ void GpuTimingLock::set(LockMode mode) {
   if (hooks_.changed) hooks_.changed(mode_, waited);
 }
 
-GpuTimingLock::Hold::Hold(GpuTimingLock* lock, LockMode mode) : lock_(lock) {
+GpuTimingLock::Hold::Hold(GpuTimingLock* lock, LockMode mode, bool upgrade_only) : lock_(lock) {
   if (!lock_) return;
   before_ = lock_->mode();
-  if (static_cast<int>(mode) <= static_cast<int>(before_)) {
-    lock_ = nullptr;  // already held at least as strongly: nothing to put back
+  if (mode == before_ || (upgrade_only && static_cast<int>(mode) < static_cast<int>(before_))) {
+    lock_ = nullptr;  // already held as asked (or, for an upgrade, more strongly): nothing to put back
     return;
   }
   lock_->set(mode);
 }
 
 GpuTimingLock::Hold::~Hold() {
-  if (lock_) lock_->set(before_);
-}
-
-GpuTimingLock::Release::Release(GpuTimingLock* lock) : lock_(lock) {
-  if (!lock_) return;
-  before_ = lock_->mode();
-  if (before_ == LockMode::None) {
-    lock_ = nullptr;  // nothing held: nothing to take back
-    return;
-  }
-  lock_->set(LockMode::None);
-}
-
-GpuTimingLock::Release::~Release() {
   if (lock_) lock_->set(before_);
 }
 

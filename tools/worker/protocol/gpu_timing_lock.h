@@ -72,10 +72,13 @@ class GpuTimingLock {
   // asks for less than is held keeps what is held.
   class Hold {
    public:
-    Hold(GpuTimingLock* lock, LockMode mode);  // lock may be null: nothing held
+    Hold(GpuTimingLock* lock, LockMode mode) : Hold(lock, mode, true) {}  // lock may be null: nothing held
     ~Hold();
     Hold(const Hold&) = delete;
     Hold& operator=(const Hold&) = delete;
+
+   protected:
+    Hold(GpuTimingLock* lock, LockMode mode, bool upgrade_only);
 
    private:
     GpuTimingLock* lock_;
@@ -85,16 +88,9 @@ class GpuTimingLock {
   // Lets go for a scope of CPU work that touches no GPU (torch.compile's compile, a problem's
   // CPU construction), so that siblings time meanwhile; takes back what was held after it (a
   // wait that is announced, as any).
-  class Release {
+  class Release : public Hold {
    public:
-    explicit Release(GpuTimingLock* lock);  // lock may be null: nothing to let go
-    ~Release();
-    Release(const Release&) = delete;
-    Release& operator=(const Release&) = delete;
-
-   private:
-    GpuTimingLock* lock_;
-    LockMode before_ = LockMode::None;
+    explicit Release(GpuTimingLock* lock) : Hold(lock, LockMode::None, false) {}  // lock may be null
   };
 
  private:

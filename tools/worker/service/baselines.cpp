@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "cuda/cuda_error.h"
 #include "timer/cold_measurement.h"
@@ -40,8 +41,11 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
     return {*model, *inputs};
   };
   std::optional<BaselineRecheck> recheck;
-  if (!opts.cache_dir.empty()) {
-    const auto file = baseline_cache_file(problem.sha256(), device, opts);
+  const std::filesystem::path file = opts.cache_dir.empty() ? std::filesystem::path()
+                                                             : baseline_cache_file(problem.sha256(), device, opts);
+  // An entry this worker has checked, or measured: the file and its eager time.
+  const auto checked_key = [&](double eager_ms) { return file.string() + "|" + std::to_string(eager_ms); };
+  if (!file.empty()) {
     if (auto cached = read_baselines(file)) {
       // A cached entry lacking what is asked for now is measured again.
       if ((!opts.eager_baseline || cached->eager) &&
@@ -49,12 +53,13 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
         if (!cached->eager) return {cached->eager, cached->compiled, cached->compiled_error, true, {}};
         // Checked once per worker and entry (DESIGN: when a worker prepares the problem): the
         // same entry is not timed again for every candidate.
-        const std::string key = file.string() + "|" + std::to_string(cached->eager->median_ms);
+        const std::string key = checked_key(cached->eager->median_ms);
         if (problem.baseline_checked(key)) return {cached->eager, cached->compiled, cached->compiled_error, true, {}};
         // One measured under contention, or doctored, is caught here and replaced.
         auto [m, in] = timed();
         PythonRunner eager(m);
-        const TimingStats fresh = alone([&] { return measure_cold([&] { eager.run(in); }, recheck_config(opts.timing)); });
+        const TimingStats fresh =
+            alone([&] { return measure_cold([&] { eager.run(in); }, recheck_config(opts.timing)); });
         recheck = BaselineRecheck{cached->eager->median_ms, fresh.median_ms, false};
         if (std::abs(cached->eager->median_ms / fresh.median_ms - 1) <= kBaselineRecheckTolerance) {
           problem.mark_baseline_checked(key);
@@ -74,10 +79,8 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
     PythonRunner eager(model_ref);
     b.eager = alone([&] { return measure_cold([&] { eager.run(inputs_ref); }, opts.timing); });
     // This worker measured it: the cache entry the orchestrator writes from the reply needs no
-    // re-check here (the key is the one the lookup above makes of that entry).
-    if (!opts.cache_dir.empty())
-      problem.mark_baseline_checked(baseline_cache_file(problem.sha256(), device, opts).string() + "|" +
-                                    std::to_string(b.eager->median_ms));
+    // re-check here.
+    if (!file.empty()) problem.mark_baseline_checked(checked_key(b.eager->median_ms));
   }
   if (opts.compiled_baseline) {
     try {

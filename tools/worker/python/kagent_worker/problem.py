@@ -130,11 +130,7 @@ class Problem:
                 return copy.deepcopy(template).to(device)
             except Exception:  # a model that cannot be copied is built again
                 pass
-        kernelbench_seed(seed)
-        init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.init_inputs()]
-        kernelbench_seed(seed)
-        with torch.no_grad():
-            model = self._construct(cls, init)
+        model = self._construct_seeded(cls, device, seed)
         if cls is None:
             self._templates[seed] = model
             try:
@@ -142,6 +138,15 @@ class Problem:
             except Exception:
                 del self._templates[seed]
         return model.to(device)
+
+    def _construct_seeded(self, cls, device, seed):
+        """KernelBench's order: seed, get_init_inputs() with its tensors moved to `device`, seed
+        again, the model built on the CPU under no_grad."""
+        kernelbench_seed(seed)
+        init = [x.to(device) if isinstance(x, torch.Tensor) else x for x in self.init_inputs()]
+        kernelbench_seed(seed)
+        with torch.no_grad():
+            return self._construct(cls, init)
 
     def _construct(self, cls, init):
         try:
@@ -215,13 +220,8 @@ class Problem:
         Errors are left to the calls that need these objects, which report them in their phase.
         Returns the bytes this problem keeps on the host."""
         try:
-            if seed not in self._templates:
-                kernelbench_seed(seed)
-                init = self.init_inputs()
-                if not any(isinstance(x, torch.Tensor) for x in init):
-                    kernelbench_seed(seed)
-                    with torch.no_grad():
-                        self._templates[seed] = self._construct(None, init)
+            if seed not in self._templates and not any(isinstance(x, torch.Tensor) for x in self.init_inputs()):
+                self._templates[seed] = self._construct_seeded(None, "cpu", seed)
             if trials > 0 and self.trial_inputs_device() == "cpu":
                 for s in self.trial_seeds(seed, trials):
                     self._host_draw(s)
