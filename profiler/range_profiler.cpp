@@ -490,10 +490,14 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
     setup_.reset();
     throw;  // the worker must be replaced: not a profiler matter
   } catch (const cuda::Error& e) {
-    const bool refused = e.api() == cuda::Api::Cupti && counters_not_permitted(static_cast<CUptiResult>(e.code()));
+    const bool cupti = e.api() == cuda::Api::Cupti;
+    const bool busy = cupti && static_cast<CUptiResult>(e.code()) == CUPTI_ERROR_HARDWARE_BUSY;
+    const bool refused = cupti && counters_not_permitted(static_cast<CUptiResult>(e.code()));
     res = RangeProfileResult{};
-    res.status = refused ? "not_permitted" : "error";
-    res.reason = e.what();
+    res.status = busy ? "busy" : refused ? "not_permitted" : "error";
+    // Busy is not a matter of privileges: the counters are one per GPU, and a kept session
+    // (keep_session) holds them until its worker ends.
+    res.reason = busy ? std::string(kCountersBusy) + " (" + e.what() + ")" : e.what();
     setup_.reset();  // a failure may leave the host side half built; start over next time
   } catch (const ProfilerError& e) {
     res = RangeProfileResult{};

@@ -63,9 +63,16 @@ struct RangeProfilerOptions {
   bool keep_session = true;
 };
 
+// Why a profile has no counters where another process holds them: one set per GPU, and a worker
+// keeps its session (RangeProfilerOptions::keep_session) for its lifetime.
+inline constexpr const char* kCountersBusy =
+    "another process holds this GPU's performance counters: where several kagent workers share a GPU, "
+    "the first to profile keeps them (--workers-per-gpu 1 gives every evaluation counters)";
+
 struct RangeProfileResult {
   bool available = false;
-  std::string status;                 // "ok", "not_permitted" (privileges, virtualisation, sandbox), "unsupported", "error"
+  std::string status;                 // "ok", "busy" (kCountersBusy), "not_permitted" (privileges, virtualisation,
+                                      // sandbox), "unsupported", "error"
   std::string reason;                 // CUPTI's words when not available
   std::string chip;                   // e.g. "GH100"
   std::vector<std::string> metrics;   // collected

@@ -24,6 +24,8 @@ PY=${KAGENT_PYTHON:-/opt/torch/.venv/bin/python3}
 [ -x "$PY" ] || PY=$(command -v python3)
 export PATH=$(dirname "$PY"):$PATH
 export KAGENT_CACHE_DIR=${KAGENT_CACHE_DIR:-/tmp/kagent-cache}
+# The roofline needs the FLOP counters: a second counter pass (the worker collects one by default).
+export KAGENT_PROFILER_PASSES=2
 NCU=${NCU:-$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)}
 KB=${KAGENT_KERNELBENCH_DIR:-}
 [ -z "$KB" ] && [ -d .carry/kernelbench-problems ] && KB=$PWD/.carry/kernelbench-problems

@@ -387,6 +387,32 @@ def main():
         summary["collect"]["phase_seconds"] = phases
         say("evaluation phases, summed: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items())
             + f"; exclusive under the lock {exclusive:.1f} s")
+        # How quiet the timings were: samples that vary by more than the noise target run the loop
+        # to its cap, under the exclusive lock.
+        cands = [t["candidate"] for t in timed]
+        capped = sum(1 for c in cands if str(c.get("stop_reason", "")).startswith("max time"))
+        noise = sorted(c.get("rel_stdev", 0) for c in cands)
+        counters = {}
+        for ev in evals.values():
+            st_ = (((ev or {}).get("profile") or {}).get("counters") or {}).get("status")
+            if st_:
+                counters[st_] = counters.get(st_, 0) + 1
+        # Each distinct problem's eager baseline measured once per run, and not re-checked by the
+        # evaluations on other workers (evaluation/baseline_memo.h).
+        rechecks = sum(1 for t in timed if t.get("baseline_recheck"))
+        try:
+            rows = json.loads((col / "baselines.json").read_text()).get("rows", [])
+        except (OSError, ValueError):
+            rows = []
+        measured = sum(1 for r in rows if not r.get("cache_hit"))
+        say(f"baselines: {measured} measured for {len(rows)} problems; {rechecks} re-checked inside evaluations")
+        summary["collect"].update({"baselines_measured": measured, "baseline_rechecks_in_evaluations": rechecks})
+        summary["collect"].update({"timings_capped": capped, "timing_noise_median": noise[len(noise) // 2] if noise else None,
+                                   "profile_counters": counters})
+        if noise:
+            say(f"timing loops: {capped} of {len(cands)} stopped by the time cap; sample noise median "
+                f"{100 * noise[len(noise) // 2]:.1f}%, p90 {100 * noise[int(0.9 * (len(noise) - 1))]:.1f}%; "
+                f"profiles' hardware counters {counters}")
         for g in s.get("per_gpu") or []:
             say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "

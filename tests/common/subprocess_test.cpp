@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -111,6 +112,21 @@ TEST_CASE("an address-space limit holds for the command and the processes it sta
   auto big = run_command(cmd({"sh", "-c", "python3 -c 'b = bytearray(300 << 20); b[::4096] = b\"x\" * len(b[::4096])'"}), 60s);
   CHECK(big.exit.code == 0);
   CHECK(big.exit.peak_rss_kb > 250 * 1024);
+}
+
+TEST_CASE("a command started with a niceness runs at it, and the processes it starts too") {
+  // The 19th field of /proc/<pid>/stat is the niceness; sh reads its own and starts a child that
+  // reads its own.
+  const std::string field = "cut -d' ' -f19 /proc/self/stat";
+  auto o = cmd({"sh", "-c", field + "; sh -c \"" + field + "\""});
+  const auto base = run_command(o, 60s);
+  REQUIRE(base.exit.code == 0);
+  const int before = std::stoi(base.output);
+  o.nice = 7;
+  const auto r = run_command(o, 60s);
+  REQUIRE(r.exit.code == 0);
+  const int expected = std::min(before + 7, 19);
+  CHECK(r.output == std::to_string(expected) + "\n" + std::to_string(expected) + "\n");
 }
 
 TEST_CASE("a guarded command dies with the thread that started it, its children too") {

@@ -1,6 +1,7 @@
 // nvcc's steps with its two front ends side by side (compiler/nvcc_split.h), on the real nvcc:
 // the plan read from -dryrun, a kernel whose host and device halves agree on the module id, a
 // compile error that reads exactly as nvcc's own, and the builds that are left to nvcc.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -144,4 +145,14 @@ TEST_CASE("an option nvcc refuses gets nvcc's own words") {
   CHECK(r.exit.code != 0);
   CHECK(r.output.find("frobnicate") != std::string::npos);
   CHECK(r.output.find("#$") == std::string::npos);
+}
+
+TEST_CASE("every compiler run under CompileLimits runs at the compilers' niceness") {
+  SpawnOptions so;
+  so.argv = {"sh", "-c", "cut -d' ' -f19 /proc/self/stat"};
+  const RunResult base = run_command(so, std::chrono::seconds(30));
+  REQUIRE(base.succeeded());
+  const RunResult r = limits().run(so);
+  REQUIRE(r.succeeded());
+  CHECK(std::stoi(r.output) == std::min(std::stoi(base.output) + kCompilerNice, 19));
 }

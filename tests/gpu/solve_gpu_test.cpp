@@ -33,7 +33,8 @@ TEST_CASE("kagent solve: the shipped replay example with real evaluation") {
   const fs::path root = KAGENT_SOURCE_DIR;
   const kagent::testing::TempDir dir("kagent-solve-gpu");
   const fs::path& runs = dir.path();
-  std::string cmd = fmt::format("{}/kagent solve {} --llm replay:{} --runs-dir {} --json > {}/out.json 2> {}/err.txt",
+  // Two counter passes (the worker's default is one): the roofline's FLOPs reach the feedback.
+  std::string cmd = fmt::format("KAGENT_PROFILER_PASSES=2 {}/kagent solve {} --llm replay:{} --runs-dir {} --json > {}/out.json 2> {}/err.txt",
                                 KAGENT_BINARY_DIR, (root / "examples/elementwise_gelu.py").string(),
                                 (root / "examples/elementwise_gelu.replay.jsonl").string(), runs.string(),
                                 runs.string(), runs.string());

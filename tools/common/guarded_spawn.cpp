@@ -87,6 +87,8 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
     struct rlimit r{*c.address_space, *c.address_space};
     if (::setrlimit(RLIMIT_AS, &r) != 0) fail(err_fd);
   }
+  // Best effort: more niceness is always allowed, and a program at the old priority still runs.
+  if (c.nice > 0) (void)::nice(c.nice);
   if (c.cwd && ::chdir(c.cwd) != 0) fail(err_fd);
   ::execve(c.path, c.argv, c.envp);
   fail(err_fd);

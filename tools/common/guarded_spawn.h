@@ -27,6 +27,7 @@ struct GuardedChild {
   int reply_fd = -1;                   // becomes the program's fd 4 when >= 0
   std::optional<rlim_t> address_space; // RLIMIT_AS for the program and its children
   bool die_with_parent = true;         // the group dies with the spawning thread
+  int nice = 0;                        // added to the program's niceness (inherited by its children)
 };
 
 // Starts the guard and, under it, the program. Returns the guard's pid, which is also the

@@ -96,7 +96,7 @@ struct ExecArgs {
 
 Subprocess::Subprocess(const SpawnOptions& opts) {
   if (opts.argv.empty()) throw std::invalid_argument("Subprocess: empty argv");
-  if (opts.die_with_parent || opts.address_space_limit) {
+  if (opts.die_with_parent || opts.address_space_limit || opts.nice > 0) {
     spawn_with_guard(opts);
     return;
   }
@@ -161,6 +161,7 @@ void Subprocess::spawn_with_guard(const SpawnOptions& opts) {
   c.reply_fd = rep_write.get();
   if (opts.address_space_limit) c.address_space = static_cast<rlim_t>(*opts.address_space_limit);
   c.die_with_parent = opts.die_with_parent;
+  c.nice = opts.nice;
   pid_ = spawn_guarded(c);
   output_ = std::move(out_read);
   request_ = std::move(req_write);

@@ -39,6 +39,10 @@ struct SpawnOptions {
   // crashed included (a guard process leads the group, see guarded_spawn.h). Only for a
   // child that the spawning thread waits for: the signal follows the thread, not the process.
   bool die_with_parent = false;
+  // Added to the program's niceness (0: unchanged). CPU work that must not take the CPU from a
+  // worker that times on the GPU (compilers): the timed launches of a worker that waits for a
+  // core are the candidate's time. Started under a guard, as die_with_parent is.
+  int nice = 0;
 };
 
 class Subprocess {

@@ -36,6 +36,7 @@ std::chrono::milliseconds CompileLimits::left() const {
 
 RunResult CompileLimits::run(SpawnOptions so) const {
   if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
+  so.nice = kCompilerNice;
   return run_command(so, left());
 }
 

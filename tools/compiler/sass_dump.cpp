@@ -10,6 +10,7 @@
 #include "common/guarded_spawn.h"
 #include "common/gzip_file.h"
 #include "common/subprocess.h"
+#include "compiler/build_steps.h"
 #include "compiler/sass_summary.h"
 
 namespace kagent {
@@ -63,6 +64,7 @@ SassInfo disassemble(const std::filesystem::path& object, const std::filesystem:
   SpawnOptions so;
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
   so.address_space_limit = kMemoryLimitBytes;
+  so.nice = kCompilerNice;  // beside the compiles, off the workers' cores
   const std::string nvdisasm = resolve_nvdisasm();
   const bool nvdisasm_found = std::filesystem::path(nvdisasm).has_parent_path();
   if (nvdisasm_found) {

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/compile_pool.h"
+#include "evaluation/baseline_memo.h"
 #include "result/device_info.h"
 #include "worker/client/worker_client.h"
 #include "worker/protocol/eval_options.h"
@@ -155,6 +156,9 @@ class EvaluationPool {
 
   PoolCounters counters() const;
 
+  // The baselines this process measured, by problem (shared by every session on this pool).
+  BaselineMemo& baseline_memo() { return baseline_memo_; }
+
   static constexpr int kMaxPassedOver = 4;
 
  private:
@@ -187,6 +191,7 @@ class EvaluationPool {
   unsigned compile_slots_ = 1;
   int compiling_ = 0, compile_waiting_ = 0;
   std::condition_variable slot_freed_;
+  BaselineMemo baseline_memo_;
 };
 
 }  // namespace kagent

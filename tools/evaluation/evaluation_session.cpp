@@ -3,8 +3,10 @@
 #include <chrono>
 
 #include "common/files.h"
+#include "common/sha256.h"
 #include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
+#include "worker/protocol/baseline_cache.h"
 
 namespace kagent {
 
@@ -67,13 +69,26 @@ DeviceInfo EvaluationSession::device() {
   return std::holds_alternative<DeviceInfo>(d) ? std::get<DeviceInfo>(d) : DeviceInfo{};
 }
 
+std::string EvaluationSession::baseline_key(const DeviceInfo& device) const {
+  try {
+    return baseline_cache_file(sha256_file_hex(problem_), device, pool_->settings().options).string();
+  } catch (const std::exception&) {
+    return {};  // the worker reports an unreadable problem in its own words
+  }
+}
+
 std::optional<Timing> EvaluationSession::baselines() {
-  if (!device().available) return std::nullopt;
-  EvaluationPool::Lease lease(*pool_, problem_);
-  const auto start = std::chrono::steady_clock::now();
-  auto timing = lease.client().baselines(problem_, pool_->settings().options);
-  lease.count_baselines(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  return timing;
+  const DeviceInfo device = this->device();
+  if (!device.available) return std::nullopt;
+  const auto measure = [&] {
+    EvaluationPool::Lease lease(*pool_, problem_);
+    const auto start = std::chrono::steady_clock::now();
+    auto timing = lease.client().baselines(problem_, pool_->settings().options);
+    lease.count_baselines(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return timing;
+  };
+  const std::string key = baseline_key(device);
+  return key.empty() ? measure() : pool_->baseline_memo().get(key, measure);
 }
 
 namespace {
@@ -158,7 +173,8 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     EvaluationPool::Lease lease(*pool_, problem_);
     const auto start = std::chrono::steady_clock::now();
     got = lease.client().evaluate(problem_, cand, pool_->settings().options,
-                                  display_name.empty() || display_name == path ? path : display_name + " (" + path + ")");
+                                  display_name.empty() || display_name == path ? path : display_name + " (" + path + ")",
+                                  pool_->baseline_memo().trusted_eager_ms(baseline_key(device)));
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   if (ci) got.compile = *ci;

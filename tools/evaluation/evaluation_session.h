@@ -54,7 +54,8 @@ class EvaluationSession {
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
 
   // The reference's eager and torch.compile times (the worker measures them once per problem,
-  // torch version and GPU; cached after). nullopt without a GPU or when the worker fails.
+  // torch version and GPU; cached after, and measured once per process: BaselineMemo). nullopt
+  // without a GPU or when the worker fails.
   std::optional<Timing> baselines();
 
   EvaluationPool& pool() { return *pool_; }
@@ -62,6 +63,9 @@ class EvaluationSession {
  private:
   std::shared_ptr<EvaluationPool> pool_;
   bool own_pool_ = false;
+  // The problem's baseline cache key on the workers' GPU; empty when the file cannot be read.
+  std::string baseline_key(const DeviceInfo& device) const;
+
   std::string problem_;
   ProblemSpec spec_;
 };

@@ -71,7 +71,7 @@ TEST_CASE("EvalOptions: every field survives, absent fields keep their defaults"
 }
 
 TEST_CASE("evaluate and baselines requests, and their replies") {
-  EvaluateRequest e{"/p.py", CandidateRef{"cuda", "/a.so", "kagent_x::forward", "", {"k1", "k2"}}, full_options()};
+  EvaluateRequest e{"/p.py", CandidateRef{"cuda", "/a.so", "kagent_x::forward", "", {"k1", "k2"}}, full_options(), std::nullopt};
   const auto back = round_trip(e);
   CHECK(back.problem == "/p.py");
   CHECK(back.candidate.format == "cuda");
@@ -79,6 +79,10 @@ TEST_CASE("evaluate and baselines requests, and their replies") {
   CHECK(back.candidate.op_name == "kagent_x::forward");
   CHECK(back.candidate.kernels == std::vector<std::string>{"k1", "k2"});
   CHECK(back.options.trials == 7);
+  CHECK_FALSE(back.trusted_eager_ms);
+  CHECK_FALSE(nlohmann::json(e).contains("trusted_eager_ms"));
+  e.trusted_eager_ms = 0.1 + 0.2;  // not a short decimal: the worker compares it exactly
+  CHECK(round_trip(e).trusted_eager_ms == 0.1 + 0.2);
   const auto kb = round_trip(CandidateRef{"kernelbench", "", "", "/c.py", {},
                                           {PrebuiltExtension{"k3y", "/e.so", "kagent_e", {"f", "g"}}},
                                           {{"dyn", "cpp_sources is not a constant"}}});

@@ -524,7 +524,8 @@ bool out_of_memory(const EvalResult& r) {
 }  // namespace
 
 EvalResult WorkerClient::evaluate(const std::string& problem_path, const CandidateRef& candidate,
-                                  const EvalOptions& options, const std::string& label) {
+                                  const EvalOptions& options, const std::string& label,
+                                  std::optional<double> trusted_eager_ms) {
   const std::string name = !label.empty() ? label : candidate.format == "cuda" ? candidate.artifact : candidate.path;
   // A KernelBench answer whose extensions this worker loaded already: they are loaded still,
   // with their static state; a fresh worker judges it as it would the first time.
@@ -537,14 +538,14 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
     if (!answer_key.empty() && answers_in_worker_.contains(answer_key)) stop();
   }
   const int ran_before = proc_ && proc_->running() ? candidates_in_worker_ : 0;
-  EvalResult result = evaluate_once(problem_path, candidate, options, false);
+  EvalResult result = evaluate_once(problem_path, candidate, options, false, trusted_eager_ms);
   if (suspect(result)) {
     const bool memory = out_of_memory(result) && (last_shared_ || (admission_ && admission_->others_hold()));
     if (memory || ran_before > 0) {
       WorkerRetry retry{to_string(result.status), result.reason, result.message,
                         memory ? "shared_gpu_memory" : "after_candidate", ran_before > 0 ? last_label_ : ""};
       stop();  // a fresh worker, with the GPU to itself when memory was short
-      EvalResult again = evaluate_once(problem_path, candidate, options, memory);
+      EvalResult again = evaluate_once(problem_path, candidate, options, memory, trusted_eager_ms);
       if (!memory && !suspect(again) && !last_label_.empty()) {
         charges_.push_back({last_label_, last_problem_, name, problem_path, retry.first_status, retry.first_reason,
                             retry.first_message});
@@ -566,7 +567,8 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
 }
 
 EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const CandidateRef& candidate,
-                                       const EvalOptions& options, bool exclusive) {
+                                       const EvalOptions& options, bool exclusive,
+                                       std::optional<double> trusted_eager_ms) {
   EvalResult result;
   result.format = candidate.format;
   if (auto err = ensure_started()) {
@@ -584,7 +586,7 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
   ContentionRecorder contention(gpu_watch_.get(), timing_lock_);
   contention.start(own_processes());
-  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options}, timeout, &contention);
+  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options, trusted_eager_ms}, timeout, &contention);
   const double lock_waited = lock_waited_;
   const GpuContention seen = contention.finish(own_processes());
   last_shared_ = seen.shared || shared_at_start || (admission_ && admission_->others_hold(ticket ? &*ticket : nullptr));

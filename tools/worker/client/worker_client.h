@@ -102,8 +102,9 @@ class WorkerClient {
   //  - a KernelBench answer whose load_inline extensions this worker loaded before goes to a
   //    fresh worker (they keep their static state in the process; native candidates get a
   //    fresh instance of their library in the worker itself, worker/service/library_instances.h).
+  // `trusted_eager_ms`: EvaluateRequest's.
   EvalResult evaluate(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options = {},
-                      const std::string& label = {});
+                      const std::string& label = {}, std::optional<double> trusted_eager_ms = std::nullopt);
   // The problem's footprint (inputs + parameters + outputs), for its requests' GPU memory.
   void set_footprint(const std::string& problem_path, int64_t bytes) { footprints_[problem_path] = bytes; }
   // The candidates blamed since the last call (their verdicts were delivered already).
@@ -136,7 +137,7 @@ class WorkerClient {
   Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
   std::set<pid_t> own_processes() const;  // the worker's tree, which NVML must not count as others'
   EvalResult evaluate_once(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options,
-                           bool exclusive);
+                           bool exclusive, std::optional<double> trusted_eager_ms);
   // A ticket for the GPU memory of a request about `problem_path` (none without a GPU or a ledger).
   std::optional<GpuAdmission::Ticket> admit(const std::string& what, const std::string& problem_path, bool exclusive);
   void notice(const std::string& message) const;

@@ -60,11 +60,14 @@ void from_json(const nlohmann::json& j, PrepareRequest& r) { r.path = j.at("path
 
 void to_json(nlohmann::json& j, const EvaluateRequest& r) {
   j = {{"problem", r.problem}, {"candidate", r.candidate}, {"options", r.options}};
+  if (r.trusted_eager_ms) j["trusted_eager_ms"] = *r.trusted_eager_ms;
 }
 void from_json(const nlohmann::json& j, EvaluateRequest& r) {
   r.problem = j.at("problem").get<std::string>();
   r.candidate = j.at("candidate").get<CandidateRef>();
   r.options = j.value("options", nlohmann::json::object()).get<EvalOptions>();
+  if (j.contains("trusted_eager_ms") && j["trusted_eager_ms"].is_number())
+    r.trusted_eager_ms = j["trusted_eager_ms"].get<double>();
 }
 
 void to_json(nlohmann::json& j, const BaselinesRequest& r) { j = {{"problem", r.problem}, {"options", r.options}}; }

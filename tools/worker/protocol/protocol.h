@@ -100,6 +100,9 @@ struct EvaluateRequest {
   std::string problem;
   CandidateRef candidate;
   EvalOptions options;
+  // The eager baseline the orchestrator measured in this run with the GPU to itself: a cached
+  // entry with this time needs no re-check (evaluation/baseline_memo.h).
+  std::optional<double> trusted_eager_ms;
 };
 using EvaluateReply = EvalResult;
 

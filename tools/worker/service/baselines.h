@@ -26,7 +26,10 @@ struct Baselines {
 // seed), or null to make one: a second copy of a model's weights costs memory on large problems.
 // `lock`: the GPU's timing lock (null: none), held exclusively for each measurement and let go
 // while torch.compile compiles (CPU minutes, which siblings' timings need not wait for).
+// `trusted_eager_ms`: the eager time the orchestrator measured in this run (EvaluateRequest's);
+// a cached entry with it is taken as checked.
 Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device,
-                        PyObject* model = nullptr, GpuTimingLock* lock = nullptr);
+                        PyObject* model = nullptr, GpuTimingLock* lock = nullptr,
+                        std::optional<double> trusted_eager_ms = std::nullopt);
 
 }  // namespace kagent::worker

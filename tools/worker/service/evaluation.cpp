@@ -37,6 +37,9 @@ EvalResult Evaluation::operator()() {
   const bool loaded = phase("load", &Evaluation::load);
   phases.candidate_started();  // its code ran while it loaded: a CUDA context lost from here on is its doing
   if (loaded && phase("correctness", &Evaluation::correctness) && guard_run()) {
+    // From the timing to the end the GPU is this worker's alone: one turn under the lock, not
+    // one per timed phase with a sibling's work let in between (and a wait for it each time).
+    const GpuTimingLock::Hold alone(options_.measure || options_.profile ? ctx_.lock : nullptr, LockMode::Exclusive);
     if (options_.measure && phase("timing", &Evaluation::timing) &&
         phase("guards_after_timing", &Evaluation::guards_after_timing) &&
         (options_.eager_baseline || options_.compiled_baseline))
@@ -151,7 +154,8 @@ bool Evaluation::guards_after_timing() {
 
 bool Evaluation::baselines() {
   const std::set<pid_t> before = own_threads();
-  const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device, reference_model_.get(), ctx_.lock);
+  const Baselines b = get_baselines(ctx_.py, problem_, options_, ctx_.device, reference_model_.get(), ctx_.lock,
+                                    request_.trusted_eager_ms);
   for (pid_t t : own_threads())
     if (!before.contains(t)) kagent_threads_.insert(t);
   Timing& t = *result_.timing;

@@ -22,9 +22,14 @@
 
 namespace kagent::worker {
 
+// The worker's counter passes per profile, unless KAGENT_PROFILER_PASSES says otherwise.
+inline constexpr size_t kWorkerCounterPasses = 1;
+
 class ProfilePhase {
  public:
-  ProfilePhase();  // reads KAGENT_PROFILER_KEEP_SESSION (configuration; 0 ends the session after each profile)
+  // Reads KAGENT_PROFILER_KEEP_SESSION (configuration; 0 ends the session after each profile) and
+  // KAGENT_PROFILER_PASSES (counter passes per profile: 1, or 2 for the roofline's FLOPs).
+  ProfilePhase();
 
   // Best effort: a failure here shows again, with its reason, in the first real profile.
   void warm_up();
