@@ -164,3 +164,20 @@ TEST_CASE("library instances: the namespace is renamed only where it holds the e
   const std::string text = dir.write("not-elf.so", "hello");
   CHECK_THROWS_WITH(rename_elf_string(text, out, "kagent_op_namespace", "a", "b"), doctest::Contains("not a 64-bit ELF"));
 }
+
+TEST_CASE("GcPaused: Python's garbage collector is off while it lives, and back as it was after") {
+  py();
+  run_python("import gc; assert gc.isenabled()");
+  {
+    const GcPaused paused;
+    run_python("import gc; assert not gc.isenabled()");
+    {
+      const GcPaused nested;  // already off: stays off, and the outer scope turns it back on
+    }
+    run_python("import gc; assert not gc.isenabled()");
+  }
+  run_python("import gc; assert gc.isenabled()");
+  run_python("import gc; gc.disable()");
+  { const GcPaused paused; }
+  run_python("import gc; assert not gc.isenabled(); gc.enable()");  // off before, off after
+}

@@ -29,6 +29,7 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
                         PyObject* reference_model, GpuTimingLock* lock, std::optional<double> trusted_eager_ms) {
   const auto alone = [lock](auto&& measure) {
     const GpuTimingLock::Hold hold(lock, LockMode::Exclusive);
+    const GcPaused gc;  // as the candidate is timed
     return measure();
   };
   // The model and inputs only where something is timed: a cached entry this worker has

@@ -141,7 +141,10 @@ bool Evaluation::timing() {
   // Unsynchronised, as eager and torch.compile are timed: the timer waits for the device
   // itself, and a synchronisation inside the timed region would count host latency against
   // the candidate alone.
-  t.candidate = measure_cold([&] { call_candidate_unsynchronized(*candidate_, timing_inputs_); }, options_.timing);
+  {
+    const GcPaused gc;
+    t.candidate = measure_cold([&] { call_candidate_unsynchronized(*candidate_, timing_inputs_); }, options_.timing);
+  }
   result_.timing = t;
   return true;
 }
