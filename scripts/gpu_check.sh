@@ -67,7 +67,7 @@
 #   shared-gpu 4 `kagent eval` processes at once over the 10 largest level-1 problems with
 #              honest kernels: no out-of-memory, every wait for memory said (bench/memory/
 #              shared_gpu.py; ~3 min on an 80 GB H100, less with more memory)
-#   chaos      two `kagent collect` processes x 2 workers on one GPU interleaving hacks,
+#   chaos      (CHAOS_REPS=N repetitions, default 3) two `kagent collect` processes x 2 workers on one GPU interleaving hacks,
 #              sandbox attempts, CUDA graphs, faults and honest answers, 3 times; honest
 #              verdicts as alone (tests/gpu/chaos/chaos.py; ~4 min)
 #   isolation  hygiene, shared-gpu and chaos (the three above, ~8 min with the build)
@@ -252,7 +252,7 @@ for suite in "${suites[@]}"; do
     kb=${KAGENT_KERNELBENCH_DIR:-../shared/kernelbench}
     run_suite shared-gpu 330 "^Shared GPU:|^FAIL|^SKIPPED" "$PY" bench/memory/shared_gpu.py --kagent $B/kagent \
       --kernelbench "$kb" --out "$OUT/shared-gpu" ;;
-  chaos) run_suite chaos 400 "^Chaos:|^FAIL|^repetition|^SKIPPED|^hang:" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent \
+  chaos) run_suite chaos 400 "^Chaos:|^FAIL|^repetition|^SKIPPED|^hang:" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent --reps "${CHAOS_REPS:-3}" \
       --out "$OUT/chaos" ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac

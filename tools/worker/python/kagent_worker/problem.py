@@ -20,6 +20,9 @@ CPU_TRIAL_INPUT_BYTES = 256 << 20
 # Host memory a problem may keep for its trials' CPU-drawn inputs: all 5 default trials of any
 # problem drawn on the CPU, so that a later candidate's trials cost copies, not the CPU's random
 # numbers (the worker keeps a few problems only: worker_service.cpp).
+# Kept in pageable memory, not pinned: a fork() of the worker (a candidate's, a subprocess's)
+# copies pinned pages at once, and with gigabytes pinned a fork-bombing candidate held the
+# worker in fork() for minutes (chaos on an H200, 2026-11-26).
 HOST_INPUTS_BYTES = 5 * CPU_TRIAL_INPUT_BYTES
 
 
@@ -34,19 +37,6 @@ def trial_seeds(seed, count):
     the CPU generator seeded with `seed`, one randint in [0, 2**32 - 1) per trial."""
     torch.manual_seed(seed)
     return [int(torch.randint(0, 2**32 - 1, (1,)).item()) for _ in range(count)]
-
-
-def _pinned(x):
-    """A kept CPU draw in page-locked memory: every later evaluation copies it to the GPU, and a
-    copy from pageable memory goes through a staging buffer at a fraction of the link's speed
-    (the five trials of a 128 MiB problem: tens of milliseconds of a warm evaluation). The same
-    numbers; the unpinned tensor where pinning fails (no CUDA, page-locked memory short)."""
-    if not isinstance(x, torch.Tensor) or x.device.type != "cpu" or x.is_sparse or not torch.cuda.is_available():
-        return x
-    try:
-        return x.pin_memory()
-    except Exception:  # noqa: BLE001 - pinning is an optimisation
-        return x
 
 
 def tensor_bytes(values):
@@ -221,7 +211,6 @@ class Problem:
             inputs = list(self._call("get_inputs"))
             size = tensor_bytes(inputs)
             if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
-                inputs = [_pinned(x) for x in inputs]
                 self._host_inputs[seed] = inputs
                 self._host_inputs_bytes += size
         return inputs
