@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -161,7 +162,12 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  const auto prefetch_start = std::chrono::steady_clock::now();
   session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
+  const double prefetch_s = seconds_since(prefetch_start);
   const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
   // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
   if (r.options.profile && !profiler_.warm()) {
@@ -187,9 +193,14 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     context_lost_ = evaluation.context_lost();
     state.adopt_threads(evaluation.kagent_threads());
   }  // the candidate's objects are dropped here, before the check
+  const auto check_start = std::chrono::steady_clock::now();
   result.isolation.left_behind = state.check_and_restore(context_lost_);
   charge_left_behind(result);
   replace_ = state.must_replace();
+  // The request's own steps around the evaluation's phases, so that a record accounts for the
+  // worker's time: the CPU's share first (no lock held), the check of what the candidate left last.
+  result.phases.insert(result.phases.begin(), PhaseRecord{"prefetch", prefetch_s, 0, ""});
+  result.phases.push_back(PhaseRecord{"state_check", seconds_since(check_start), 0, ""});
   return result;
 }
 
