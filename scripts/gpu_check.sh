@@ -206,7 +206,7 @@ for suite in "${suites[@]}"; do
     realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
-    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^baselines:|^timings:|^  gpu|^verdicts of|^against" \
+    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^timing threads|^baselines:|^timings:|^  gpu|^verdicts of|^against" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \

@@ -409,6 +409,16 @@ def main():
         summary["collect"].update({"baselines_measured": measured, "baseline_rechecks_in_evaluations": rechecks})
         summary["collect"].update({"timings_capped": capped, "timing_noise_median": noise[len(noise) // 2] if noise else None,
                                    "profile_counters": counters})
+        # Whether the noisy loops are the ones whose thread lost its core (TimingStats.preemptions).
+        known = [c for c in cands if c.get("preemptions", -1) >= 0]
+        preempted = [c for c in known if c["preemptions"] > 0]
+        noisy = [c for c in known if c.get("rel_stdev", 0) > 0.05]
+        summary["collect"].update({"timings_preempted": len(preempted),
+                                   "noisy_timings_preempted": sum(1 for c in noisy if c["preemptions"] > 0),
+                                   "noisy_timings": len(noisy)})
+        if known:
+            say(f"timing threads preempted: {len(preempted)} of {len(known)} loops; of the {len(noisy)} loops over 5% "
+                f"noise, {sum(1 for c in noisy if c['preemptions'] > 0)} were preempted")
         if noise:
             say(f"timing loops: {capped} of {len(cands)} stopped by the time cap; sample noise median "
                 f"{100 * noise[len(noise) // 2]:.1f}%, p90 {100 * noise[int(0.9 * (len(noise) - 1))]:.1f}%; "

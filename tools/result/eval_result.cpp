@@ -105,7 +105,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,
                                                 samples)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStats, median_ms, mean_ms, stdev_ms, min_ms, max_ms,
-                                                rel_stdev, iterations, total_s, stop_reason, host_median_ms)
+                                                rel_stdev, iterations, total_s, stop_reason, host_median_ms,
+                                                preemptions)
 
 void to_json(nlohmann::json& j, const Correctness& c) {
   j = {{"trials", c.trials},

@@ -172,6 +172,7 @@ struct TimingStats {
   double total_s = 0;          // GPU time spent in the measured region
   std::string stop_reason;     // which stopping criterion ended the loop
   double host_median_ms = 0;   // wall time to device-wide completion, a cross-check
+  int64_t preemptions = -1;    // times the timing thread lost its core during the loop (-1: unknown)
 };
 
 // Whether the GPU was kagent's alone while it timed: other processes seen on it through NVML

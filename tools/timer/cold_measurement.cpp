@@ -11,6 +11,7 @@
 #include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
 #include "timer/statistics.h"
+#include "timer/thread_switches.h"
 
 namespace kagent {
 
@@ -96,6 +97,7 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
   }
 
   std::vector<double> event_ms, host_ms;
+  const std::optional<int64_t> switches0 = involuntary_switches_of_this_thread();
   const auto loop0 = Clock::now();
   do {  // at least one sample, so the statistics below are defined
     const Iteration it = iteration();
@@ -103,8 +105,10 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
     host_ms.push_back(it.host_ms);
     criterion.add(it.event_ms * 1e-3, seconds_since(loop0));
   } while (!criterion.is_finished());
+  const std::optional<int64_t> switches1 = involuntary_switches_of_this_thread();
 
   TimingStats t;
+  if (switches0 && switches1) t.preemptions = *switches1 - *switches0;
   t.median_ms = stats::median(event_ms);
   t.mean_ms = stats::mean(event_ms);
   t.stdev_ms = stats::stdev(event_ms);
