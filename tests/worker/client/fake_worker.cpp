@@ -101,6 +101,9 @@ int main() {
       locked.id = req.value("id", 0);
       locked.nonce = req.value("nonce", "");
       std::vector<pid_t> children;
+      // As the real worker: the problem's CPU share first with nothing held (prefetch), then the
+      // lock shared for the GPU work that may overlap, exclusively from the timing to the end.
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
       {
         const kagent::GpuTimingLock::Hold request(
             locked.get(), fault == "alone" ? kagent::LockMode::Exclusive : kagent::LockMode::Shared);
@@ -124,8 +127,9 @@ int main() {
         }
         {
           const kagent::GpuTimingLock::Hold timing(locked.get(), kagent::LockMode::Exclusive);
-          std::this_thread::sleep_for(std::chrono::milliseconds(3));
+          std::this_thread::sleep_for(std::chrono::milliseconds(3));  // timing, guards after it, profile
         }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the state check, shared again
       }
       for (pid_t p : children) ::kill(p, SIGKILL);  // the sandbox's end of request
       for (pid_t p : children) ::waitpid(p, nullptr, 0);
