@@ -3,7 +3,6 @@
 #include <chrono>
 
 #include "common/files.h"
-#include "common/sha256.h"
 #include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
 #include "worker/protocol/baseline_cache.h"
@@ -70,11 +69,9 @@ DeviceInfo EvaluationSession::device() {
 }
 
 std::string EvaluationSession::baseline_key(const DeviceInfo& device) const {
-  try {
-    return baseline_cache_file(sha256_file_hex(problem_), device, pool_->settings().options).string();
-  } catch (const std::exception&) {
-    return {};  // the worker reports an unreadable problem in its own words
-  }
+  // The spec's hash of the file: the one the worker keys the baseline cache with.
+  return spec_.sha256.empty() ? std::string()
+                              : baseline_cache_file(spec_.sha256, device, pool_->settings().options).string();
 }
 
 std::optional<Timing> EvaluationSession::baselines() {

@@ -63,7 +63,8 @@ class EvaluationSession {
  private:
   std::shared_ptr<EvaluationPool> pool_;
   bool own_pool_ = false;
-  // The problem's baseline cache key on the workers' GPU; empty when the file cannot be read.
+  // The problem's baseline cache key on the workers' GPU (from the spec's sha256; empty before
+  // the problem is opened).
   std::string baseline_key(const DeviceInfo& device) const;
 
   std::string problem_;

@@ -30,25 +30,6 @@ void require_gpu(const DeviceInfo& device) {
   if (!device.available) throw RequestError("no_gpu", "no CUDA device is visible to the worker");
 }
 
-// How each op holds the GPU's timing lock for the whole request: not at all. Loading a problem
-// runs its (trusted) file and derives its spec on meta tensors: the CPU's work. Prepare,
-// evaluate and baselines do the CPU's share of their problem first with nothing held
-// (ProblemSession::prefetch), then hold it shared, and exclusively for what they time
-// (phase_runner.h, baselines.cpp): a sibling worker's timing then waits for GPU work only, not
-// for a problem's CPU construction and random numbers.
-LockMode request_lock_mode(protocol::Op op) {
-  using protocol::Op;
-  switch (op) {
-    case Op::LoadProblem:
-    case Op::Prepare:
-    case Op::Evaluate:
-    case Op::Baselines:
-    case Op::Hello:
-    case Op::Shutdown: return LockMode::None;
-  }
-  return LockMode::Shared;
-}
-
 // The problems a worker keeps loaded: those of a serve's batch or a solve's few, not every one
 // of a collection's hundreds (each keeps up to HOST_INPUTS_BYTES of CPU draws, problem.py).
 constexpr size_t kKeptProblems = 16;
@@ -230,10 +211,12 @@ nlohmann::json WorkerService::dispatch(const nlohmann::json& line) {
   } catch (const std::exception& e) {
     throw RequestError("bad_request", e.what());
   }
-  auto reply = [&] {
-    GpuTimingLock::Hold hold(lock(), request_lock_mode(Request::op));
-    return on(request);
-  }();
+  // No request holds the GPU's timing lock as a whole. Loading a problem runs its (trusted) file
+  // and derives its spec on meta tensors: the CPU's work. Prepare, evaluate and baselines do the
+  // CPU's share of their problem first with nothing held (ProblemSession::prefetch), then hold
+  // it shared, and exclusively for what they time (evaluation.cpp, baselines.cpp): a sibling
+  // worker's timing waits for GPU work only, not for a problem's CPU construction.
+  auto reply = on(request);
   nlohmann::json out = protocol::ok_line(reply, context_lost_);
   if (replace_ && !context_lost_) out["replace"] = true;  // exits after this reply (worker_state.h)
   return out;
