@@ -391,6 +391,9 @@ def main():
         # to its cap, under the exclusive lock.
         cands = [t["candidate"] for t in timed]
         capped = sum(1 for c in cands if str(c.get("stop_reason", "")).startswith("max time"))
+        # Loops the middle half's spread ended, where the stdev alone would have gone on
+        # (timer/stopping_criterion.h, IqrNoiseCriterion).
+        by_iqr = sum(1 for c in cands if str(c.get("stop_reason", "")).startswith("interquartile"))
         noise = sorted(c.get("rel_stdev", 0) for c in cands)
         counters = {}
         for ev in evals.values():
@@ -407,7 +410,7 @@ def main():
         measured = sum(1 for r in rows if not r.get("cache_hit"))
         say(f"baselines: {measured} measured for {len(rows)} problems; {rechecks} re-checked inside evaluations")
         summary["collect"].update({"baselines_measured": measured, "baseline_rechecks_in_evaluations": rechecks})
-        summary["collect"].update({"timings_capped": capped, "timing_noise_median": noise[len(noise) // 2] if noise else None,
+        summary["collect"].update({"timings_capped": capped, "timings_stopped_by_interquartile_noise": by_iqr, "timing_noise_median": noise[len(noise) // 2] if noise else None,
                                    "profile_counters": counters})
         # Whether the noisy loops are the ones whose thread lost its core (TimingStats.preemptions).
         known = [c for c in cands if c.get("preemptions", -1) >= 0]
@@ -420,7 +423,8 @@ def main():
             say(f"timing threads preempted: {len(preempted)} of {len(known)} loops; of the {len(noisy)} loops over 5% "
                 f"noise, {sum(1 for c in noisy if c['preemptions'] > 0)} were preempted")
         if noise:
-            say(f"timing loops: {capped} of {len(cands)} stopped by the time cap; sample noise median "
+            say(f"timing loops: {capped} of {len(cands)} stopped by the time cap, {by_iqr} by the interquartile noise; "
+                f"sample noise median "
                 f"{100 * noise[len(noise) // 2]:.1f}%, p90 {100 * noise[int(0.9 * (len(noise) - 1))]:.1f}%; "
                 f"profiles' hardware counters {counters}")
         for g in s.get("per_gpu") or []:

@@ -40,6 +40,25 @@ TEST_CASE("percentile interpolates linearly like numpy") {
   CHECK_THROWS_AS(stats::percentile(xs, -1), std::invalid_argument);
 }
 
+TEST_CASE("interquartile noise: the bulk's spread, blind to rare outliers") {
+  // numpy: (percentile(xs, 75) - percentile(xs, 25)) / 1.349 / median(xs)
+  CHECK(stats::iqr_noise(V{1, 2, 3, 4}) == doctest::Approx((3.25 - 1.75) / 1.349 / 2.5));
+  CHECK(stats::iqr_noise(V{5, 5, 5}) == 0);
+  CHECK(stats::iqr_noise(V{0, 0, 0}) == 0);
+  CHECK(std::isinf(stats::iqr_noise(V{-1, 0, 0, 1})));
+  // 98 samples at 1.0 +- 0.1%, two at 6x: the stdev is far above 1%, the bulk's spread is not.
+  V xs;
+  for (int i = 0; i < 98; ++i) xs.push_back(1.0 + 0.001 * ((i % 5) - 2) / 2.0);
+  xs.push_back(6.0);
+  xs.push_back(6.0);
+  CHECK(stats::rel_stdev(xs) > 0.5);
+  CHECK(stats::iqr_noise(xs) < 0.001);
+  // Two modes, 60% and 40%: the quartiles fall in different modes.
+  V modes(60, 1.0);
+  modes.insert(modes.end(), 40, 1.2);
+  CHECK(stats::iqr_noise(modes) == doctest::Approx(0.2 / 1.349));
+}
+
 TEST_CASE("empty sample sets throw") {
   const V none;
   CHECK_THROWS_AS(stats::mean(none), std::invalid_argument);
@@ -48,6 +67,7 @@ TEST_CASE("empty sample sets throw") {
   CHECK_THROWS_AS(stats::max(none), std::invalid_argument);
   CHECK_THROWS_AS(stats::stdev(none), std::invalid_argument);
   CHECK_THROWS_AS(stats::percentile(none, 50), std::invalid_argument);
+  CHECK_THROWS_AS(stats::iqr_noise(none), std::invalid_argument);
 }
 
 TEST_CASE("RunningStats matches the batch statistics") {

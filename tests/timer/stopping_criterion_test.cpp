@@ -14,6 +14,8 @@
 using kagent::AnyOf;
 using kagent::CapCriterion;
 using kagent::CapParams;
+using kagent::IqrNoiseCriterion;
+using kagent::IqrNoiseParams;
 using kagent::StdRelCriterion;
 using kagent::StdRelParams;
 using kagent::StoppingCriterion;
@@ -138,9 +140,68 @@ TEST_CASE("AnyOf reports the first finished criterion in order") {
   CHECK_THROWS(AnyOf({}));
 }
 
+TEST_CASE("interquartile noise ends a loop whose stdev rare outliers keep high") {
+  // A 0.7 ms kernel within +-0.2%, with the 8th sample and one in 200 or so after it delayed by 1-6 ms at random (a
+  // preempted launch; as in the real answers' loops that ran to the cap), 1 ms of wall time per
+  // sample: the stdev stays far above 1% up to the 1 s cap, the middle half does not.
+  Jitter j;
+  auto series = [&](int64_t i) {
+    const double u = j(), v = j();
+    return i == 7 || u > 0.99 ? 0.7e-3 + 3.5e-3 + 2.5e-3 * v : 0.7e-3 * (1.0 + 0.002 * v);
+  };
+  SUBCASE("alone") {
+    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+    const int64_t n = feed(c, series, 100000);
+    CHECK(n == 104);  // 0.1 s of loop, then the next look (every 8 samples)
+    CHECK(c.reason().rfind("interquartile noise ", 0) == 0);
+    CHECK(c.reason().find("< 1.0%") != std::string::npos);
+    CHECK(c.current_noise() < 0.01);
+  }
+  SUBCASE("as measure_cold combines them") {
+    std::vector<std::unique_ptr<StoppingCriterion>> v;
+    v.push_back(std::make_unique<StdRelCriterion>(StdRelParams{}));
+    v.push_back(std::make_unique<IqrNoiseCriterion>(IqrNoiseParams{}));
+    v.push_back(std::make_unique<CapCriterion>(CapParams{}));
+    AnyOf c(std::move(v));
+    CHECK(feed(c, series, 100000) == 104);
+    CHECK(c.reason().rfind("interquartile noise ", 0) == 0);
+    // Without it the same series runs to the cap: the outliers' stdev never settles below 1%.
+    AnyOf old = default_combo({}, {});
+    j = Jitter{};
+    CHECK(feed(old, series, 100000) == 1000);
+    CHECK(old.reason() == "max time 1.0 s");
+  }
+}
+
+TEST_CASE("interquartile noise keeps going on two modes and respects its minimums") {
+  SUBCASE("a second mode of 40% of the samples is noise") {
+    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    CHECK(feed(c, [](int64_t i) { return i % 5 < 3 ? 1e-3 : 1.2e-3; }, 5000) == 5000);
+    CHECK_FALSE(c.is_finished());
+    CHECK(c.current_noise() > 0.1);
+  }
+  SUBCASE("min_samples, then every 8 samples") {
+    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    CHECK(feed(c, [](int64_t) { return 1e-3; }, 1000) == 20);
+    CHECK(c.reason() == "interquartile noise 0.0% < 1.0%");
+    // Noisy for the first 30 samples: the look at 20 and 24 fails, the next looks every 8 find it.
+    IqrNoiseCriterion d(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    const int64_t n = feed(d, [](int64_t i) { return i < 30 ? (i % 2 ? 1e-3 : 2e-3) : 1e-3; }, 1000);
+    CHECK(n % IqrNoiseCriterion::kCheckEvery == 0);
+    CHECK(n > 30);
+  }
+  SUBCASE("min_time") {
+    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
+    CHECK(feed(c, [](int64_t) { return 2e-3; }, 10000) == 504);
+  }
+}
+
 TEST_CASE("parameters are validated") {
   CHECK_THROWS(StdRelCriterion(StdRelParams{.min_samples = 0}));
   CHECK_THROWS(StdRelCriterion(StdRelParams{.max_noise = 0}));
+  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.min_samples = 0}));
+  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.min_time_s = -1}));
+  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.max_noise = 0}));
   CHECK_THROWS(CapCriterion(CapParams{.max_iterations = 0}));
   CHECK_THROWS(CapCriterion(CapParams{.max_time_s = 0}));
 }

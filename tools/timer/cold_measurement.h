@@ -14,7 +14,8 @@
 
 namespace kagent {
 
-// StdRelCriterion(min_samples, min_time_s, max_noise) or CapCriterion(max_iterations, max_time_s).
+// StdRelCriterion(min_samples, min_time_s, max_noise), IqrNoiseCriterion (the same three) or
+// CapCriterion(max_iterations, max_time_s), whichever finishes first.
 std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& cfg);
 
 // Times `run` on the current CUDA device. Per iteration: flush L2 on torch's current stream

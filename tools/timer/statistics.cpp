@@ -62,6 +62,11 @@ double percentile(std::span<const double> xs, double p) {
   return a + (b - a) * (pos - static_cast<double>(lo));
 }
 
+double iqr_noise(std::span<const double> xs) {
+  require(xs, "iqr_noise");
+  return rel((percentile(xs, 75) - percentile(xs, 25)) / 1.349, median(xs));
+}
+
 void RunningStats::add(double x) {
   ++n_;
   sum_ += x;

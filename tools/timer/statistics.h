@@ -16,6 +16,12 @@ double stdev(std::span<const double> xs);
 double rel_stdev(std::span<const double> xs);
 // p in [0, 100], linear interpolation between closest ranks (numpy's default).
 double percentile(std::span<const double> xs, double p);
+// The interquartile range scaled to a normal's stdev ((p75 - p25) / 1.349), over the median:
+// the relative spread of the bulk of the samples. Equals rel_stdev for normal samples, but
+// rare outliers (a preempted launch, one slow sample in fifty) do not move it; a second mode
+// of a quarter of the samples or more does. 0 when all samples are 0, +inf when the median
+// is 0 but the quartiles differ.
+double iqr_noise(std::span<const double> xs);
 
 // Running mean and variance (Welford), O(1) per sample, for stopping criteria that
 // look at every sample after every measurement.

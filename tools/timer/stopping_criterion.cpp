@@ -1,6 +1,7 @@
 #include "timer/stopping_criterion.h"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -23,6 +24,15 @@ std::string trimmed(double v, int decimals = 2) {
 std::string format_percent(double fraction, int decimals) { return trimmed(fraction * 100, decimals) + "%"; }
 std::string format_seconds(double s) { return trimmed(s) + " s"; }
 
+namespace {
+// "noise 0.9996% < 1.0%": enough digits that the noise visibly sits below the target.
+std::string below_target(const char* label, double noise, double target) {
+  int d = 2;
+  while (d < 6 && format_percent(noise, d) == format_percent(target, d)) ++d;
+  return std::string(label) + " " + format_percent(noise, d) + " < " + format_percent(target);
+}
+}  // namespace
+
 StdRelCriterion::StdRelCriterion(StdRelParams p) : p_(p) {
   if (p_.min_samples < 1 || p_.min_time_s < 0 || !(p_.max_noise > 0))
     throw std::invalid_argument("StdRelCriterion: need min_samples >= 1, min_time_s >= 0, max_noise > 0");
@@ -40,10 +50,7 @@ void StdRelCriterion::add(double sample_s, double elapsed_s) {
   if (stats_.count() < p_.min_samples || elapsed_s_ < p_.min_time_s) return;
 
   if (noise < p_.max_noise) {
-    // Enough digits that the noise visibly sits below the target ("0.9996% < 1.0%").
-    int d = 2;
-    while (d < 6 && format_percent(noise, d) == format_percent(p_.max_noise, d)) ++d;
-    reason_ = "noise " + format_percent(noise, d) + " < " + format_percent(p_.max_noise);
+    reason_ = below_target("noise", noise, p_.max_noise);
     return;
   }
   // Converged above the target: the noise estimate itself no longer moves.
@@ -53,6 +60,27 @@ void StdRelCriterion::add(double sample_s, double elapsed_s) {
     const double current = noise_.back();
     if (current > 0 && window.stdev() / current < kNoiseConvergedRel)
       reason_ = "noise converged at " + format_percent(current) + " (target " + format_percent(p_.max_noise) + ")";
+  }
+}
+
+IqrNoiseCriterion::IqrNoiseCriterion(IqrNoiseParams p) : p_(p) {
+  if (p_.min_samples < 1 || p_.min_time_s < 0 || !(p_.max_noise > 0))
+    throw std::invalid_argument("IqrNoiseCriterion: need min_samples >= 1, min_time_s >= 0, max_noise > 0");
+}
+
+double IqrNoiseCriterion::current_noise() const {
+  return samples_.empty() ? std::numeric_limits<double>::infinity() : stats::iqr_noise(samples_);
+}
+
+void IqrNoiseCriterion::add(double sample_s, double elapsed_s) {
+  samples_.push_back(sample_s);
+  if (is_finished()) return;
+  const auto n = static_cast<int64_t>(samples_.size());
+  if (n < p_.min_samples || elapsed_s < p_.min_time_s) return;
+  if (n != p_.min_samples && n % kCheckEvery != 0) return;
+  const double noise = stats::iqr_noise(samples_);
+  if (noise < p_.max_noise) {
+    reason_ = below_target("interquartile noise", noise, p_.max_noise);
   }
 }
 

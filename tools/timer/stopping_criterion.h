@@ -57,6 +57,35 @@ class StdRelCriterion final : public StoppingCriterion {
   std::string reason_;
 };
 
+// Finished once at least min_samples and min_time_s are reached and the interquartile noise
+// (stats::iqr_noise: the spread of the middle half of the samples, over the median) is below
+// max_noise; looked at every kCheckEvery samples. The verdict reports the median, and the
+// median does not move with the rare outliers of a shared machine (a launch delayed by
+// preemption adds milliseconds to one sample of a 0.5 ms kernel), yet those outliers keep the
+// stdev of every sample above 1% until the time cap: this criterion ends such a loop once the
+// bulk is steady. A second mode of a quarter of the samples or more still keeps it going.
+struct IqrNoiseParams {
+  int64_t min_samples = 20;
+  double min_time_s = 0.1;
+  double max_noise = 0.01;
+};
+
+class IqrNoiseCriterion final : public StoppingCriterion {
+ public:
+  explicit IqrNoiseCriterion(IqrNoiseParams p = {});
+  void add(double sample_s, double elapsed_s) override;
+  bool is_finished() const override { return !reason_.empty(); }
+  std::string reason() const override { return reason_; }
+  double current_noise() const;  // of every sample so far; +inf before the first
+
+  static constexpr int64_t kCheckEvery = 8;  // each look is O(samples)
+
+ private:
+  IqrNoiseParams p_;
+  std::vector<double> samples_;
+  std::string reason_;
+};
+
 // Hard caps, which win over every other criterion (including min_samples).
 struct CapParams {
   int64_t max_iterations = 5000;
