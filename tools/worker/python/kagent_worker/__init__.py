@@ -11,5 +11,6 @@ source_scan (static checks of a KernelBench answer), inline_calls (load_inline c
 statically, shared with the orchestrator), inline_patch (load_inline while an answer loads),
 hygiene (the process state one evaluation could leave for the next: captured, checked, put
 back), module_state (tensors a model keeps as plain attributes: snapshotted, compared, put back
-before compared calls), registry (what C++ calls).
+before compared calls), host_memory (page-locked copies that forks do not inherit: the
+trials' kept draws), registry (what C++ calls).
 """

@@ -11,6 +11,7 @@ import sys
 
 import torch
 
+from kagent_worker.host_memory import page_locked_copy
 from kagent_worker.inline_patch import InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
 
@@ -20,9 +21,8 @@ CPU_TRIAL_INPUT_BYTES = 256 << 20
 # Host memory a problem may keep for its trials' CPU-drawn inputs: all 5 default trials of any
 # problem drawn on the CPU, so that a later candidate's trials cost copies, not the CPU's random
 # numbers (the worker keeps a few problems only: worker_service.cpp).
-# Kept in pageable memory, not pinned: a fork() of the worker (a candidate's, a subprocess's)
-# copies pinned pages at once, and with gigabytes pinned a fork-bombing candidate held the
-# worker in fork() for minutes (chaos on an H200, 2026-11-26).
+# Kept page-locked in memory that forks do not inherit (host_memory.py): copies to the GPU
+# are direct, and a fork() of the worker copies none of it.
 HOST_INPUTS_BYTES = 5 * CPU_TRIAL_INPUT_BYTES
 
 
@@ -211,6 +211,7 @@ class Problem:
             inputs = list(self._call("get_inputs"))
             size = tensor_bytes(inputs)
             if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
+                inputs = [page_locked_copy(x) for x in inputs]
                 self._host_inputs[seed] = inputs
                 self._host_inputs_bytes += size
         return inputs
