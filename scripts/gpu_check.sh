@@ -28,7 +28,8 @@
 #              `realworld-collect` kagent collect over all 149 (~5.5 min; RW_WORKERS=N sets its workers
 #              per GPU, default collect's); `realworld-kb` KernelBench's
 #              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
-#              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min)
+#              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min);
+#              `realworld-kagent`: the warm-up and kagent per answer, without the compile phase (~5 min)
 #   level3     KernelBench level 3, a reference-wrapping candidate for each of the 50 (~7 min;
 #              those not started within LEVEL3_BUDGET s, default 360, are listed as skipped)
 #   level3-native  bench/level3/mlp.cu on the MLP problems (~2 min)
@@ -155,7 +156,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
-  realworld | realworld-compile | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
+  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -199,18 +200,21 @@ for suite in "${suites[@]}"; do
     run_suite kbformat 540 "first sight|speedup|x faster|fell back|summary|KernelBench-format" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh kbformat" \
       "$PY" bench/eval/bench_kernelbench_format.py --kagent $B/kagent --out "$OUT" "${bench_args[@]}" ;;
-  realworld | realworld-compile | realworld-collect | realworld-kb)
+  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-kb)
+    rw_extra=()
     case $suite in
     realworld) rw_phases=warmup,compile,kagent rw_total=380 rw_fresh=--fresh ;;
     realworld-compile) rw_phases=warmup,compile rw_total=200 rw_fresh=--fresh ;;
+    # Every one of the 30 answers within the budget (the kagent phase's 150 s cut the last one).
+    realworld-kagent) rw_phases=warmup,kagent rw_total=320 rw_fresh=--fresh rw_extra=(--budget kagent=250) ;;
     realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
-    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^timing threads|^baselines:|^timings:|^  gpu|^verdicts of|^against" \
+    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^kagent per answer|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^timing threads|^baselines:|^timings:|^  gpu|^verdicts of|^against" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
-      --workers-per-gpu "${RW_WORKERS:-0}" ;;
+      --workers-per-gpu "${RW_WORKERS:-0}" "${rw_extra[@]}" ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

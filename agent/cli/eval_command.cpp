@@ -75,6 +75,8 @@ int run_eval(const EvalArgs& a) {
   // A first run takes minutes (the worker imports torch, nvcc compiles, baselines are timed): it says so.
   const Progress progress("eval", !a.json && Progress::stderr_is_terminal());
   EvaluationSession session(evaluation_settings(a.eval));
+  // A KernelBench answer's extensions compile while the worker starts and loads the problem.
+  session.prebuild(candidate_path, format, fs::path(a.candidate).filename().string());
   {
     Progress::Step step(progress, "loading the problem (a worker starts Python and torch, then runs it)");
     if (auto err = session.open(problem))

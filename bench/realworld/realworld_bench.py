@@ -322,11 +322,21 @@ def main():
                 phases_s = {p["name"]: p["seconds"] for p in j.get("phases", [])}
                 row.update({"status": j.get("status"), "reason": j.get("reason"), "compile_s": phases_s.get("compile"),
                             "eval_s": j.get("eval_seconds"),
-                            "built_by": sorted({e.get("built_by") for e in j.get("extensions", [])})})
+                            "built_by": sorted({e.get("built_by") for e in j.get("extensions", [])}),
+                            "phases": phases_s, "total_s": j.get("total_seconds")})
             except ValueError:
                 row["error"] = (r.get("stderr") or "")[-300:]
             kagent_rows[c] = row
         (st / "kagent.json").write_text(json.dumps(kagent_rows, indent=1) + "\n")
+        # Where one answer's wall time goes: the compile (beside the worker's start since the
+        # answer is compiled while the worker starts), the evaluation, and the rest (the process,
+        # the worker's start, the problem's load, the end).
+        done = [r for r in kagent_rows.values() if r.get("status") and r.get("wall_s") is not None]
+        if done:
+            med = lambda k: pct([r.get(k) or 0 for r in done], 0.5)
+            rest = pct([r["wall_s"] - (r.get("eval_s") or 0) for r in done], 0.5)
+            say(f"kagent per answer, median of {len(done)}: wall {med('wall_s'):.1f}s, compile {med('compile_s'):.1f}s, "
+                f"evaluation {med('eval_s'):.1f}s, outside the evaluation {rest:.1f}s")
 
     # ------------------------------------------------------------------ collect
     if "collect" in phases:

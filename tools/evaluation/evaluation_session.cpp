@@ -16,6 +16,27 @@ EvaluationSession::EvaluationSession(std::shared_ptr<EvaluationPool> pool) : poo
 
 EvaluationSession::~EvaluationSession() = default;
 
+void EvaluationSession::prebuild(const std::string& path, const std::string& format, const std::string& display_name) {
+  if (format != "kernelbench") return;
+  Prebuilt pre{path, pool_->current_arch(), {}};
+  pre.result = std::async(std::launch::async, [pool = pool_, path, display_name, arch = pre.arch] {
+    CandidateRef cand{"kernelbench", {}, {}, path, {}};
+    EvaluationPool::CompileSlot slot(*pool);
+    AnswerExtensions ext = build_answer_extensions(path, pool->compile_options(display_name, arch), cand);
+    return std::make_pair(std::move(ext), std::move(cand));
+  });
+  std::lock_guard lock(prebuilt_mu_);
+  prebuilt_ = std::move(pre);
+}
+
+std::optional<EvaluationSession::Prebuilt> EvaluationSession::take_prebuilt(const std::string& path) {
+  std::lock_guard lock(prebuilt_mu_);
+  if (!prebuilt_ || prebuilt_->path != path) return std::nullopt;
+  std::optional<Prebuilt> out = std::move(prebuilt_);
+  prebuilt_.reset();
+  return out;
+}
+
 std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   problem_ = problem;
   auto problem_error = [&](const WorkerError& err) {
@@ -123,9 +144,17 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       return r;
     }
   } else if (format == "kernelbench") {
-    arch = pool_->current_arch();
-    EvaluationPool::CompileSlot slot(*pool_);
-    ext = build_answer_extensions(path, pool_->compile_options(display_name, arch), cand);
+    if (auto pre = take_prebuilt(path)) {
+      auto [built, with] = pre->result.get();
+      ext = std::move(built);
+      cand.extensions = std::move(with.extensions);
+      cand.extension_reasons = std::move(with.extension_reasons);
+      arch = pre->arch;
+    } else {
+      arch = pool_->current_arch();
+      EvaluationPool::CompileSlot slot(*pool_);
+      ext = build_answer_extensions(path, pool_->compile_options(display_name, arch), cand);
+    }
   }
   const auto workers = started();
   if (const auto* err = std::get_if<WorkerError>(&workers)) {

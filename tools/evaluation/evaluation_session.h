@@ -6,11 +6,14 @@
 // It never touches CUDA; the workers do.
 #pragma once
 
+#include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
 
+#include "evaluation/answer_extensions.h"
 #include "evaluation/evaluation_pool.h"
 #include "problem/problem_spec.h"
 #include "result/device_info.h"
@@ -53,6 +56,13 @@ class EvaluationSession {
   // Thread-safe.
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
 
+  // Starts building a KernelBench answer's load_inline extensions now, on the GPU the pool
+  // guesses, while open() starts the worker and loads the problem (seconds of Python, torch and
+  // CUDA that nvcc would otherwise wait for); the next evaluate_file of `path` takes the result
+  // (and builds again where the workers' GPU turns out to differ). Nothing for a native
+  // candidate: its compile needs the problem's spec.
+  void prebuild(const std::string& path, const std::string& format, const std::string& display_name);
+
   // The reference's eager and torch.compile times (the worker measures them once per problem,
   // torch version and GPU; cached after, and measured once per process: BaselineMemo). nullopt
   // without a GPU or when the worker fails.
@@ -69,6 +79,14 @@ class EvaluationSession {
 
   std::string problem_;
   ProblemSpec spec_;
+
+  struct Prebuilt {
+    std::string path, arch;
+    std::future<std::pair<AnswerExtensions, CandidateRef>> result;  // joined by ~future
+  };
+  std::mutex prebuilt_mu_;
+  std::optional<Prebuilt> prebuilt_;
+  std::optional<Prebuilt> take_prebuilt(const std::string& path);
 };
 
 }  // namespace kagent
