@@ -60,13 +60,11 @@ std::string resolve_nvdisasm() {
 }
 
 SassInfo disassemble(const std::filesystem::path& object, const std::filesystem::path& gzip_file,
-                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout,
-                     const std::vector<int>& cpus) {
+                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout) {
   SpawnOptions so;
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
   so.address_space_limit = kMemoryLimitBytes;
   so.nice = kCompilerNice;  // beside the compiles, off the workers' cores
-  so.cpus = cpus;
   const std::string nvdisasm = resolve_nvdisasm();
   const bool nvdisasm_found = std::filesystem::path(nvdisasm).has_parent_path();
   if (nvdisasm_found) {
