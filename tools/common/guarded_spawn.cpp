@@ -89,6 +89,7 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
   }
   // Best effort: more niceness is always allowed, and a program at the old priority still runs.
   if (c.nice > 0) (void)::nice(c.nice);
+  if (c.cpus) (void)::sched_setaffinity(0, sizeof(cpu_set_t), &*c.cpus);  // best effort, as nice
   if (c.cwd && ::chdir(c.cwd) != 0) fail(err_fd);
   ::execve(c.path, c.argv, c.envp);
   fail(err_fd);

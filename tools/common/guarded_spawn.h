@@ -5,6 +5,7 @@
 // killed kagent; the guard is what takes them down.
 #pragma once
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -28,6 +29,7 @@ struct GuardedChild {
   std::optional<rlim_t> address_space; // RLIMIT_AS for the program and its children
   bool die_with_parent = true;         // the group dies with the spawning thread
   int nice = 0;                        // added to the program's niceness (inherited by its children)
+  std::optional<cpu_set_t> cpus;       // the program's (and its children's) cores; nullopt: ours
 };
 
 // Starts the guard and, under it, the program. Returns the guard's pid, which is also the

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -96,7 +97,7 @@ struct ExecArgs {
 
 Subprocess::Subprocess(const SpawnOptions& opts) {
   if (opts.argv.empty()) throw std::invalid_argument("Subprocess: empty argv");
-  if (opts.die_with_parent || opts.address_space_limit || opts.nice > 0) {
+  if (opts.die_with_parent || opts.address_space_limit || opts.nice > 0 || !opts.cpus.empty()) {
     spawn_with_guard(opts);
     return;
   }
@@ -162,6 +163,13 @@ void Subprocess::spawn_with_guard(const SpawnOptions& opts) {
   if (opts.address_space_limit) c.address_space = static_cast<rlim_t>(*opts.address_space_limit);
   c.die_with_parent = opts.die_with_parent;
   c.nice = opts.nice;
+  if (!opts.cpus.empty()) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (int cpu : opts.cpus)
+      if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+    c.cpus = set;
+  }
   pid_ = spawn_guarded(c);
   output_ = std::move(out_read);
   request_ = std::move(req_write);

@@ -43,6 +43,10 @@ struct SpawnOptions {
   // worker that times on the GPU (compilers): the timed launches of a worker that waits for a
   // core are the candidate's time. Started under a guard, as die_with_parent is.
   int nice = 0;
+  // The cores the program and everything it starts may run on (empty: wherever this process
+  // may): compilers kept off the cores left free for the workers (common/cpu_affinity.h).
+  // Best effort; started under a guard, as die_with_parent is.
+  std::vector<int> cpus;
 };
 
 class Subprocess {

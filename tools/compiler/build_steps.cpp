@@ -37,6 +37,7 @@ std::chrono::milliseconds CompileLimits::left() const {
 RunResult CompileLimits::run(SpawnOptions so) const {
   if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
   so.nice = kCompilerNice;
+  so.cpus = cpus;
   return run_command(so, left());
 }
 
@@ -90,6 +91,7 @@ CompileLimits resolve_compile_limits(const CompileOptions& o) {
                                                           static_cast<std::size_t>(kDefaultCompileTimeout.count())));
   l.memory_mb = o.memory_limit_mb ? *o.memory_limit_mb : env_number("KAGENT_COMPILE_MEMORY_MB", kDefaultCompileMemoryMb);
   l.deadline = std::chrono::steady_clock::now() + l.timeout;
+  l.cpus = o.cpus;
   return l;
 }
 

@@ -40,6 +40,7 @@ struct CompileLimits {
   std::chrono::steady_clock::time_point deadline;
   std::chrono::seconds timeout{0};
   std::size_t memory_mb = 0;  // 0: none
+  std::vector<int> cpus;      // CompileOptions::cpus
 
   std::chrono::milliseconds left() const;
   // Runs one compiler command under these limits.

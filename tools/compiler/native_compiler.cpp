@@ -175,7 +175,7 @@ Attempt build_once(const Job& job, const NvccSetup& setup) {
     info.artifact = so.string();
     // A candidate whose object cannot be disassembled keeps its verdict; the SASS says why it is missing.
     info.sass = disassemble(obj, job.staging / "candidate.sass.gz", resolve_cuobjdump(job.options.cuobjdump),
-                            job.options.arch, kDisassemblyTimeout);
+                            job.options.arch, kDisassemblyTimeout, job.options.cpus);
   } else if (!info.limit.empty()) {
     info.errors = job.limits.describe(info.limit);
   } else if (!host.ok) {

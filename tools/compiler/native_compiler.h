@@ -44,6 +44,9 @@ struct CompileOptions {
   // (see extension_shim.h), moving to heavier ones only when a file needs them; false:
   // the real headers (C++ frontend, pybind11, Python.h) from the start.
   bool light_extension_header = true;
+  // The cores the compilers run on (empty: any): the pool leaves a few free for its workers
+  // (common/cpu_affinity.h). Not part of any cache key.
+  std::vector<int> cpus;
 };
 
 // The candidate's failures (compile errors, a bad signature, an unsupported argument type,

@@ -60,11 +60,13 @@ std::string resolve_nvdisasm() {
 }
 
 SassInfo disassemble(const std::filesystem::path& object, const std::filesystem::path& gzip_file,
-                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout) {
+                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout,
+                     const std::vector<int>& cpus) {
   SpawnOptions so;
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
   so.address_space_limit = kMemoryLimitBytes;
   so.nice = kCompilerNice;  // beside the compiles, off the workers' cores
+  so.cpus = cpus;
   const std::string nvdisasm = resolve_nvdisasm();
   const bool nvdisasm_found = std::filesystem::path(nvdisasm).has_parent_path();
   if (nvdisasm_found) {

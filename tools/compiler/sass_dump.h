@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "result/eval_result.h"
 
@@ -24,6 +25,7 @@ std::string resolve_nvdisasm();
 // fails, times out or finds no device code gives available=false and the reason in the
 // tool's own words (first line, cut); a missing nvdisasm is named with where to get it.
 SassInfo disassemble(const std::filesystem::path& object, const std::filesystem::path& gzip_file,
-                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout);
+                     const std::string& cuobjdump, std::string_view arch, std::chrono::milliseconds timeout,
+                     const std::vector<int>& cpus = {});
 
 }  // namespace kagent

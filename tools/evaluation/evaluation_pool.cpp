@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "common/cpu_affinity.h"
 #include "common/files.h"
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
@@ -56,6 +57,13 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     }
     workers_.push_back(std::make_unique<Worker>(std::move(wo)));
     workers_.back()->stats.gpu = g.value_or(-1);
+  }
+  // Workers that time keep a few cores free of compilers (common/cpu_affinity.h); workers that
+  // see no GPU time nothing.
+  if (!settings_.hide_gpus) {
+    std::string warning;
+    compile_cpus_ = compiler_cpus(allowed_cpus(), reserved_cpus(static_cast<int>(workers_.size()), &warning));
+    if (!warning.empty()) fmt::print(stderr, "kagent: warning: {}\n", warning);
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
   compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs : std::max(1u, std::thread::hardware_concurrency() / 2);
@@ -143,6 +151,7 @@ CompileOptions EvaluationPool::compile_options(const std::string& display_name, 
   co.display_name = display_name;
   co.arch = arch;
   co.use_cache = settings_.use_compile_cache;
+  co.cpus = compile_cpus_;
   if (!settings_.cache_dir.empty()) co.cache_dir = (fs::path(settings_.cache_dir) / "compile").string();
   return co;
 }

@@ -116,6 +116,8 @@ class EvaluationPool {
     EvaluationPool& pool_;
   };
   unsigned compile_slots() const { return compile_slots_; }
+  // The cores the compilers run on (empty: any): this process's, less those kept for the workers.
+  const std::vector<int>& compile_cpus() const { return compile_cpus_; }
 
   // A worker held for one request about `problem` (waits until one is handed over). Requests
   // are served in order of arrival, with one exception: a worker that frees up goes first to a
@@ -189,6 +191,7 @@ class EvaluationPool {
   std::map<std::string, int64_t> footprints_;  // by problem path
   std::vector<WorkerCharge> charges_;
   unsigned compile_slots_ = 1;
+  std::vector<int> compile_cpus_;
   int compiling_ = 0, compile_waiting_ = 0;
   std::condition_variable slot_freed_;
   BaselineMemo baseline_memo_;

@@ -1,0 +1,74 @@
+// The cores left to the compilers, and a command kept on the cores it is given.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "common/cpu_affinity.h"
+#include "common/subprocess.h"
+
+using namespace kagent;
+using namespace std::chrono_literals;
+
+namespace {
+// Sets an environment variable for a scope.
+struct EnvVar {
+  EnvVar(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~EnvVar() { ::unsetenv(name_); }
+  const char* name_;
+};
+}  // namespace
+
+TEST_CASE("the compilers get the allowed cores less the reserved ones, or any where too few are left") {
+  const std::vector<int> sixteen = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  CHECK(compiler_cpus(sixteen, 4) == std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  CHECK(compiler_cpus({4, 5, 6, 7}, 2) == std::vector<int>{4, 5});  // a taskset's cores
+  CHECK(compiler_cpus({4, 5, 6, 7}, 3).empty());                     // one left: anywhere
+  CHECK(compiler_cpus(sixteen, 0).empty());                          // none reserved: anywhere
+  CHECK(compiler_cpus({}, 2).empty());                               // affinity unknown
+}
+
+TEST_CASE("one reserved core per worker and one more, unless KAGENT_RESERVED_CPUS says otherwise") {
+  CHECK(reserved_cpus(3) == 4);
+  CHECK(reserved_cpus(1) == 2);
+  CHECK(reserved_cpus(0) == 0);
+  {
+    EnvVar v("KAGENT_RESERVED_CPUS", "0");
+    CHECK(reserved_cpus(3) == 0);
+  }
+  {
+    EnvVar v("KAGENT_RESERVED_CPUS", "6");
+    CHECK(reserved_cpus(3) == 6);
+  }
+  for (const char* bad : {"-1", "two", "3x"}) {
+    EnvVar v("KAGENT_RESERVED_CPUS", bad);
+    std::string warning;
+    CHECK(reserved_cpus(3, &warning) == 4);
+    CHECK(warning == std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + bad +
+                         "': using 4 (one per worker and one more)");
+  }
+}
+
+TEST_CASE("core lists read as /proc writes them") {
+  CHECK(cpu_list_text({0, 1, 2, 3, 5, 7, 8}) == "0-3,5,7-8");
+  CHECK(cpu_list_text({6}) == "6");
+  CHECK(cpu_list_text({}) == "any");
+}
+
+TEST_CASE("a command started on given cores runs there, and the processes it starts too") {
+  const std::vector<int> allowed = allowed_cpus();
+  REQUIRE_FALSE(allowed.empty());
+  const std::string field = "grep Cpus_allowed_list /proc/self/status | cut -f2";
+  SpawnOptions o;
+  o.argv = {"sh", "-c", field + "; sh -c \"" + field + "\""};
+  o.cpus = {allowed.back()};
+  const auto r = run_command(o, 60s);
+  REQUIRE(r.exit.code == 0);
+  const std::string one = std::to_string(allowed.back());
+  CHECK(r.output == one + "\n" + one + "\n");
+  // Without cores given, it runs wherever this process may.
+  o.cpus.clear();
+  const auto any = run_command(o, 60s);
+  CHECK(any.output.substr(0, any.output.find('\n')) == cpu_list_text(allowed));
+}

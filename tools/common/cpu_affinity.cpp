@@ -1,0 +1,59 @@
+#include "common/cpu_affinity.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+namespace kagent {
+
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return {};
+  std::vector<int> out;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) out.push_back(c);
+  return out;
+}
+
+std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved) {
+  if (reserved <= 0) return {};
+  const auto left = static_cast<long>(allowed.size()) - reserved;
+  if (left < kMinCompilerCpus) return {};
+  return {allowed.begin(), allowed.begin() + left};
+}
+
+int reserved_cpus(int workers, std::string* warning) {
+  const int fallback = workers > 0 ? workers + 1 : 0;
+  const char* v = std::getenv("KAGENT_RESERVED_CPUS");
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v, &end, 10);
+  if (errno || *end || n < 0 || n > CPU_SETSIZE) {
+    if (warning)
+      *warning = std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + v + "': using " +
+                 std::to_string(fallback) + " (one per worker and one more)";
+    return fallback;
+  }
+  return static_cast<int>(n);
+}
+
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  if (cpus.empty()) return "any";
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace kagent
