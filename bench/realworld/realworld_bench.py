@@ -479,6 +479,11 @@ def main():
                 j = json.loads(f.read_text())
                 row.update({k: j.get(k) for k in ("compiled", "correct", "speedup")})
                 row["eval_call_s"] = j.get("wall_s")  # eval_kernel_against_ref alone, load_inline's build included
+                # Why the harness said incorrect: at the pinned commit fp32 answers must be within
+                # 1e-4 (torchbench's), where the leaderboard and kagent's kernelbench policy allow 1e-2.
+                meta = j.get("metadata") or {}
+                row["metadata"] = {k: meta[k] for k in ("correctness_issue", "max_difference", "avg_difference",
+                                                        "runtime_error_name") if k in meta}
             else:
                 row["error"] = (r.get("stderr") or "")[-300:]
             kb_rows[c] = row

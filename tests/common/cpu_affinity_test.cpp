@@ -29,9 +29,10 @@ TEST_CASE("the compilers get the allowed cores less the reserved ones, or any wh
   CHECK(compiler_cpus({}, 2).empty());                               // affinity unknown
 }
 
-TEST_CASE("one reserved core per worker and one more, unless KAGENT_RESERVED_CPUS says otherwise") {
+TEST_CASE("one reserved core per worker and one more for two workers or more, unless KAGENT_RESERVED_CPUS says otherwise") {
   CHECK(reserved_cpus(3) == 4);
-  CHECK(reserved_cpus(1) == 2);
+  CHECK(reserved_cpus(2) == 3);
+  CHECK(reserved_cpus(1) == 0);
   CHECK(reserved_cpus(0) == 0);
   {
     EnvVar v("KAGENT_RESERVED_CPUS", "0");
@@ -46,7 +47,7 @@ TEST_CASE("one reserved core per worker and one more, unless KAGENT_RESERVED_CPU
     std::string warning;
     CHECK(reserved_cpus(3, &warning) == 4);
     CHECK(warning == std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + bad +
-                         "': using 4 (one per worker and one more)");
+                         "': using 4 (one per worker and one more, for two workers or more)");
   }
 }
 

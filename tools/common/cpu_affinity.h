@@ -1,8 +1,10 @@
 // The CPU cores kagent's compilers may use: the ones this process may use, less a few kept free
 // for the workers that time on the GPU. A timed launch that waits for its core is the
-// candidate's time: measured on the 149 real answers with 8 compiles at once (two translation
-// units each, at nice 19) on 16 cores beside three workers, 119 of 142 timing loops lost their
-// thread's core at least once, and 72 of the 84 loops with over 5% noise were among them.
+// candidate's time. Measured on the 149 real answers (H200, 16 cores, three workers, 8 compiles
+// at once at nice 19; bench/realworld/RESULTS.md), on one machine: with 4 cores kept free, 96
+// of 142 timing loops lost their thread's core at least once (129 without), the sample noise
+// median was 11.6% (14.6%), 14 loops ran to the time cap (24), and collect made 45.7 answers a
+// minute (43.4). The preemptions did not go away: most come from elsewhere (not found yet).
 // The workers are not pinned: several kagent processes on one machine would pin theirs to the
 // same cores; kept free of compilers, those cores are where the scheduler finds them room.
 #pragma once
@@ -24,8 +26,10 @@ std::vector<int> allowed_cpus();
 std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved);
 
 // The cores to keep free of compilers for `workers` workers: $KAGENT_RESERVED_CPUS where set (a
-// whole number >= 0; 0 keeps none), else one per worker and one more (the workers' other
-// threads, the orchestrator's). A malformed value is reported in `warning` and the default used.
+// whole number >= 0; 0 keeps none), else, where two or more workers time beside the compiles
+// (collect, serve), one per worker and one more (the workers' other threads, the orchestrator's);
+// none for one worker (eval, solve: its compiles mostly run while it does not time). A malformed
+// value is reported in `warning` and the default used.
 int reserved_cpus(int workers, std::string* warning = nullptr);
 
 // "0-5,8" for a list of cores (as /proc's Cpus_allowed_list writes them); "any" when empty.
