@@ -25,6 +25,8 @@ def mapping_of(ptr, maps="/proc/self/smaps"):
     return entry if inside else None
 
 
+# The child reads /proc and writes to a pipe only: fork()'s warning about threads does not apply.
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 def test_a_dontfork_copy_has_the_same_numbers_in_a_mapping_children_do_not_get():
     x = torch.randn(64, 33)
     y = host_memory.dontfork_copy(x)
