@@ -102,3 +102,18 @@ TEST_CASE("no CUDA device visible: 15, and the verdict says the candidate did no
   CHECK(has(r.out, "verdict   NOT RUN (no_gpu)"));
   CHECK_FALSE(has(r.out, "INTERNAL_ERROR"));
 }
+
+TEST_CASE("a KernelBench answer's extension, built by kagent, reaches the verdict") {
+  // The path `kagent eval` takes (EvaluationSession::prebuild): the load_inline call is built
+  // while the problem is opened, and the evaluation takes that build (no GPU here: the candidate
+  // compiled, then could not run).
+  EvalCli cli;
+  const std::string answer = std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/cpp_only.py";
+  KagentRun r = cli.eval({cli.write("relu.py", test::kReluProblem), answer, "--json"}, {"CUDA_VISIBLE_DEVICES="});
+  INFO(r.out << r.err);
+  CHECK(r.status == exit_status::kNoGpu);
+  CHECK(has(r.out, "-DTORCH_EXTENSION_NAME=cpp_only_ext"));  // kagent's build of the answer's call
+  CHECK(has(r.out, "\"ok\": true"));
+  KagentRun plain = cli.eval({cli.write("relu.py", test::kReluProblem), answer}, {"CUDA_VISIBLE_DEVICES="});
+  check_one_line(plain, "no CUDA device visible (the candidate compiled)");
+}
