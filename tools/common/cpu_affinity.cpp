@@ -42,18 +42,4 @@ int reserved_cpus(int workers, std::string* warning) {
   return static_cast<int>(n);
 }
 
-std::string cpu_list_text(const std::vector<int>& cpus) {
-  if (cpus.empty()) return "any";
-  std::string out;
-  for (size_t i = 0; i < cpus.size();) {
-    size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 }  // namespace kagent

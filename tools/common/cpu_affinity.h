@@ -32,7 +32,4 @@ std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved);
 // value is reported in `warning` and the default used.
 int reserved_cpus(int workers, std::string* warning = nullptr);
 
-// "0-5,8" for a list of cores (as /proc's Cpus_allowed_list writes them); "any" when empty.
-std::string cpu_list_text(const std::vector<int>& cpus);
-
 }  // namespace kagent
