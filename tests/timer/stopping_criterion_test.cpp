@@ -15,9 +15,8 @@ using kagent::AnyOf;
 using kagent::CapCriterion;
 using kagent::CapParams;
 using kagent::IqrNoiseCriterion;
-using kagent::IqrNoiseParams;
+using kagent::NoiseParams;
 using kagent::StdRelCriterion;
-using kagent::StdRelParams;
 using kagent::StoppingCriterion;
 
 namespace {
@@ -40,7 +39,7 @@ struct Jitter {
   double operator()() { return static_cast<double>(gen() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
 };
 
-AnyOf default_combo(StdRelParams s, CapParams c) {
+AnyOf default_combo(NoiseParams s, CapParams c) {
   std::vector<std::unique_ptr<StoppingCriterion>> v;
   v.push_back(std::make_unique<StdRelCriterion>(s));
   v.push_back(std::make_unique<CapCriterion>(c));
@@ -50,7 +49,7 @@ AnyOf default_combo(StdRelParams s, CapParams c) {
 }  // namespace
 
 TEST_CASE("a stable series finishes with a noise reason, but not before min_samples") {
-  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+  StdRelCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
   for (int i = 0; i < 19; ++i) {
     c.add(1e-3, 1e-3 * (i + 1));
     CHECK_FALSE(c.is_finished());
@@ -62,7 +61,7 @@ TEST_CASE("a stable series finishes with a noise reason, but not before min_samp
 }
 
 TEST_CASE("min_time is respected") {
-  StdRelCriterion c(StdRelParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
+  StdRelCriterion c(NoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
   // 1 ms per sample of wall time: needs 500 samples before it may stop.
   const int64_t n = feed(c, [](int64_t) { return 2e-3; }, 10000);
   CHECK(n == 500);
@@ -71,7 +70,7 @@ TEST_CASE("min_time is respected") {
 
 TEST_CASE("a noisy-then-stable series finishes on noise, below the target") {
   Jitter j;
-  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+  StdRelCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
   auto series = [&](int64_t i) {
     if (i < 5) return 1e-3 * (1.0 + (i % 2 ? 0.1 : -0.1));  // warm-up-like transient, +-10%
     return 1e-3 * (1.0 + 0.001 * j());                      // then +-0.1%
@@ -89,7 +88,7 @@ TEST_CASE("a noisy-then-stable series finishes on noise, below the target") {
 
 TEST_CASE("a stationary noisy series stops once its noise has converged") {
   Jitter j;
-  StdRelCriterion c(StdRelParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+  StdRelCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
   const int64_t n = feed(c, [&](int64_t) { return 1e-3 * (1.0 + 0.2 * j()); }, 100000);
   REQUIRE(c.is_finished());
   MESSAGE("finished after " << n << ": " << c.reason());
@@ -150,7 +149,7 @@ TEST_CASE("interquartile noise ends a loop whose stdev rare outliers keep high")
     return i == 7 || u > 0.99 ? 0.7e-3 + 3.5e-3 + 2.5e-3 * v : 0.7e-3 * (1.0 + 0.002 * v);
   };
   SUBCASE("alone") {
-    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+    IqrNoiseCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
     const int64_t n = feed(c, series, 100000);
     CHECK(n == 104);  // 0.1 s of loop, then the next look (every 8 samples)
     CHECK(c.reason().rfind("interquartile noise ", 0) == 0);
@@ -159,8 +158,8 @@ TEST_CASE("interquartile noise ends a loop whose stdev rare outliers keep high")
   }
   SUBCASE("as measure_cold combines them") {
     std::vector<std::unique_ptr<StoppingCriterion>> v;
-    v.push_back(std::make_unique<StdRelCriterion>(StdRelParams{}));
-    v.push_back(std::make_unique<IqrNoiseCriterion>(IqrNoiseParams{}));
+    v.push_back(std::make_unique<StdRelCriterion>(NoiseParams{}));
+    v.push_back(std::make_unique<IqrNoiseCriterion>(NoiseParams{}));
     v.push_back(std::make_unique<CapCriterion>(CapParams{}));
     AnyOf c(std::move(v));
     CHECK(feed(c, series, 100000) == 104);
@@ -175,33 +174,33 @@ TEST_CASE("interquartile noise ends a loop whose stdev rare outliers keep high")
 
 TEST_CASE("interquartile noise keeps going on two modes and respects its minimums") {
   SUBCASE("a second mode of 40% of the samples is noise") {
-    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    IqrNoiseCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
     CHECK(feed(c, [](int64_t i) { return i % 5 < 3 ? 1e-3 : 1.2e-3; }, 5000) == 5000);
     CHECK_FALSE(c.is_finished());
     CHECK(c.current_noise() > 0.1);
   }
   SUBCASE("min_samples, then every 8 samples") {
-    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    IqrNoiseCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
     CHECK(feed(c, [](int64_t) { return 1e-3; }, 1000) == 20);
     CHECK(c.reason() == "interquartile noise 0.0% < 1.0%");
     // Noisy for the first 30 samples: the look at 20 and 24 fails, the next looks every 8 find it.
-    IqrNoiseCriterion d(IqrNoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    IqrNoiseCriterion d(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
     const int64_t n = feed(d, [](int64_t i) { return i < 30 ? (i % 2 ? 1e-3 : 2e-3) : 1e-3; }, 1000);
     CHECK(n % IqrNoiseCriterion::kCheckEvery == 0);
     CHECK(n > 30);
   }
   SUBCASE("min_time") {
-    IqrNoiseCriterion c(IqrNoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
+    IqrNoiseCriterion c(NoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
     CHECK(feed(c, [](int64_t) { return 2e-3; }, 10000) == 504);
   }
 }
 
 TEST_CASE("parameters are validated") {
-  CHECK_THROWS(StdRelCriterion(StdRelParams{.min_samples = 0}));
-  CHECK_THROWS(StdRelCriterion(StdRelParams{.max_noise = 0}));
-  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.min_samples = 0}));
-  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.min_time_s = -1}));
-  CHECK_THROWS(IqrNoiseCriterion(IqrNoiseParams{.max_noise = 0}));
+  CHECK_THROWS(StdRelCriterion(NoiseParams{.min_samples = 0}));
+  CHECK_THROWS(StdRelCriterion(NoiseParams{.max_noise = 0}));
+  CHECK_THROWS(IqrNoiseCriterion(NoiseParams{.min_samples = 0}));
+  CHECK_THROWS(IqrNoiseCriterion(NoiseParams{.min_time_s = -1}));
+  CHECK_THROWS(IqrNoiseCriterion(NoiseParams{.max_noise = 0}));
   CHECK_THROWS(CapCriterion(CapParams{.max_iterations = 0}));
   CHECK_THROWS(CapCriterion(CapParams{.max_time_s = 0}));
 }

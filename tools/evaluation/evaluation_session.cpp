@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_session.h"
 
 #include <chrono>
+#include <tuple>
 
 #include "common/files.h"
 #include "evaluation/answer_extensions.h"
@@ -16,13 +17,22 @@ EvaluationSession::EvaluationSession(std::shared_ptr<EvaluationPool> pool) : poo
 
 EvaluationSession::~EvaluationSession() = default;
 
+namespace {
+// A KernelBench answer's load_inline extensions for `arch`, in one of the pool's compile slots;
+// fills cand's extensions and reasons.
+AnswerExtensions build_extensions(EvaluationPool& pool, const std::string& path, const std::string& display_name,
+                                  const std::string& arch, CandidateRef& cand) {
+  EvaluationPool::CompileSlot slot(pool);
+  return build_answer_extensions(path, pool.compile_options(display_name, arch), cand);
+}
+}  // namespace
+
 void EvaluationSession::prebuild(const std::string& path, const std::string& format, const std::string& display_name) {
   if (format != "kernelbench") return;
   Prebuilt pre{path, pool_->current_arch(), {}};
   pre.result = std::async(std::launch::async, [pool = pool_, path, display_name, arch = pre.arch] {
     CandidateRef cand{"kernelbench", {}, {}, path, {}};
-    EvaluationPool::CompileSlot slot(*pool);
-    AnswerExtensions ext = build_answer_extensions(path, pool->compile_options(display_name, arch), cand);
+    AnswerExtensions ext = build_extensions(*pool, path, display_name, arch, cand);
     return std::make_pair(std::move(ext), std::move(cand));
   });
   std::lock_guard lock(prebuilt_mu_);
@@ -145,15 +155,11 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     }
   } else if (format == "kernelbench") {
     if (auto pre = take_prebuilt(path)) {
-      auto [built, with] = pre->result.get();
-      ext = std::move(built);
-      cand.extensions = std::move(with.extensions);
-      cand.extension_reasons = std::move(with.extension_reasons);
+      std::tie(ext, cand) = pre->result.get();  // the same CandidateRef, its extensions filled
       arch = pre->arch;
     } else {
       arch = pool_->current_arch();
-      EvaluationPool::CompileSlot slot(*pool_);
-      ext = build_answer_extensions(path, pool_->compile_options(display_name, arch), cand);
+      ext = build_extensions(*pool_, path, display_name, arch, cand);
     }
   }
   const auto workers = started();
@@ -170,8 +176,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     if (ci && ci->ok) ci = pool_->compile(spec_, source, display_name, pool_->arch_for(device));
     if (ext) {
       cand = CandidateRef{format, {}, {}, path, {}};
-      EvaluationPool::CompileSlot slot(*pool_);
-      ext = build_answer_extensions(path, pool_->compile_options(display_name, pool_->arch_for(device)), cand);
+      ext = build_extensions(*pool_, path, display_name, pool_->arch_for(device), cand);
     }
   }
   if (ext && ext->compile && !ext->compile->ok) {  // the answer's own sources do not compile

@@ -33,10 +33,12 @@ std::string below_target(const char* label, double noise, double target) {
 }
 }  // namespace
 
-StdRelCriterion::StdRelCriterion(StdRelParams p) : p_(p) {
-  if (p_.min_samples < 1 || p_.min_time_s < 0 || !(p_.max_noise > 0))
-    throw std::invalid_argument("StdRelCriterion: need min_samples >= 1, min_time_s >= 0, max_noise > 0");
+void NoiseParams::validate(const char* who) const {
+  if (min_samples < 1 || min_time_s < 0 || !(max_noise > 0))
+    throw std::invalid_argument(std::string(who) + ": need min_samples >= 1, min_time_s >= 0, max_noise > 0");
 }
+
+StdRelCriterion::StdRelCriterion(NoiseParams p) : p_(p) { p_.validate("StdRelCriterion"); }
 
 void StdRelCriterion::add(double sample_s, double elapsed_s) {
   stats_.add(sample_s);
@@ -47,7 +49,7 @@ void StdRelCriterion::add(double sample_s, double elapsed_s) {
     if (noise_.size() > kNoiseWindow) noise_.pop_front();
   }
   if (is_finished() || noise_.empty()) return;
-  if (stats_.count() < p_.min_samples || elapsed_s_ < p_.min_time_s) return;
+  if (!p_.reached(stats_.count(), elapsed_s_)) return;
 
   if (noise < p_.max_noise) {
     reason_ = below_target("noise", noise, p_.max_noise);
@@ -63,10 +65,7 @@ void StdRelCriterion::add(double sample_s, double elapsed_s) {
   }
 }
 
-IqrNoiseCriterion::IqrNoiseCriterion(IqrNoiseParams p) : p_(p) {
-  if (p_.min_samples < 1 || p_.min_time_s < 0 || !(p_.max_noise > 0))
-    throw std::invalid_argument("IqrNoiseCriterion: need min_samples >= 1, min_time_s >= 0, max_noise > 0");
-}
+IqrNoiseCriterion::IqrNoiseCriterion(NoiseParams p) : p_(p) { p_.validate("IqrNoiseCriterion"); }
 
 double IqrNoiseCriterion::current_noise() const {
   return samples_.empty() ? std::numeric_limits<double>::infinity() : stats::iqr_noise(samples_);
@@ -76,7 +75,7 @@ void IqrNoiseCriterion::add(double sample_s, double elapsed_s) {
   samples_.push_back(sample_s);
   if (is_finished()) return;
   const auto n = static_cast<int64_t>(samples_.size());
-  if (n < p_.min_samples || elapsed_s < p_.min_time_s) return;
+  if (!p_.reached(n, elapsed_s)) return;
   if (n != p_.min_samples && n % kCheckEvery != 0) return;
   const double noise = stats::iqr_noise(samples_);
   if (noise < p_.max_noise) {

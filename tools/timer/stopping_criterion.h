@@ -23,22 +23,28 @@ class StoppingCriterion {
   virtual std::string reason() const = 0;
 };
 
+// What a noise criterion waits for and aims at (StdRelCriterion, IqrNoiseCriterion). Unlike
+// nvbench, min_time_s is wall time of the loop, not accumulated GPU time, so a 5 us kernel is
+// not run 100,000 times; the budget that matters here is evaluation latency.
+struct NoiseParams {
+  int64_t min_samples = 20;
+  double min_time_s = 0.1;
+  double max_noise = 0.01;  // relative spread of the samples
+  // Throws std::invalid_argument naming `who` unless min_samples >= 1, min_time_s >= 0, max_noise > 0.
+  void validate(const char* who) const;
+  // Both minimums met: the criterion may look at the noise.
+  bool reached(int64_t samples, double elapsed_s) const { return samples >= min_samples && elapsed_s >= min_time_s; }
+};
+
 // nvbench's "stdrel": finished once at least min_samples and min_time_s are reached and
 // either the relative stdev of all samples is below max_noise, or the noise has stopped
 // improving (the last up-to-512 noise readings vary by under 5% of the current one, looked
 // at every 16 samples once 64 readings exist): a kernel that is inherently noisier than
 // max_noise then ends as soon as more samples would not tell more.
-// Unlike nvbench, min_time_s is wall time of the loop, not accumulated GPU time, so a
-// 5 us kernel is not run 100,000 times; the budget that matters here is evaluation latency.
-struct StdRelParams {
-  int64_t min_samples = 20;
-  double min_time_s = 0.1;
-  double max_noise = 0.01;  // relative stdev
-};
 
 class StdRelCriterion final : public StoppingCriterion {
  public:
-  explicit StdRelCriterion(StdRelParams p = {});
+  explicit StdRelCriterion(NoiseParams p = {});
   void add(double sample_s, double elapsed_s) override;
   bool is_finished() const override { return !reason_.empty(); }
   std::string reason() const override { return reason_; }
@@ -50,7 +56,7 @@ class StdRelCriterion final : public StoppingCriterion {
   static constexpr double kNoiseConvergedRel = 0.05;
 
  private:
-  StdRelParams p_;
+  NoiseParams p_;
   stats::RunningStats stats_;
   std::deque<double> noise_;  // rel stdev after each sample, last kNoiseWindow
   double elapsed_s_ = 0;
@@ -64,15 +70,10 @@ class StdRelCriterion final : public StoppingCriterion {
 // preemption adds milliseconds to one sample of a 0.5 ms kernel), yet those outliers keep the
 // stdev of every sample above 1% until the time cap: this criterion ends such a loop once the
 // bulk is steady. A second mode of a quarter of the samples or more still keeps it going.
-struct IqrNoiseParams {
-  int64_t min_samples = 20;
-  double min_time_s = 0.1;
-  double max_noise = 0.01;
-};
 
 class IqrNoiseCriterion final : public StoppingCriterion {
  public:
-  explicit IqrNoiseCriterion(IqrNoiseParams p = {});
+  explicit IqrNoiseCriterion(NoiseParams p = {});
   void add(double sample_s, double elapsed_s) override;
   bool is_finished() const override { return !reason_.empty(); }
   std::string reason() const override { return reason_; }
@@ -81,7 +82,7 @@ class IqrNoiseCriterion final : public StoppingCriterion {
   static constexpr int64_t kCheckEvery = 8;  // each look is O(samples)
 
  private:
-  IqrNoiseParams p_;
+  NoiseParams p_;
   std::vector<double> samples_;
   std::string reason_;
 };

@@ -19,8 +19,7 @@ import torch
 def dontfork_copy(x):
     """A copy of the CPU tensor `x` (contiguous, same dtype and shape) in memory of its own that
     child processes do not inherit (MADV_DONTFORK). Unmapped when the last tensor on it goes."""
-    nbytes = x.numel() * x.element_size()
-    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    buf = mmap.mmap(-1, x.nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     buf.madvise(mmap.MADV_DONTFORK)
     # frombuffer keeps `buf` alive as long as the storage: the mapping outlives every view.
     out = torch.frombuffer(buf, dtype=x.dtype, count=x.numel()).view(x.shape)
@@ -56,7 +55,7 @@ def page_locked_copy(x):
         out = dontfork_copy(x)
         cudart = torch.cuda.cudart()
         ptr = out.data_ptr()
-        if int(cudart.cudaHostRegister(ptr, out.numel() * out.element_size(), 0)) != 0:
+        if int(cudart.cudaHostRegister(ptr, out.nbytes, 0)) != 0:
             _clear_cuda_error()
             return x
         # Unregistered when this tensor goes, before its storage (and so the mapping) is freed:
