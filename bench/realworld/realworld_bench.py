@@ -260,6 +260,21 @@ def main():
         say(f"warm-up {summary['warmup_s']} s ({row.get('status', p.stderr.strip()[-300:])}), the precompiled headers "
             f"built side by side: main.cpp's {cpu['pch main.cpp']:.1f} CPU s, cuda.cu's prefix {cpu['pch cuda.cu']:.1f} "
             "CPU s; then the answer itself")
+        # The per-machine state a user's second run finds, as the headers above: the worker's
+        # Python bytecode (tools/worker/client/python_bytecode.h), the CUDA probe's answer and
+        # the GPU's description with its DRAM bandwidth. One evaluation of the project's own
+        # example writes them; the answers' compile caches stay cold.
+        t1 = time.monotonic()
+        ex = ROOT / "examples"
+        p = subprocess.run([args.kagent, "eval", str(ex / "elementwise_gelu.py"), str(ex / "elementwise_gelu.cu"),
+                            "--json", "--no-compile-baseline"], capture_output=True, text=True,
+                           timeout=budget["warmup"], env=dict(os.environ, KAGENT_CACHE_DIR=str(cache)))
+        try:
+            st_eval = json.loads(p.stdout).get("status")
+        except ValueError:
+            st_eval = p.stderr.strip()[-300:]
+        say(f"warm-up evaluation (examples/elementwise_gelu, the worker's bytecode, probe and GPU description): "
+            f"{st_eval} in {time.monotonic() - t1:.1f} s")
         shutil.copytree(cache, template, symlinks=True)
 
     # ------------------------------------------------------------------ compile
@@ -323,7 +338,7 @@ def main():
                 row.update({"status": j.get("status"), "reason": j.get("reason"), "compile_s": phases_s.get("compile"),
                             "eval_s": j.get("eval_seconds"),
                             "built_by": sorted({e.get("built_by") for e in j.get("extensions", [])}),
-                            "phases": phases_s, "total_s": j.get("total_seconds")})
+                            "phases": phases_s, "total_s": j.get("total_seconds"), "startup": j.get("startup")})
             except ValueError:
                 row["error"] = (r.get("stderr") or "")[-300:]
             kagent_rows[c] = row
@@ -337,6 +352,18 @@ def main():
             rest = pct([r["wall_s"] - (r.get("eval_s") or 0) for r in done], 0.5)
             say(f"kagent per answer, median of {len(done)}: wall {med('wall_s'):.1f}s, compile {med('compile_s'):.1f}s, "
                 f"evaluation {med('eval_s'):.1f}s, outside the evaluation {rest:.1f}s")
+            # The seconds before the evaluation, step by step (EvalResult.startup): the worker's
+            # start (and its own steps), the problem's load and warm-up, the wait for the compile.
+            steps = {}
+            for r in done:
+                su = r.get("startup") or {}
+                flat = {k: v for k, v in su.items() if isinstance(v, (int, float))}
+                flat.update({f"worker.{k}": v for k, v in (su.get("steps") or {}).items() if isinstance(v, (int, float))})
+                for k, v in flat.items():
+                    steps.setdefault(k, []).append(v)
+            if steps:
+                say(f"kagent start-up, medians of {len(done)}: " +
+                    ", ".join(f"{k} {pct(v, 0.5):.2f}s" for k, v in steps.items()))
 
     # ------------------------------------------------------------------ collect
     if "collect" in phases:

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,10 +14,15 @@ using namespace std::chrono_literals;
 
 namespace {
 // Sets an environment variable for a scope.
+// Sets (or, with nullptr, unsets) a variable for a scope, and puts back what was there.
 struct EnvVar {
-  EnvVar(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~EnvVar() { ::unsetenv(name_); }
+  EnvVar(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    value ? ::setenv(name, value, 1) : ::unsetenv(name);
+  }
+  ~EnvVar() { old_ ? ::setenv(name_, old_->c_str(), 1) : ::unsetenv(name_); }
   const char* name_;
+  std::optional<std::string> old_;
 };
 
 // "0-5,8" for a list of cores, as /proc's Cpus_allowed_list writes them.
@@ -80,4 +86,19 @@ TEST_CASE("a command started on given cores runs there, and the processes it sta
   o.cpus.clear();
   const auto any = run_command(o, 60s);
   CHECK(any.output.substr(0, any.output.find('\n')) == cpu_list_text(allowed));
+}
+
+TEST_CASE("workers' CPU thread pools: a share of the cores each, asleep between parallel regions, unless the user said") {
+  EnvVar n("OMP_NUM_THREADS", nullptr), w("OMP_WAIT_POLICY", nullptr);
+  CHECK(worker_thread_env(16, 3) == std::vector<std::string>{"OMP_NUM_THREADS=5", "OMP_WAIT_POLICY=PASSIVE"});
+  CHECK(worker_thread_env(16, 1) == std::vector<std::string>{"OMP_NUM_THREADS=16", "OMP_WAIT_POLICY=PASSIVE"});
+  CHECK(worker_thread_env(2, 4) == std::vector<std::string>{"OMP_NUM_THREADS=1", "OMP_WAIT_POLICY=PASSIVE"});
+  {
+    EnvVar mine("OMP_NUM_THREADS", "2");
+    CHECK(worker_thread_env(16, 3).empty());
+  }
+  {
+    EnvVar mine("OMP_WAIT_POLICY", "ACTIVE");
+    CHECK(worker_thread_env(16, 3).empty());
+  }
 }

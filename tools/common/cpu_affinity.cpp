@@ -42,4 +42,11 @@ int reserved_cpus(int workers, std::string* warning) {
   return static_cast<int>(n);
 }
 
+std::vector<std::string> worker_thread_env(int cpus, int workers) {
+  for (const char* name : {"OMP_NUM_THREADS", "OMP_WAIT_POLICY"})
+    if (const char* v = std::getenv(name); v && *v) return {};
+  const int threads = std::max(1, cpus / std::max(1, workers));
+  return {"OMP_NUM_THREADS=" + std::to_string(threads), "OMP_WAIT_POLICY=PASSIVE"};
+}
+
 }  // namespace kagent

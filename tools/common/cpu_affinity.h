@@ -32,4 +32,12 @@ std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved);
 // value is reported in `warning` and the default used.
 int reserved_cpus(int workers, std::string* warning = nullptr);
 
+// The environment a worker's CPU thread pools start with, when `workers` workers share
+// `cpus` cores: torch's intra-op pool (OpenMP) sized to the worker's share of the cores, and
+// its threads asleep, not spinning, between parallel regions. Unset, each of three workers
+// starts one thread per core, and after every CPU operation (a problem's draws, a reference
+// built on the CPU) they spin on cores where a sibling times a launch. Empty where the user set
+// OMP_NUM_THREADS or OMP_WAIT_POLICY: theirs stand.
+std::vector<std::string> worker_thread_env(int cpus, int workers);
+
 }  // namespace kagent

@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include "common/cpu_affinity.h"
+#include "worker/client/python_bytecode.h"
+#include "worker/protocol/known_dram.h"
 #include "common/files.h"
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
@@ -45,13 +47,28 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   // over the GPUs first.
   std::vector<std::optional<int>> placed;
   for (int k = 0; k < workers_per_gpu_; ++k) placed.insert(placed.end(), gpus.begin(), gpus.end());
+  // What the last run's first worker said about its GPU: the compile's target before a worker
+  // answers, and its DRAM bandwidth, which a worker on that GPU then need not measure.
+  device_file_ = fs::path(cache_) / fmt::format("device-{}.json", settings_.hide_gpus ? std::string("none")
+                                                                                      : std::to_string(gpus.front().value_or(0)));
+  if (fs::exists(device_file_)) {
+    const auto j = nlohmann::json::parse(read_file(device_file_), nullptr, false);
+    if (!j.is_discarded()) guessed_device_ = j.get<DeviceInfo>();
+  }
+  const auto cpus = static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1));
+  std::vector<std::string> worker_env = worker_thread_env(cpus, static_cast<int>(placed.size()));
+  if (!guessed_device_.uuid.empty() && guessed_device_.measured_dram_gbps)
+    worker_env.push_back(known_dram_env(guessed_device_.uuid, *guessed_device_.measured_dram_gbps));
   for (auto g : placed) {
     WorkerOptions wo;
+    wo.env = worker_env;
+    wo.cuda_probe_memo = (fs::path(cache_) / "sandbox" / "cuda-probe.json").string();
+    wo.pycache = worker_bytecode_folder(cache_).string();
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
     if (settings_.hide_gpus) {
       // No device at all: the worker answers every evaluation with no_gpu after the compile.
       // Nothing to probe either (the probe looks for a device under the sandbox's layers).
-      wo.env = {"CUDA_VISIBLE_DEVICES=", std::string(sandbox::kCudaCheckedEnv) + "=1"};
+      wo.env.insert(wo.env.end(), {"CUDA_VISIBLE_DEVICES=", std::string(sandbox::kCudaCheckedEnv) + "=1"});
     } else {
       wo.gpu = g;
     }
@@ -67,12 +84,6 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
   compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs : std::max(1u, std::thread::hardware_concurrency() / 2);
-  device_file_ = fs::path(cache_) / fmt::format("device-{}.json", settings_.hide_gpus ? std::string("none")
-                                                                                      : std::to_string(gpus.front().value_or(0)));
-  if (fs::exists(device_file_)) {
-    const auto j = nlohmann::json::parse(read_file(device_file_), nullptr, false);
-    if (!j.is_discarded()) guessed_device_ = j.get<DeviceInfo>();
-  }
 }
 
 EvaluationPool::~EvaluationPool() {
@@ -165,6 +176,8 @@ CompileInfo EvaluationPool::compile(const ProblemSpec& spec, const std::string& 
 }
 
 WorkerClient& EvaluationPool::first_worker_before_start() { return workers_.front()->client; }
+
+nlohmann::json EvaluationPool::first_worker_startup() const { return workers_.front()->client.startup(); }
 
 size_t EvaluationPool::opening_workers() const {
   if (workers_per_gpu_ < 2) return workers_.size();

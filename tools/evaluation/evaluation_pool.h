@@ -148,6 +148,8 @@ class EvaluationPool {
   // The first worker, before start(): it loads a problem's spec while the others are not yet
   // asked for anything (a lone session's first request starts it).
   WorkerClient& first_worker_before_start();
+  // The first worker's start-up seconds (WorkerClient::startup); read once started() returned.
+  nlohmann::json first_worker_startup() const;
 
   // A problem's footprint (inputs + parameters + outputs): its requests take that much GPU
   // memory times kNeedPerFootprint from the GPU's ledger (worker/client/gpu_admission.h).

@@ -141,6 +141,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   std::optional<AnswerExtensions> ext;  // kernelbench: its load_inline extensions, built by kagent
   CandidateRef cand{format, {}, {}, path, {}};
   std::string source, arch;
+  std::optional<double> compile_wait;  // seconds the prebuilt compile kept this evaluation waiting
   // Compile first (native: on the pool's compile threads; load_inline extensions: on this
   // thread), while the workers start.
   if (format == "cuda") {
@@ -155,7 +156,9 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     }
   } else if (format == "kernelbench") {
     if (auto pre = take_prebuilt(path)) {
+      const auto waited_from = std::chrono::steady_clock::now();
       std::tie(ext, cand) = pre->result.get();  // the same CandidateRef, its extensions filled
+      compile_wait = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
       arch = pre->arch;
     } else {
       arch = pool_->current_arch();
@@ -214,6 +217,10 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     got.phases.insert(got.phases.begin(), PhaseRecord{"compile", ext->seconds, 0, ""});
   }
   if (!got.device.available) got.device = device;
+  if (own_pool_) {  // a lone `kagent eval`: where its seconds before the evaluation went
+    got.startup = pool_->first_worker_startup();
+    if (compile_wait) got.startup["compile_wait"] = *compile_wait;
+  }
   return got;
 }
 

@@ -83,6 +83,23 @@ std::string render_guard_lines(const EvalResult& r) {
   return s;
 }
 
+// "start-up  worker 9.12 s (python 3.20 s, device 1.10 s, ...), problem_load 0.41 s, ...": the
+// seconds of a lone `kagent eval` before its evaluation (EvalResult::startup).
+std::string render_startup(const nlohmann::json& startup) {
+  if (!startup.is_object() || startup.empty()) return "";
+  std::string s;
+  for (const auto& [key, value] : startup.items()) {
+    if (!value.is_number()) continue;
+    s += fmt::format("{}{} {:.2f} s", s.empty() ? "" : ", ", key, value.get<double>());
+    if (key != "worker_start" || !startup.contains("steps")) continue;
+    std::string steps;
+    for (const auto& [step, seconds] : startup["steps"].items())
+      if (seconds.is_number()) steps += fmt::format("{}{} {:.2f} s", steps.empty() ? "" : ", ", step, seconds.get<double>());
+    if (!steps.empty()) s += " (" + steps + ")";
+  }
+  return s.empty() ? "" : "start-up  " + s + "\n";
+}
+
 std::string render_phases(const EvalResult& r) {
   if (r.phases.empty()) return "";
   std::string s = fmt::format("phases    {:<22} {:>9} {:>12} {:>10}  {}\n", "", "seconds", "peak GPU", "x footprint",
@@ -102,6 +119,7 @@ std::string render_phases(const EvalResult& r) {
   }
   if (r.footprint_bytes > 0)
     s += fmt::format("          footprint (inputs + parameters + outputs) {}\n", format_bytes(static_cast<double>(r.footprint_bytes)));
+  s += render_startup(r.startup);
   return s;
 }
 

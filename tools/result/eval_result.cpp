@@ -273,6 +273,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
   put_optional(j, "timing", r.timing);
   put_optional(j, "own_kernel_share", r.own_kernel_share);
   if (!r.isolation.empty()) j["isolation"] = r.isolation;
+  if (!r.startup.is_null()) j["startup"] = r.startup;
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {
@@ -297,6 +298,7 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.verdicts = get_or(j, "verdicts", std::map<std::string, PolicyVerdict>{});
   get_optional(j, "own_kernel_share", r.own_kernel_share);
   r.isolation = j.value("isolation", nlohmann::json()).get<Isolation>();
+  r.startup = j.value("startup", nlohmann::json());
 }
 
 }  // namespace kagent

@@ -63,12 +63,12 @@ int run_probe(const SandboxPolicy& policy, const std::string& self, std::string&
   return WEXITSTATUS(status);
 }
 
+}  // namespace
+
 bool gpu_nodes_present() {
   struct stat st {};
   return ::stat("/dev/nvidiactl", &st) == 0;
 }
-
-}  // namespace
 
 nlohmann::json CudaLayerChoice::report() const {
   return {{"left_out", left_out},

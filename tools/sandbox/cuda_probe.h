@@ -30,6 +30,9 @@ struct CudaLayerChoice {
   nlohmann::json report() const;      // for the hello's sandbox report (cuda_fallback)
 };
 
+// Whether this machine has NVIDIA's device nodes: where it has none there is nothing to probe.
+bool gpu_nodes_present();
+
 // `self`: the worker executable (/proc/self/exe). The probe child inherits stderr, so its
 // words land in the worker's log.
 CudaLayerChoice choose_cuda_layers(const SandboxPolicy& policy, const std::string& self);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -15,6 +16,8 @@
 
 #include "build_info.h"
 #include "sandbox/cuda_probe.h"
+#include "sandbox/cuda_probe_memo.h"
+#include "worker/client/python_bytecode.h"
 #include "sandbox/process_table.h"
 #include "sandbox/scratch_dir.h"
 #include "sandbox/violation_verdict.h"
@@ -151,11 +154,34 @@ std::optional<WorkerError> WorkerClient::start_once() {
       return WorkerError{"worker_start", e.what()};
     }
   }
+  // This boot's probe answer, where an earlier process found it: no probe child, no second CUDA
+  // start (sandbox/cuda_probe_memo.h).
+  if (!cuda_checked_ && policy_->enabled && !opts_.cuda_probe_memo.empty()) {
+    if (probe_key_.empty()) probe_key_ = sandbox::cuda_probe_key(*policy_);
+    if (auto memo = sandbox::read_cuda_probe_memo(opts_.cuda_probe_memo, probe_key_)) {
+      policy_before_memo_ = *policy_;
+      for (const auto& layer : memo->left_out) policy_->disabled.insert(layer);
+      cuda_fallback_ = memo->fallback;
+      cuda_checked_ = true;
+    }
+  }
   SpawnOptions so;
   so.argv = {opts_.worker_path};
   so.output_file = opts_.log_path;
   so.protocol_pipes = true;
   so.env_set = opts_.env;
+  if (!opts_.pycache.empty()) {
+    if (!bytecode_ready_) {
+      const char* python = std::getenv("KAGENT_PYTHON");
+      std::string why;
+      const auto asked = std::chrono::steady_clock::now();
+      bytecode_ready_ = ensure_worker_bytecode(python && *python ? python : build::kPythonExecutable, opts_.pycache,
+                                               opts_.start_timeout, &why);
+      startup_["bytecode"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+      if (!*bytecode_ready_) notice("the worker's Python compiles torch from source (no bytecode cache): " + why);
+    }
+    if (*bytecode_ready_) so.env_set.push_back("PYTHONPYCACHEPREFIX=" + opts_.pycache);
+  }
   if (opts_.gpu) so.env_set.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", *opts_.gpu));
   sandbox::SandboxPolicy policy = *policy_;
   if (policy.enabled) {
@@ -182,6 +208,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
   }
   if (cuda_checked_) so.env_set.push_back(std::string(sandbox::kCudaCheckedEnv) + "=1");
   sandbox_ = nlohmann::json::object();
+  const auto spawned = std::chrono::steady_clock::now();
   try {
     proc_ = std::make_unique<Subprocess>(so);
   } catch (const std::exception& e) {
@@ -234,8 +261,21 @@ std::optional<WorkerError> WorkerClient::start_once() {
     return WorkerError{"worker_start", hello.message["error"].value("message", "worker failed to start")};
   }
   const auto reply = hello.message["result"].get<protocol::HelloReply>();
+  // A memo's answer that no longer holds (no device where the machine has one): forgotten, and
+  // this start made again with a probe.
+  if (policy_before_memo_ && !reply.device.available && sandbox::gpu_nodes_present()) {
+    std::error_code ec;
+    fs::remove(opts_.cuda_probe_memo, ec);
+    policy_ = std::exchange(policy_before_memo_, std::nullopt);
+    cuda_fallback_ = nullptr;
+    cuda_checked_ = false;
+    return start_once();
+  }
   device_ = reply.device;
   sandbox_ = reply.sandbox;
+  if (!startup_.contains("worker_start"))
+    startup_.update({{"worker_start", std::chrono::duration<double>(std::chrono::steady_clock::now() - spawned).count()},
+                     {"steps", reply.startup}});
   timing_lock_ = reply.timing_lock;
   // Its replacements find the file of the GPU it named, whatever NVML lists.
   if (opts_.timing_lock && device_.available && !device_.uuid.empty()) create_gpu_timing_locks(lock_folder(), {device_.uuid});
@@ -250,6 +290,11 @@ std::optional<WorkerError> WorkerClient::start_once() {
       sandbox_["cuda_fallback"] = cuda_fallback_;  // still why those layers are left out
     }
     cuda_checked_ = true;
+    if (sandbox_.contains("cuda_probe_seconds") && !probe_key_.empty())  // this worker probed: kept for the boot
+      sandbox::write_cuda_probe_memo(
+          opts_.cuda_probe_memo, probe_key_,
+          {cuda_fallback_.is_object() ? cuda_fallback_.value("left_out", std::vector<std::string>{}) : std::vector<std::string>{},
+           cuda_fallback_});
   }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
   if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
@@ -405,9 +450,12 @@ std::variant<DeviceInfo, WorkerError> WorkerClient::hello() {
 std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::string& path) {
   if (auto err = ensure_started()) return *err;
   const int ran_before = candidates_in_worker_;
+  const auto started = std::chrono::steady_clock::now();
   std::optional<GpuAdmission::Ticket> ticket = admit("load", path, false);
   Reply r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
   ticket.reset();
+  if (!startup_.contains("problem_load"))
+    startup_["problem_load"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // A problem is never called broken by a worker that ran candidates: one may have broken it.
   if (r.kind != Reply::Kind::Ok && ran_before > 0) {
     stop();
@@ -432,6 +480,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
 
 void WorkerClient::prepare(const std::string& path) {
   if (ensure_started()) return;
+  const auto started = std::chrono::steady_clock::now();
   // A warm-up is worth its time only at once: while others hold the GPU's memory it is left out.
   std::optional<GpuAdmission::Ticket> ticket;
   if (admission_) {
@@ -441,6 +490,8 @@ void WorkerClient::prepare(const std::string& path) {
     if (!ticket) return;
   }
   Reply r = request(protocol::PrepareRequest{path}, opts_.request_timeout);
+  if (!startup_.contains("prepare"))
+    startup_["prepare"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
   if (r.kind != Reply::Kind::Ok && r.kind != Reply::Kind::Error) stop();
 }

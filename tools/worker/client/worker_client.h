@@ -40,6 +40,12 @@ struct WorkerOptions {
   std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
   std::chrono::milliseconds kernelbench_build_allowance{300'000};  // added for load_inline builds
   std::vector<std::string> env;             // extra KEY=VALUE for the worker
+  // Where this boot's CUDA probe answer is kept between processes (sandbox/cuda_probe_memo.h);
+  // empty: every client's first worker probes.
+  std::string cuda_probe_memo;
+  // The folder of the bytecode the worker's Python reads (python_bytecode.h), written by this
+  // process before the first worker starts; empty: none (Python's own places).
+  std::string pycache;
   // The worker's sandbox; default: from this process's environment (KAGENT_SANDBOX*). Each
   // worker gets a fresh scratch folder (under policy.scratch when set), removed when it stops.
   std::optional<sandbox::SandboxPolicy> sandbox;
@@ -115,6 +121,11 @@ class WorkerClient {
   // "memory_watchdog" added: the host memory limit this client enforces.
   const nlohmann::json& sandbox() const { return sandbox_; }
   const std::string& log_path() const { return opts_.log_path; }
+  // Seconds the first worker's start took ("worker_start", from the spawn to the hello, with the
+  // worker's own steps under "steps"; "bytecode" before it, python_bytecode.h), and its first
+  // "problem_load" and "prepare": what a cold `kagent eval` spends besides the compile and the
+  // evaluation.
+  const nlohmann::json& startup() const { return startup_; }
 
  private:
   struct Reply {
@@ -156,9 +167,13 @@ class WorkerClient {
   int restarts_ = -1;  // the first start is not a restart
   std::optional<sandbox::SandboxPolicy> policy_;  // resolved at the first start
   bool cuda_checked_ = false;  // a worker of this policy found the GPU: replacements skip the probe
-  nlohmann::json cuda_fallback_;  // the first worker's probe result, when it left layers out
+  nlohmann::json cuda_fallback_;
+  std::optional<bool> bytecode_ready_;  // ensure_worker_bytecode's answer, once asked
+  std::string probe_key_;  // cuda_probe_key of the policy before any layer was left out
+  std::optional<sandbox::SandboxPolicy> policy_before_memo_;  // set while a memo's answer is in force  // the first worker's probe result, when it left layers out
   std::string scratch_;                          // the running worker's scratch folder
   nlohmann::json sandbox_;
+  nlohmann::json startup_ = nlohmann::json::object();
   bool own_log_ = false;
   // Isolation (see evaluate).
   std::unique_ptr<GpuAdmission> admission_;

@@ -45,12 +45,14 @@ namespace protocol {
 void to_json(nlohmann::json& j, const HelloReply& r) {
   j = {{"device", r.device}, {"pid", r.pid}, {"sandbox", r.sandbox}};
   if (!r.timing_lock.empty()) j["timing_lock"] = r.timing_lock;
+  if (!r.startup.empty()) j["startup"] = r.startup;
 }
 void from_json(const nlohmann::json& j, HelloReply& r) {
   r.device = j.value("device", nlohmann::json()).get<DeviceInfo>();
   r.pid = get_or(j, "pid", 0);
   r.sandbox = get_or(j, "sandbox", nlohmann::json::object());
   r.timing_lock = get_or<std::string>(j, "timing_lock", "");
+  r.startup = get_or(j, "startup", nlohmann::json::object());
 }
 
 void to_json(nlohmann::json& j, const LoadProblemRequest& r) { j = {{"path", r.path}}; }

@@ -78,6 +78,9 @@ struct HelloReply {
   int pid = 0;
   nlohmann::json sandbox = nlohmann::json::object();  // tools/sandbox/apply_sandbox.h's report
   std::string timing_lock;  // the GPU's timing lock file the worker takes; empty: none (it runs unlocked)
+  // Seconds of each start-up step, as the worker measured them ("cuda_probe", "python", "device",
+  // "runtime_threads"): where a cold `kagent eval` spends what is not compile or evaluation.
+  nlohmann::json startup = nlohmann::json::object();
 };
 
 // load_problem: executes the problem file afresh and derives its spec (meta tensors).

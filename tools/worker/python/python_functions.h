@@ -8,6 +8,7 @@
 namespace kagent::worker {
 
 enum class PyFn {
+  Preload,
   DeviceInfo,
   OpenProblem,
   DeriveSpec,
@@ -29,7 +30,8 @@ enum class PyFn {
   RestoreModuleState,
 };
 
-inline constexpr EnumNames<PyFn, 19> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 20> kPyFunctionNames{{
+    {PyFn::Preload, "preload"},
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
     {PyFn::DeriveSpec, "derive_spec"},

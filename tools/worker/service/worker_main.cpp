@@ -6,10 +6,12 @@
 #include <ATen/Parallel.h>
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "build_info.h"
 #include "common/json_lines.h"
@@ -59,6 +61,20 @@ int probe_cuda(const std::string& python) {
   }
 }
 
+// Seconds since the last call: the start-up's steps, one after the other.
+class StepClock {
+ public:
+  double lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return s;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -85,18 +101,37 @@ int main(int argc, char** argv) {
   // Before that, which filesystem layers CUDA works under here (a child process asks).
   std::unique_ptr<kagent::sandbox::Sandbox> sandbox;
   kagent::sandbox::CudaLayerChoice cuda_layers;
+  StepClock clock;
+  nlohmann::json startup = nlohmann::json::object();
   try {
     kagent::sandbox::SandboxPolicy policy = kagent::sandbox::SandboxPolicy::from_environment();
     cuda_layers = kagent::sandbox::choose_cuda_layers(policy, "/proc/self/exe");
     for (const auto& layer : cuda_layers.left_out) policy.disabled.insert(layer);
+    startup["cuda_probe"] = clock.lap();
     sandbox = kagent::sandbox::Sandbox::enter(policy, {{python}});
+    startup["sandbox"] = clock.lap();
   } catch (const std::exception& e) {
     write_start_error(kReplyFd, std::string("sandbox: ") + e.what());
     return 1;
   }
 
   try {
+    // CUDA's context comes up on its own thread while Python imports torch and what a spec
+    // needs (the two take seconds each; the GIL is not involved in the first). A failure there
+    // is seen again, and reported, by start_runtime_threads.
+    std::jthread cuda_context([] {
+      if (cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
+    });
     kagent::worker::PythonRuntime py(python);
+    startup["python"] = clock.lap();
+    try {
+      py.call(kagent::worker::PyFn::Preload, {});
+    } catch (const kagent::worker::PythonError& e) {  // only time is lost: the first spec imports them
+      std::fprintf(stderr, "kagent-worker: preload: %s\n", e.message.c_str());
+    }
+    startup["preload"] = clock.lap();
+    cuda_context.join();
+    startup["cuda_context"] = clock.lap();  // what the imports did not cover
     // Lock lines (protocol.h) go out before the reply, with its id (0 before the hello).
     int request_id = 0;
     std::string request_nonce;  // echoed like the reply's (worker_client.cpp checks both)
@@ -106,7 +141,10 @@ int main(int argc, char** argv) {
       if (!request_nonce.empty()) out["nonce"] = request_nonce;
       kagent::write_json_line(kReplyFd, out);
     });
+    startup["device"] = clock.lap();  // torch's CUDA start, the DRAM bandwidth (its lock wait included)
     start_runtime_threads(service.device());
+    startup["runtime_threads"] = clock.lap();
+    service.set_startup(std::move(startup));
     sandbox->limit_resources();
     nlohmann::json report = sandbox->report();
     if (!cuda_layers.left_out.empty() || !cuda_layers.device_found) report["cuda_fallback"] = cuda_layers.report();

@@ -11,6 +11,7 @@
 #include <cuda_runtime_api.h>
 
 #include "timer/dram_bandwidth.h"
+#include "worker/protocol/known_dram.h"
 #include "worker/service/baselines.h"
 #include "worker/service/evaluation.h"
 #include "worker/service/gpu_memory.h"
@@ -42,6 +43,11 @@ WorkerService::WorkerService(PythonRuntime& py, Progress progress)
   device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
   if (!device_.available) return;
   open_timing_lock();
+  // Measured before on this GPU (protocol/known_dram.h): no wait for the lock.
+  if (auto known = known_dram_gbps(std::getenv(kKnownDramEnv), device_.uuid)) {
+    device_.measured_dram_gbps = known;
+    return;
+  }
   GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);
   device_.measured_dram_gbps = measure_dram_gbps(device_.memory_bytes);
 }
@@ -97,7 +103,7 @@ void WorkerService::let_go_of_old_problems() {
 }
 
 protocol::HelloReply WorkerService::on(const protocol::HelloRequest&) {
-  return {device_, ::getpid(), sandbox_, lock_ && !lock_->broken() ? lock_->path() : std::string()};
+  return {device_, ::getpid(), sandbox_, lock_ && !lock_->broken() ? lock_->path() : std::string(), startup_};
 }
 
 ProblemSpec WorkerService::on(const protocol::LoadProblemRequest& r) {

@@ -40,6 +40,8 @@ class WorkerService {
   const DeviceInfo& device() const { return device_; }
   // The sandbox report the hello carries (set once the sandbox is closed).
   void set_sandbox_report(nlohmann::json report) { sandbox_ = std::move(report); }
+  // The start-up steps' seconds the hello carries (protocol::HelloReply::startup).
+  void set_startup(nlohmann::json steps) { startup_ = std::move(steps); }
 
   protocol::HelloReply on(const protocol::HelloRequest&);
   ProblemSpec on(const protocol::LoadProblemRequest& r);
@@ -63,6 +65,7 @@ class WorkerService {
   // for GPU work, none for the CPU's share of a problem), and what is timed exclusively.
   std::optional<GpuTimingLock> lock_;
   nlohmann::json sandbox_ = nlohmann::json::object();
+  nlohmann::json startup_ = nlohmann::json::object();
   // The problems loaded, by path, with when each was last used: the worker keeps the recent ones
   // (kKeptProblems, kKeptProblemBytes of host memory: worker_service.cpp), a long collection
   // or serve would otherwise keep every problem's CPU draws and reference copies.

@@ -11,6 +11,7 @@ from kagent_worker import device, guards, hygiene, module_state, precision, prob
 faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 FUNCTIONS = {
+    "preload": problem.preload,
     "device_info": device.device_info,
     "open_problem": problem.open_problem,
     "derive_spec": problem.derive_spec,
