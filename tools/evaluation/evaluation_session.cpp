@@ -217,7 +217,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     got.phases.insert(got.phases.begin(), PhaseRecord{"compile", ext->seconds, 0, ""});
   }
   if (!got.device.available) got.device = device;
-  if (own_pool_) {  // a lone `kagent eval`: where its seconds before the evaluation went
+  if (own_pool_ && !startup_reported_.exchange(true)) {  // a session's first evaluation: where the seconds before it went
     got.startup = pool_->first_worker_startup();
     if (compile_wait) got.startup["compile_wait"] = *compile_wait;
   }

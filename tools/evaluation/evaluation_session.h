@@ -6,6 +6,7 @@
 // It never touches CUDA; the workers do.
 #pragma once
 
+#include <atomic>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -73,6 +74,7 @@ class EvaluationSession {
  private:
   std::shared_ptr<EvaluationPool> pool_;
   bool own_pool_ = false;
+  std::atomic<bool> startup_reported_{false};  // the first evaluation's record carries the start-up seconds
   // The problem's baseline cache key on the workers' GPU (from the spec's sha256; empty before
   // the problem is opened).
   std::string baseline_key(const DeviceInfo& device) const;

@@ -277,8 +277,9 @@ struct EvalResult {
   int64_t footprint_bytes = 0; // the problem's inputs + parameters + outputs: what peak memory is measured against
   double eval_seconds = 0;     // worker time for this evaluation (no compile)
   double total_seconds = 0;    // end to end, compile included
-  // `kagent eval` only: the seconds before the evaluation (its worker's start, the problem's
-  // load and warm-up, the wait for the compile); null elsewhere (worker_client.h's startup()).
+  // The first evaluation of a session with workers of its own (`kagent eval`, a solve's first
+  // turn): the seconds before it (its worker's start, the problem's load and warm-up, the wait
+  // for the compile); null elsewhere (worker_client.h's startup()).
   nlohmann::json startup;
   std::string worker_log_tail; // last lines the worker printed, on crashes
   Isolation isolation;         // left behind in the worker, a retry on a fresh one, a wait for GPU memory (isolation.h)
