@@ -62,7 +62,6 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   for (auto g : placed) {
     WorkerOptions wo;
     wo.env = worker_env;
-    wo.cuda_probe_memo = (fs::path(cache_) / "sandbox" / "cuda-probe.json").string();
     wo.pycache = worker_bytecode_folder(cache_).string();
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
     if (settings_.hide_gpus) {
@@ -71,6 +70,8 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
       wo.env.insert(wo.env.end(), {"CUDA_VISIBLE_DEVICES=", std::string(sandbox::kCudaCheckedEnv) + "=1"});
     } else {
       wo.gpu = g;
+      // Only where the worker sees the GPU: a hidden one would look like a memo gone stale.
+      wo.cuda_probe_memo = (fs::path(cache_) / "sandbox" / "cuda-probe.json").string();
     }
     workers_.push_back(std::make_unique<Worker>(std::move(wo)));
     workers_.back()->stats.gpu = g.value_or(-1);
