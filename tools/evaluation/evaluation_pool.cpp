@@ -59,10 +59,11 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   std::vector<std::string> worker_env = worker_thread_env(cpus, static_cast<int>(placed.size()));
   if (!guessed_device_.uuid.empty() && guessed_device_.measured_dram_gbps)
     worker_env.push_back(known_dram_env(guessed_device_.uuid, *guessed_device_.measured_dram_gbps));
+  const std::string pycache = worker_bytecode_folder(cache_).string();  // one folder for all the workers
   for (auto g : placed) {
     WorkerOptions wo;
     wo.env = worker_env;
-    wo.pycache = worker_bytecode_folder(cache_).string();
+    wo.pycache = pycache;
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
     if (settings_.hide_gpus) {
       // No device at all: the worker answers every evaluation with no_gpu after the compile.

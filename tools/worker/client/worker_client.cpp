@@ -138,6 +138,12 @@ std::string WorkerClient::log_tail(size_t bytes) const {
   return s;
 }
 
+namespace {
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
 std::optional<WorkerError> WorkerClient::ensure_started() {
   if (proc_ && proc_->running()) return std::nullopt;
   return start_once();
@@ -177,7 +183,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
       const auto asked = std::chrono::steady_clock::now();
       bytecode_ready_ = ensure_worker_bytecode(python && *python ? python : build::kPythonExecutable, opts_.pycache,
                                                opts_.start_timeout, &why);
-      startup_["bytecode"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+      startup_["bytecode"] = seconds_since(asked);
       if (!*bytecode_ready_) notice("the worker's Python compiles torch from source (no bytecode cache): " + why);
     }
     if (*bytecode_ready_) so.env_set.push_back("PYTHONPYCACHEPREFIX=" + opts_.pycache);
@@ -274,7 +280,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
   device_ = reply.device;
   sandbox_ = reply.sandbox;
   if (!startup_.contains("worker_start"))
-    startup_.update({{"worker_start", std::chrono::duration<double>(std::chrono::steady_clock::now() - spawned).count()},
+    startup_.update({{"worker_start", seconds_since(spawned)},
                      {"steps", reply.startup}});
   timing_lock_ = reply.timing_lock;
   // Its replacements find the file of the GPU it named, whatever NVML lists.
@@ -455,7 +461,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
   Reply r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
   ticket.reset();
   if (!startup_.contains("problem_load"))
-    startup_["problem_load"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    startup_["problem_load"] = seconds_since(started);
   // A problem is never called broken by a worker that ran candidates: one may have broken it.
   if (r.kind != Reply::Kind::Ok && ran_before > 0) {
     stop();
@@ -491,7 +497,7 @@ void WorkerClient::prepare(const std::string& path) {
   }
   Reply r = request(protocol::PrepareRequest{path}, opts_.request_timeout);
   if (!startup_.contains("prepare"))
-    startup_["prepare"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    startup_["prepare"] = seconds_since(started);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
   if (r.kind != Reply::Kind::Ok && r.kind != Reply::Kind::Error) stop();
 }
