@@ -25,7 +25,7 @@
 #   realworld  real model answers (kb_leaderboard), bench/realworld/realworld_bench.py, in three calls
 #              on one warm machine (its state in /tmp/kagent-realworld): `realworld` the warm-up, cold
 #              compile times and kagent per answer on 30 of them (~7 min with the build);
-#              `realworld-collect` kagent collect over all 149 (~5.5 min; RW_WORKERS=N sets its workers
+#              `realworld-collect` kagent collect over all 149 (~5.5 min; RW_WORKERS=N sets its workers, RW_COMPILE_JOBS=N its compiles at once
 #              per GPU, default collect's); `realworld-kb` KernelBench's
 #              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
 #              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min);
@@ -111,7 +111,8 @@ run_suite() {
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
   nvcc --version | tail -1
-  echo "cores $(nproc)"
+  # Cores, and how many are hardware threads of one core: compiles scale with the physical ones.
+  echo "cores $(nproc): $(lscpu 2>/dev/null | grep -E '^(Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|Model name)' | sed 's/  */ /g' | paste -sd ';' -)"
 } 2>&1 | tee "$OUT/machine.txt"
 
 # KernelBench's harness is the slow half of the fidelity benchmark and needs no kagent: started
@@ -210,11 +211,11 @@ for suite in "${suites[@]}"; do
     realworld-collect) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
-    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^kagent per answer|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^timing threads|^baselines:|^timings:|^  gpu|^verdicts of|^against" \
+    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^kagent per answer|^compile of|^compile split|^per answer|^collect rc|^evaluation phases|^timing loops|^timing threads|^baselines:|^baselines' eager|^timings:|^  gpu|^verdicts of|^against" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
-      --workers-per-gpu "${RW_WORKERS:-0}" "${rw_extra[@]}" ;;
+      --workers-per-gpu "${RW_WORKERS:-0}" --collect-compile-jobs "${RW_COMPILE_JOBS:-0}" "${rw_extra[@]}" ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

@@ -39,7 +39,10 @@ first, r = turns[0]["eval"], turns[1]["eval"]
 phases = ", ".join(f"{p['name']} {p['seconds']:.3f}" for p in r.get("phases", []) if p["name"] != "compile")
 parts = "; ".join(f"{p['name']}: " + ", ".join(f"{k} {v:.3f}" for k, v in p["parts"].items())
                   for p in r.get("phases", []) if p.get("parts"))
-print(f"warm {ex}: {r['status']} eval {r['eval_seconds']:.3f} s (first turn {first['eval_seconds']:.3f} s); {phases}; {parts}")
+c = (r.get("timing") or {}).get("candidate") or {}
+loop = (f"; timing loop {c.get('iterations')} samples of {c.get('median_ms', 0):.4f} ms, noise "
+        f"{100 * c.get('rel_stdev', 0):.1f}%, preempted {c.get('preemptions')}, stopped by {c.get('stop_reason')}") if c else ""
+print(f"warm {ex}: {r['status']} eval {r['eval_seconds']:.3f} s (first turn {first['eval_seconds']:.3f} s); {phases}; {parts}{loop}")
 if r["status"] != "correct":  # what the verdict says, so that a run's failure explains itself
     left = "; ".join(f"{l['item']}: {l.get('detail', '')}" for l in (r.get("isolation") or {}).get("left_behind", []))
     print(f"warm {ex}: not correct: {r.get('reason', '')}: {r.get('message', '')[:300]}" + (f" | left behind: {left[:400]}" if left else ""))

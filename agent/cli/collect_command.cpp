@@ -41,7 +41,7 @@ struct CollectArgs {
   std::string out, runs_dir = "runs", resume, metrics, order = "largest";
   std::vector<std::string> merge;
   int concurrency = 0;
-  int workers_per_gpu = kDefaultWorkersPerGpu;
+  int workers_per_gpu = 0;  // 0: default_workers_per_gpu
   unsigned compile_jobs = 0;
   bool compile_only = false, report = false, quiet = false;
   SolveSettings run;
@@ -161,7 +161,7 @@ int run_collect(CollectArgs a) {
   EvaluationSettings settings = evaluation_settings(a.run.eval);
   settings.compile_jobs = a.compile_jobs;
   settings.hide_gpus = a.compile_only;
-  settings.workers_per_gpu = a.workers_per_gpu;
+  settings.workers_per_gpu = a.workers_per_gpu > 0 ? a.workers_per_gpu : default_workers_per_gpu(settings);
   auto pool = std::make_shared<EvaluationPool>(settings);
   pool->start();
   const auto workers = pool->started();
@@ -262,6 +262,17 @@ int run_collect(CollectArgs a) {
                        {"load_seconds", w.load_seconds},
                        {"baselines_seconds", w.baselines_seconds},
                        {"idle_while_queued_seconds", w.idle_while_queued_seconds}});
+  // Per GPU, how its timing lock was held (evaluation/gpu_lock_usage.h): exclusive plus shared is
+  // the GPU's busy time as kagent used it; free, the time nobody of this run held it.
+  json gpu_locks = json::array();
+  for (const auto& g : counters.gpu_locks)
+    gpu_locks.push_back({{"gpu", g.gpu},
+                         {"seconds", g.lock.seconds},
+                         {"exclusive_seconds", g.lock.exclusive_seconds},
+                         {"shared_seconds", g.lock.shared_seconds},
+                         {"shared_by_workers_seconds", g.lock.shared_by},
+                         {"draining_seconds", g.lock.draining_seconds},
+                         {"free_seconds", g.lock.free_seconds}});
   store->write_file(collect::kSummaryFile,
                     json({{"problems", problems.size()},
                           {"problem_errors", index.problem_errors.size()},
@@ -276,6 +287,7 @@ int run_collect(CollectArgs a) {
                           {"wall_seconds", out.wall_seconds},
                           {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},
+                          {"gpu_locks", gpu_locks},
                           {"updated_at", traj::now_iso8601()}})
                             .dump(2) +
                         "\n");
@@ -292,6 +304,15 @@ int run_collect(CollectArgs a) {
                                w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.eval_seconds,
                                out.wall_seconds, 100.0 * ratio(w.eval_seconds), w.held_seconds, w.load_seconds,
                                w.baselines_seconds, w.idle_while_queued_seconds);
+    for (const auto& g : device.available ? counters.gpu_locks : std::vector<GpuLockCounters>{}) {
+      const auto pct = [&](double x) { return g.lock.seconds > 0 ? 100.0 * x / g.lock.seconds : 0.0; };
+      std::cout << fmt::format("gpu {:<5} timing lock over {:.1f} s: exclusive {:.1f} s ({:.0f}%), shared {:.1f} s ({:.0f}%; "
+                               "{:.1f} s of it draining for a timing), free {:.1f} s ({:.0f}%)\n",
+                               g.gpu < 0 ? std::string("-") : std::to_string(g.gpu), g.lock.seconds,
+                               g.lock.exclusive_seconds, pct(g.lock.exclusive_seconds), g.lock.shared_seconds,
+                               pct(g.lock.shared_seconds), g.lock.draining_seconds, g.lock.free_seconds,
+                               pct(g.lock.free_seconds));
+    }
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

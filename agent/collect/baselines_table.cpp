@@ -20,6 +20,12 @@ json baseline_row(const SuiteProblem& p, const std::optional<Timing>& t, bool co
   };
   put("eager_ms", "eager_noise", t ? t->eager : std::nullopt);
   put("compiled_ms", "compiled_noise", t ? t->compiled : std::nullopt);
+  // How the eager loop ended and what it took (its samples, their GPU seconds): a baseline is
+  // timed with the GPU to itself, so a long one holds every other worker's timing back.
+  if (t && t->eager && !t->baseline_cache_hit)
+    row["eager_timing"] = {{"iterations", t->eager->iterations},
+                           {"total_s", t->eager->total_s},
+                           {"stop_reason", t->eager->stop_reason}};
   row["compiled_error"] = t && t->eager && compiled_asked && !t->compiled ? "torch.compile failed" : "";
   row["cache_hit"] = t ? t->baseline_cache_hit : false;
   // A cached eager time is measured again before use: what this GPU measured now (the cache

@@ -158,6 +158,8 @@ def main():
     ap.add_argument("--compile-jobs", type=int, default=2, help="answers compiled at once in the compile phase")
     ap.add_argument("--workers-per-gpu", type=int, default=0,
                     help="the collect phase's workers per GPU (0: collect's default)")
+    ap.add_argument("--collect-compile-jobs", type=int, default=0,
+                    help="the collect phase's compiles at once (0: collect's default)")
     ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
     ap.add_argument("--total-s", type=float, default=540, help="all phases of this call together (a 10-minute "
                     "device call)")
@@ -377,6 +379,8 @@ def main():
                f"replay:{data / 'replay.jsonl'}", "-n", "1", "-t", "1", "--no-compile-baseline", "--out", str(col)]
         if args.workers_per_gpu:
             cmd += ["--workers-per-gpu", str(args.workers_per_gpu)]
+        if args.collect_compile_jobs:
+            cmd += ["--compile-jobs", str(args.collect_compile_jobs)]
         t0 = time.monotonic()
         try:
             p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True, text=True,
@@ -431,6 +435,8 @@ def main():
         # Loops the middle half's spread ended, where the stdev alone would have gone on
         # (timer/stopping_criterion.h, IqrNoiseCriterion).
         by_iqr = sum(1 for c in cands if str(c.get("stop_reason", "")).startswith("interquartile"))
+        # And those the median's confidence interval ended (MedianPrecisionCriterion).
+        by_median = sum(1 for c in cands if str(c.get("stop_reason", "")).startswith("median within"))
         noise = sorted(c.get("rel_stdev", 0) for c in cands)
         counters = {}
         for ev in evals.values():
@@ -447,7 +453,8 @@ def main():
         measured = sum(1 for r in rows if not r.get("cache_hit"))
         say(f"baselines: {measured} measured for {len(rows)} problems; {rechecks} re-checked inside evaluations")
         summary["collect"].update({"baselines_measured": measured, "baseline_rechecks_in_evaluations": rechecks})
-        summary["collect"].update({"timings_capped": capped, "timings_stopped_by_interquartile_noise": by_iqr, "timing_noise_median": noise[len(noise) // 2] if noise else None,
+        summary["collect"].update({"timings_capped": capped, "timings_stopped_by_interquartile_noise": by_iqr,
+                                   "timings_stopped_by_median_precision": by_median, "timing_noise_median": noise[len(noise) // 2] if noise else None,
                                    "profile_counters": counters})
         # Whether the noisy loops are the ones whose thread lost its core (TimingStats.preemptions).
         known = [c for c in cands if c.get("preemptions", -1) >= 0]
@@ -460,7 +467,8 @@ def main():
             say(f"timing threads preempted: {len(preempted)} of {len(known)} loops; of the {len(noisy)} loops over 5% "
                 f"noise, {sum(1 for c in noisy if c['preemptions'] > 0)} were preempted")
         if noise:
-            say(f"timing loops: {capped} of {len(cands)} stopped by the time cap, {by_iqr} by the interquartile noise; "
+            say(f"timing loops: {capped} of {len(cands)} stopped by the time cap, {by_iqr} by the interquartile noise, "
+                f"{by_median} by the median's precision; "
                 f"sample noise median "
                 f"{100 * noise[len(noise) // 2]:.1f}%, p90 {100 * noise[int(0.9 * (len(noise) - 1))]:.1f}%; "
                 f"profiles' hardware counters {counters}")
@@ -469,6 +477,28 @@ def main():
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "
                 f"({100 * g.get('held_ratio', 0):.0f}%; problem loads {g.get('load_seconds', 0):.1f} s, baselines "
                 f"{g.get('baselines_seconds', 0):.1f} s), idle while work was queued {g['idle_while_queued_seconds']:.1f} s")
+        # How each GPU's timing lock was held (summary.json gpu_locks): exclusive + shared is the
+        # GPU's busy time as the workers used it, which bounds the rate once they are fed.
+        for g in s.get("gpu_locks") or []:
+            t = g.get("seconds") or 0
+            share = lambda x: f"{x:.1f} s ({100 * x / t:.0f}%)" if t else f"{x:.1f} s"
+            by = ", ".join(f"{k + 1}: {v:.1f} s" for k, v in enumerate(g.get("shared_by_workers_seconds") or []))
+            say(f"  gpu {g['gpu']} timing lock over {t:.1f} s: exclusive {share(g['exclusive_seconds'])}, shared "
+                f"{share(g['shared_seconds'])} (by {by}; {g['draining_seconds']:.1f} s draining for a timing), "
+                f"free {share(g['free_seconds'])}")
+        summary["collect"]["gpu_locks"] = s.get("gpu_locks")
+        # The baselines' eager loops: each holds the lock exclusively, as a candidate's timing does.
+        eager = [r["eager_timing"] for r in rows if isinstance(r.get("eager_timing"), dict)]
+        if eager:
+            stops = {}
+            for e in eager:
+                why = str(e.get("stop_reason", ""))
+                k = next((n for n in ("max time", "max iterations", "interquartile", "median within", "noise converged", "noise")
+                          if why.startswith(n)), why or "?")
+                stops[k] = stops.get(k, 0) + 1
+            say(f"baselines' eager loops: {len(eager)}, {sum(e.get('iterations', 0) for e in eager)} samples, "
+                f"{sum(e.get('total_s', 0) for e in eager):.1f} s of GPU time in the samples; stopped by {stops}")
+            summary["collect"]["baseline_loops_stopped_by"] = stops
         if kagent_rows:
             same = [c for c in chosen if c in verdicts and kagent_rows[c].get("status") == verdicts[c]]
             differ = [c for c in chosen if c in verdicts and c not in same]

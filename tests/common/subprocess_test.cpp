@@ -129,6 +129,19 @@ TEST_CASE("a command started with a niceness runs at it, and the processes it st
   CHECK(r.output == std::to_string(expected) + "\n" + std::to_string(expected) + "\n");
 }
 
+TEST_CASE("a command started at idle priority runs under SCHED_IDLE, and the processes it starts too") {
+  // The 41st field of /proc/<pid>/stat is the scheduling policy: 0 SCHED_OTHER, 5 SCHED_IDLE.
+  const std::string field = "cut -d' ' -f41 /proc/self/stat";
+  auto o = cmd({"sh", "-c", field + "; sh -c \"" + field + "\""});
+  const auto base = run_command(o, 60s);
+  REQUIRE(base.exit.code == 0);
+  CHECK(base.output == "0\n0\n");
+  o.idle_priority = true;
+  const auto r = run_command(o, 60s);
+  REQUIRE(r.exit.code == 0);
+  CHECK(r.output == "5\n5\n");
+}
+
 TEST_CASE("a guarded command dies with the thread that started it, its children too") {
   TempFile pid_file;
   auto o = cmd({"sh", "-c", "sleep 30 & echo $! > " + pid_file.path.string() + "; wait"});

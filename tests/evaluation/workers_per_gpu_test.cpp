@@ -22,12 +22,21 @@ std::vector<int> placed(const EvaluationPool& pool) {
 TEST_CASE("two workers per GPU, placed round by round so that work spreads over the GPUs first") {
   EvaluationSettings s;
   s.gpus = {0, 1};
-  s.workers_per_gpu = kDefaultWorkersPerGpu;
+  s.workers_per_gpu = 2;
   EvaluationPool pool(s);
   CHECK(pool.size() == 4);
   CHECK(pool.gpu_count() == 2);
   CHECK(placed(pool) == std::vector<int>{0, 1, 0, 1});
   CHECK(pool.opening_workers() == 2);  // one worker per GPU always free of problem opens
+}
+
+TEST_CASE("the default: one worker per 4 cores of each GPU's share, 2 to 4") {
+  CHECK(default_workers_per_gpu(16, 1) == 4);
+  CHECK(default_workers_per_gpu(12, 1) == 3);
+  CHECK(default_workers_per_gpu(16, 2) == 2);
+  CHECK(default_workers_per_gpu(2, 1) == 2);
+  CHECK(default_workers_per_gpu(128, 1) == 4);
+  CHECK(default_workers_per_gpu(8, 0) == 2);
 }
 
 TEST_CASE("one worker per GPU: opens may take every worker, as before") {

@@ -59,6 +59,26 @@ TEST_CASE("interquartile noise: the bulk's spread, blind to rare outliers") {
   CHECK(stats::iqr_noise(modes) == doctest::Approx(0.2 / 1.349));
 }
 
+TEST_CASE("the median's confidence interval: order statistics n/2 -+ 1.96 sqrt(n)/2") {
+  // 1..100: ranks floor(50 - 9.8) = 40 and ceil(50 + 9.8) = 60, median 50.5.
+  V xs;
+  for (int i = 100; i >= 1; --i) xs.push_back(i);
+  CHECK(stats::median_ci_noise(xs) == doctest::Approx((60.0 - 40.0) / 2 / 50.5));
+  // Few samples: the interval is clamped to the smallest and largest.
+  CHECK(stats::median_ci_noise(V{1, 2, 3}) == doctest::Approx((3.0 - 1.0) / 2 / 2));
+  CHECK(stats::median_ci_noise(V{4, 4, 4, 4}) == 0);
+  CHECK(std::isinf(stats::median_ci_noise(V{-1, 0, 0, 0, 0, 0, 0, 0, 0, 1})));
+  // 70% at 1.0 and 30% at 1.2: with enough samples both ends lie in the first mode, where the median is.
+  V modes(700, 1.0);
+  modes.insert(modes.end(), 300, 1.2);
+  CHECK(stats::median_ci_noise(modes) == 0);
+  // Half and half: the interval spans both modes.
+  V halves(500, 1.0);
+  halves.insert(halves.end(), 500, 1.2);
+  CHECK(stats::median_ci_noise(halves) == doctest::Approx(0.1 / 1.1));
+  CHECK_THROWS_AS(stats::median_ci_noise(V{}), std::invalid_argument);
+}
+
 TEST_CASE("empty sample sets throw") {
   const V none;
   CHECK_THROWS_AS(stats::mean(none), std::invalid_argument);

@@ -15,6 +15,7 @@ using kagent::AnyOf;
 using kagent::CapCriterion;
 using kagent::CapParams;
 using kagent::IqrNoiseCriterion;
+using kagent::MedianPrecisionCriterion;
 using kagent::NoiseParams;
 using kagent::StdRelCriterion;
 using kagent::StoppingCriterion;
@@ -193,6 +194,51 @@ TEST_CASE("interquartile noise keeps going on two modes and respects its minimum
     IqrNoiseCriterion c(NoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
     CHECK(feed(c, [](int64_t) { return 2e-3; }, 10000) == 504);
   }
+}
+
+TEST_CASE("the median's precision ends a loop whose every sample is noisy") {
+  // A 5 ms level-3 model whose launches wait on the CPU: each sample within +-3% at random (a rel
+  // stdev of 1.7%, an interquartile noise of 2.2%), 5 ms of wall time per sample. The stdev and
+  // the interquartile range stay above 1% up to the 1 s cap (200 samples); the median is known to
+  // +-1% after about 40.
+  Jitter j;
+  auto series = [&](int64_t) { return 5e-3 * (1.0 + 0.03 * j()); };
+  SUBCASE("alone") {
+    MedianPrecisionCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0.1, .max_noise = 0.01});
+    const int64_t n = feed(c, series, 100000, 5e-3);
+    MESSAGE("finished after " << n << ": " << c.reason());
+    CHECK(n >= 24);
+    CHECK(n <= 80);
+    CHECK(n % MedianPrecisionCriterion::kCheckEvery == 0);
+    CHECK(c.reason().rfind("median within ", 0) == 0);
+    CHECK(c.reason().find("< 1.0% (95% confidence)") != std::string::npos);
+    CHECK(c.current_noise() < 0.01);
+  }
+  SUBCASE("without it, the other criteria run to the cap") {
+    std::vector<std::unique_ptr<StoppingCriterion>> v;
+    v.push_back(std::make_unique<StdRelCriterion>(NoiseParams{}));
+    v.push_back(std::make_unique<IqrNoiseCriterion>(NoiseParams{}));
+    v.push_back(std::make_unique<CapCriterion>(CapParams{}));
+    AnyOf c(std::move(v));
+    CHECK(feed(c, series, 100000, 5e-3) == 200);
+    CHECK(c.reason() == "max time 1.0 s");
+  }
+}
+
+TEST_CASE("the median's precision keeps going on two modes that share the middle, and respects its minimums") {
+  SUBCASE("half and half") {
+    MedianPrecisionCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    CHECK(feed(c, [](int64_t i) { return i % 2 ? 1e-3 : 1.2e-3; }, 5000) == 5000);
+    CHECK_FALSE(c.is_finished());
+  }
+  SUBCASE("min_samples and min_time") {
+    MedianPrecisionCriterion c(NoiseParams{.min_samples = 20, .min_time_s = 0, .max_noise = 0.01});
+    CHECK(feed(c, [](int64_t) { return 1e-3; }, 1000) == 20);
+    MedianPrecisionCriterion d(NoiseParams{.min_samples = 5, .min_time_s = 0.5, .max_noise = 0.01});
+    CHECK(feed(d, [](int64_t) { return 2e-3; }, 10000) == 504);
+  }
+  CHECK_THROWS(MedianPrecisionCriterion(NoiseParams{.min_samples = 0}));
+  CHECK_THROWS(MedianPrecisionCriterion(NoiseParams{.max_noise = 0}));
 }
 
 TEST_CASE("parameters are validated") {

@@ -1,6 +1,7 @@
 #include "common/guarded_spawn.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -89,6 +90,10 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
   }
   // Best effort: more niceness is always allowed, and a program at the old priority still runs.
   if (c.nice > 0) (void)::nice(c.nice);
+  if (c.idle_priority) {
+    const sched_param none{};
+    (void)::sched_setscheduler(0, SCHED_IDLE, &none);
+  }
   if (c.cpus) (void)::sched_setaffinity(0, sizeof(cpu_set_t), &*c.cpus);  // best effort, as nice
   if (c.cwd && ::chdir(c.cwd) != 0) fail(err_fd);
   ::execve(c.path, c.argv, c.envp);

@@ -29,6 +29,7 @@ struct GuardedChild {
   std::optional<rlim_t> address_space; // RLIMIT_AS for the program and its children
   bool die_with_parent = true;         // the group dies with the spawning thread
   int nice = 0;                        // added to the program's niceness (inherited by its children)
+  bool idle_priority = false;          // SCHED_IDLE for the program and its children
   std::optional<cpu_set_t> cpus;       // the program's (and its children's) cores; nullopt: ours
 };
 

@@ -97,7 +97,7 @@ struct ExecArgs {
 
 Subprocess::Subprocess(const SpawnOptions& opts) {
   if (opts.argv.empty()) throw std::invalid_argument("Subprocess: empty argv");
-  if (opts.die_with_parent || opts.address_space_limit || opts.nice > 0 || !opts.cpus.empty()) {
+  if (opts.die_with_parent || opts.address_space_limit || opts.nice > 0 || opts.idle_priority || !opts.cpus.empty()) {
     spawn_with_guard(opts);
     return;
   }
@@ -163,6 +163,7 @@ void Subprocess::spawn_with_guard(const SpawnOptions& opts) {
   if (opts.address_space_limit) c.address_space = static_cast<rlim_t>(*opts.address_space_limit);
   c.die_with_parent = opts.die_with_parent;
   c.nice = opts.nice;
+  c.idle_priority = opts.idle_priority;
   if (!opts.cpus.empty()) {
     cpu_set_t set;
     CPU_ZERO(&set);

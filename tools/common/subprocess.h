@@ -43,6 +43,11 @@ struct SpawnOptions {
   // worker that times on the GPU (compilers): the timed launches of a worker that waits for a
   // core are the candidate's time. Started under a guard, as die_with_parent is.
   int nice = 0;
+  // The program and everything it starts run under SCHED_IDLE: a thread of normal priority that
+  // wakes (a worker's timing thread after its launch completes) takes the core at once, where
+  // nice 19 alone still lets the compiler finish its slice first. Best effort (an unprivileged
+  // process may always lower its own policy); started under a guard, as nice is.
+  bool idle_priority = false;
   // The cores the program and everything it starts may run on (empty: wherever this process
   // may): compilers kept off the cores left free for the workers (common/cpu_affinity.h).
   // Best effort; started under a guard, as die_with_parent is.

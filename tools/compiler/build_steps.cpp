@@ -37,6 +37,7 @@ std::chrono::milliseconds CompileLimits::left() const {
 RunResult CompileLimits::run(SpawnOptions so) const {
   if (memory_mb) so.address_space_limit = static_cast<std::uint64_t>(memory_mb) << 20;
   so.nice = kCompilerNice;
+  so.idle_priority = true;
   so.cpus = cpus;
   return run_command(so, left());
 }

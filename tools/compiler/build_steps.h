@@ -31,7 +31,8 @@ void write_text_file(const std::filesystem::path& p, std::string_view text);
 // Compilers run at this niceness: a collection compiles ahead on every core while workers
 // time candidates, and a timed launch that waits for a core counts against the candidate
 // (measured: launch-bound level-3 answers at 10-40% sample noise, stopped by the 1 s cap, with
-// nvcc on all cores). Nice 19 leaves the compiles every core nobody else wants.
+// nvcc on all cores). Nice 19 leaves the compiles every core nobody else wants; they also run
+// under SCHED_IDLE (SpawnOptions::idle_priority), so a waking timing thread preempts them at once.
 inline constexpr int kCompilerNice = 19;
 
 // What every compiler run of one compile shares: a deadline for all of them together and

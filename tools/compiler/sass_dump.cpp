@@ -66,6 +66,7 @@ SassInfo disassemble(const std::filesystem::path& object, const std::filesystem:
   so.argv = {cuobjdump, "-sass", "-res-usage", object.string()};
   so.address_space_limit = kMemoryLimitBytes;
   so.nice = kCompilerNice;  // beside the compiles, off the workers' cores
+  so.idle_priority = true;
   so.cpus = cpus;
   const std::string nvdisasm = resolve_nvdisasm();
   const bool nvdisasm_found = std::filesystem::path(nvdisasm).has_parent_path();

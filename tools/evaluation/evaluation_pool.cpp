@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_pool.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <utility>
 #include <thread>
@@ -35,6 +36,10 @@ struct EvaluationPool::Waiter {
   int passed_over = 0;
 };
 
+int default_workers_per_gpu(int cpus, int gpus) {
+  return std::clamp(cpus / std::max(gpus, 1) / 4, kMinDefaultWorkersPerGpu, kMaxDefaultWorkersPerGpu);
+}
+
 EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::move(settings)) {
   cache_ = settings_.cache_dir.empty() ? cache_root() : settings_.cache_dir;
   std::vector<std::optional<int>> gpus;
@@ -60,6 +65,14 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   if (!guessed_device_.uuid.empty() && guessed_device_.measured_dram_gbps)
     worker_env.push_back(known_dram_env(guessed_device_.uuid, *guessed_device_.measured_dram_gbps));
   const std::string pycache = worker_bytecode_folder(cache_).string();  // one folder for all the workers
+  // One lock usage per distinct GPU (a GPU named twice in --gpus has twice the workers on it).
+  const auto usage_of = [&](std::optional<int> g) -> GpuLockUsage& {
+    for (auto& [gpu, usage] : lock_usage_)
+      if (gpu == g.value_or(-1)) return *usage;
+    const auto n = static_cast<size_t>(std::count(placed.begin(), placed.end(), g));
+    return *lock_usage_.emplace_back(g.value_or(-1), std::make_unique<GpuLockUsage>(n)).second;
+  };
+  std::map<std::optional<int>, size_t> on_gpu;  // workers placed on each GPU so far
   for (auto g : placed) {
     WorkerOptions wo;
     wo.env = worker_env;
@@ -71,6 +84,9 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
       wo.env.insert(wo.env.end(), {"CUDA_VISIBLE_DEVICES=", std::string(sandbox::kCudaCheckedEnv) + "=1"});
     } else {
       wo.gpu = g;
+      wo.lock_observer = [usage = &usage_of(g), slot = on_gpu[g]++](LockMode m, bool waiting) {
+        usage->set(slot, m, waiting);
+      };
       // Only where the worker sees the GPU: a hidden one would look like a memo gone stale.
       wo.cuda_probe_memo = (fs::path(cache_) / "sandbox" / "cuda-probe.json").string();
     }
@@ -237,6 +253,7 @@ PoolCounters EvaluationPool::counters() const {
     c.worker_busy_seconds += s.eval_seconds;
     c.workers.push_back(s);
   }
+  for (const auto& [gpu, usage] : lock_usage_) c.gpu_locks.push_back({gpu, usage->totals(now)});
   return c;
 }
 

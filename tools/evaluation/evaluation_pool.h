@@ -21,21 +21,28 @@
 
 #include "compiler/compile_pool.h"
 #include "evaluation/baseline_memo.h"
+#include "evaluation/gpu_lock_usage.h"
 #include "result/device_info.h"
 #include "worker/client/worker_client.h"
 #include "worker/protocol/eval_options.h"
 
 namespace kagent {
 
-// Workers per GPU where throughput matters (collect, serve): two keep the GPU busy while one
-// loads a problem or checks a candidate on the CPU side; their timings take turns.
-inline constexpr int kDefaultWorkersPerGpu = 2;
+// Workers per GPU where throughput matters (collect, serve), unless told: one per 4 of the CPU
+// cores each GPU's share comes to, at least 2 (one keeps the GPU busy while another loads a
+// problem or checks a candidate on the CPU side; their timings take turns) and at most 4. On one
+// GPU and 16 cores, 4: the 149 real answers went at 56.6 a minute against 52.0 with 3 and 33.5
+// with 2 (H200, bench/realworld/RESULTS.md); more workers overlap more of the shared checks
+// while the compiles keep the cores busy.
+inline constexpr int kMinDefaultWorkersPerGpu = 2;
+inline constexpr int kMaxDefaultWorkersPerGpu = 4;
+int default_workers_per_gpu(int cpus, int gpus);
 
 struct EvaluationSettings {
   std::string cache_dir;                  // empty: cache_root()
   std::string arch;                       // nvcc target; empty: the worker GPU's own
   std::vector<int> gpus;                  // workers_per_gpu workers each; empty: the default GPU
-  int workers_per_gpu = 1;                // `kagent collect` and `serve`: 2 (kDefaultWorkersPerGpu)
+  int workers_per_gpu = 1;                // `kagent collect` and `serve`: default_workers_per_gpu
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
@@ -55,6 +62,12 @@ struct WorkerCounters {
   double idle_while_queued_seconds = 0;   // free while some request waited for a worker
 };
 
+// How one GPU's timing lock was held by this pool's workers (evaluation/gpu_lock_usage.h).
+struct GpuLockCounters {
+  int gpu = -1;                           // its CUDA device index; -1: the default one
+  GpuLockTotals lock;
+};
+
 // What the pool has done so far (for progress and throughput).
 struct PoolCounters {
   int64_t evaluations = 0;                // requests answered by a worker (evaluate): the workers' sum
@@ -63,6 +76,7 @@ struct PoolCounters {
   int compile_waiting = 0;                // KernelBench answers waiting for a compile slot
   double worker_busy_seconds = 0;         // the workers' eval_seconds, summed
   std::vector<WorkerCounters> workers;    // per worker, in --gpus order
+  std::vector<GpuLockCounters> gpu_locks; // per GPU, in --gpus order
 };
 
 class EvaluationPool {
@@ -170,6 +184,8 @@ class EvaluationPool {
   struct Waiter;
   EvaluationSettings settings_;
   std::string cache_;
+  // Declared before the workers, whose observers feed them: destroyed after them.
+  std::vector<std::pair<int, std::unique_ptr<GpuLockUsage>>> lock_usage_;  // per GPU
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t gpu_count_ = 1;
   int workers_per_gpu_ = 1;

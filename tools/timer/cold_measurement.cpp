@@ -65,6 +65,7 @@ std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& 
   const NoiseParams noise{cfg.min_samples, cfg.min_time_s, cfg.max_noise};
   c.push_back(std::make_unique<StdRelCriterion>(noise));
   c.push_back(std::make_unique<IqrNoiseCriterion>(noise));
+  c.push_back(std::make_unique<MedianPrecisionCriterion>(noise));
   c.push_back(std::make_unique<CapCriterion>(CapParams{cfg.max_iterations, cfg.max_time_s}));
   return std::make_unique<AnyOf>(std::move(c));
 }

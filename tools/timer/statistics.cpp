@@ -67,6 +67,21 @@ double iqr_noise(std::span<const double> xs) {
   return rel((percentile(xs, 75) - percentile(xs, 25)) / 1.349, median(xs));
 }
 
+double median_ci_noise(std::span<const double> xs) {
+  require(xs, "median_ci_noise");
+  const double n = static_cast<double>(xs.size());
+  const double spread = 1.96 * std::sqrt(n) / 2;
+  // 1-based ranks j = floor(n/2 - spread), k = ceil(n/2 + spread), clamped to [1, n]; 0-based below.
+  const auto lo = static_cast<size_t>(std::max(1.0, std::floor(n / 2 - spread))) - 1;
+  const auto hi = static_cast<size_t>(std::min(n, std::ceil(n / 2 + spread))) - 1;
+  std::vector<double> v(xs.begin(), xs.end());
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(lo), v.end());
+  const double a = v[lo];
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(hi), v.end());
+  const double b = v[hi];
+  return rel((b - a) / 2, median(xs));
+}
+
 void RunningStats::add(double x) {
   ++n_;
   sum_ += x;

@@ -23,6 +23,14 @@ double percentile(std::span<const double> xs, double p);
 // is 0 but the quartiles differ.
 double iqr_noise(std::span<const double> xs);
 
+// How precisely the samples pin down their median: half the width of the distribution-free 95%
+// confidence interval of the median (the order statistics n/2 -+ 1.96 sqrt(n)/2, 1-based,
+// clamped to the samples), over the median. Assumes independent samples; needs no shape of
+// their distribution, so a noisy kernel's median is known once enough samples surround it even
+// where their spread stays wide. 0 when the interval's ends are equal, +inf when the median is 0
+// but they are not.
+double median_ci_noise(std::span<const double> xs);
+
 // Running mean and variance (Welford), O(1) per sample, for stopping criteria that
 // look at every sample after every measurement.
 class RunningStats {

@@ -83,6 +83,22 @@ void IqrNoiseCriterion::add(double sample_s, double elapsed_s) {
   }
 }
 
+MedianPrecisionCriterion::MedianPrecisionCriterion(NoiseParams p) : p_(p) { p_.validate("MedianPrecisionCriterion"); }
+
+double MedianPrecisionCriterion::current_noise() const {
+  return samples_.empty() ? std::numeric_limits<double>::infinity() : stats::median_ci_noise(samples_);
+}
+
+void MedianPrecisionCriterion::add(double sample_s, double elapsed_s) {
+  samples_.push_back(sample_s);
+  if (is_finished()) return;
+  const auto n = static_cast<int64_t>(samples_.size());
+  if (!p_.reached(n, elapsed_s)) return;
+  if (n != p_.min_samples && n % kCheckEvery != 0) return;
+  const double noise = stats::median_ci_noise(samples_);
+  if (noise < p_.max_noise) reason_ = below_target("median within", noise, p_.max_noise) + " (95% confidence)";
+}
+
 CapCriterion::CapCriterion(CapParams p) : p_(p) {
   if (p_.max_iterations < 1 || !(p_.max_time_s > 0))
     throw std::invalid_argument("CapCriterion: need max_iterations >= 1 and max_time_s > 0");

@@ -87,6 +87,30 @@ class IqrNoiseCriterion final : public StoppingCriterion {
   std::string reason_;
 };
 
+// Finished once at least min_samples and min_time_s are reached and the median is known to
+// within max_noise (stats::median_ci_noise: the 95% confidence interval of the median, half its
+// width over the median); looked at every kCheckEvery samples. The verdict reports the median:
+// a noisy kernel (a level-3 model whose launches wait on the CPU, a few percent apart sample to
+// sample) has its median pinned down after tens of samples, while its stdev and even its
+// interquartile range stay above 1% until the time cap. Two modes that share the middle (each
+// near half of the samples) keep the interval wide, and the loop going.
+
+class MedianPrecisionCriterion final : public StoppingCriterion {
+ public:
+  explicit MedianPrecisionCriterion(NoiseParams p = {});
+  void add(double sample_s, double elapsed_s) override;
+  bool is_finished() const override { return !reason_.empty(); }
+  std::string reason() const override { return reason_; }
+  double current_noise() const;  // +inf before the first sample
+
+  static constexpr int64_t kCheckEvery = 8;  // each look is O(samples)
+
+ private:
+  NoiseParams p_;
+  std::vector<double> samples_;
+  std::string reason_;
+};
+
 // Hard caps, which win over every other criterion (including min_samples).
 struct CapParams {
   int64_t max_iterations = 5000;

@@ -114,7 +114,9 @@ WorkerClient::~WorkerClient() {
 
 void WorkerClient::stop() {
   reader_.reset();
+  const bool was_running = proc_ != nullptr;
   proc_.reset();  // RAII: kills the process group
+  if (was_running && opts_.lock_observer) opts_.lock_observer(LockMode::None, false);  // a dead worker holds nothing
   // What a candidate started outside the group (setpgid, setsid) still runs as the worker's
   // own uid, which nothing else uses.
   if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
@@ -435,6 +437,10 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     if (msg.message.value("id", -1) != id || got != nonce) continue;  // a stale reply
     if (const auto lock = protocol::lock_event_of(msg.message)) {
       watchdog.on_lock(*lock);
+      if (opts_.lock_observer) {
+        const bool waiting = lock->kind == protocol::LockEvent::Kind::Waiting;
+        opts_.lock_observer(lock->kind == protocol::LockEvent::Kind::Broken ? LockMode::None : lock->mode, waiting);
+      }
       if (lock->kind == protocol::LockEvent::Kind::Broken) {
         timing_lock_.clear();  // this worker's timings are unlocked from now on: watched as such
         if (contention) contention->lock_broken();

@@ -25,6 +25,7 @@
 #include "worker/protocol/eval_options.h"
 #include "result/isolation.h"
 #include "worker/client/gpu_admission.h"
+#include "worker/protocol/gpu_timing_lock.h"
 #include "worker/client/gpu_watch.h"
 #include "worker/client/lock_holders.h"
 #include "worker/protocol/protocol.h"
@@ -68,6 +69,10 @@ struct WorkerOptions {
   // request_timeout + kernelbench_build_allowance, what a sibling's own client allows it); a lock
   // kept by processes a worker forked after the worker that took it exited is taken from them.
   std::chrono::milliseconds lock_holder_limit{0};
+  // Told every change of the worker's hold on the timing lock, on the requesting thread: the mode
+  // held, or with `waiting` the mode it waits for (holding nothing meanwhile); None when the worker
+  // stops. The pool's GpuLockUsage (evaluation/gpu_lock_usage.h).
+  std::function<void(LockMode mode, bool waiting)> lock_observer;
   // Where the client says what the user should know (waiting for GPU memory, a candidate
   // charged after the fact); default: a "kagent: ..." line on stderr.
   std::function<void(const std::string&)> notice;
