@@ -18,7 +18,8 @@
 #   roofline   FLOPs, DRAM bytes, intensity and roofline position against Nsight Compute on the
 #              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
-#   bench      bench/eval (extra arguments after `--`) (~4 min)
+#   bench      bench/eval (extra arguments after `--`) (more than 6.5 min on an H200 in the tenth
+#              session: run it alone, `--deadline 590`, or give it fewer examples after `--`)
 #   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
 #              own eval_kernel_against_ref on the same files (bench/eval/bench_kernelbench_format.py;
 #              needs .carry/kernelbench) (~5 min)
