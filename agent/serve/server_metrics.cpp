@@ -43,6 +43,15 @@ std::string ServerMetrics::prometheus(const PoolCounters& pool, const QueueState
   const double busy = up > 0 && q.workers > 0 ? pool.worker_busy_seconds / (up * static_cast<double>(q.workers)) : 0.0;
   s += fmt::format("kagent_serve_gpu_busy_seconds_total {:.3f}\nkagent_serve_gpu_busy_ratio {:.4f}\nkagent_serve_workers {}\n",
                    pool.worker_busy_seconds, busy, q.workers);
+  // How each GPU's timing lock was held (evaluation/gpu_lock_usage.h): the GPU's busy time as the
+  // workers used it, exclusive for timings, shared for loads and checks; free, by nobody.
+  s += "# HELP kagent_serve_gpu_lock_seconds_total seconds each GPU's timing lock was held, by mode\n"
+       "# TYPE kagent_serve_gpu_lock_seconds_total counter\n";
+  for (const auto& g : pool.gpu_locks)
+    for (const auto& [mode, seconds] : {std::pair{"exclusive", g.lock.exclusive_seconds},
+                                        std::pair{"shared", g.lock.shared_seconds},
+                                        std::pair{"free", g.lock.free_seconds}})
+      s += fmt::format("kagent_serve_gpu_lock_seconds_total{{gpu=\"{}\",mode=\"{}\"}} {:.3f}\n", g.gpu, mode, seconds);
   for (const auto& [kind, h] : latency_) {
     const std::string name = "kagent_serve_" + kind + "_seconds";
     s += fmt::format("# HELP {} latency of {} requests\n# TYPE {} histogram\n", name, kind, name);

@@ -1,6 +1,7 @@
 // What /metrics reports, in Prometheus' text format: requests by route and status, evaluation
 // latency histograms (steps, stateless evaluations), evaluations per second since start, GPU
-// busy seconds per worker, admitted evaluations against the queue bound, episodes open.
+// busy seconds per worker, how each GPU's timing lock was held (exclusive, shared, free), admitted
+// evaluations against the queue bound, episodes open.
 #pragma once
 
 #include <array>

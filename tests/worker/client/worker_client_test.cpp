@@ -6,10 +6,13 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "temp_dir.h"
 #include "worker/client/file_users.h"
@@ -228,6 +231,49 @@ TEST_CASE("a wait for the GPU's timing lock does not count against the candidate
   EvalResult again = eval_with(w, "timed");
   CHECK(again.status == Status::Correct);
   CHECK(again.isolation.timing_lock_wait_seconds == 0);
+}
+
+TEST_CASE("the lock observer hears every change of the worker's hold, its waits and its end") {
+  // What the pool's GpuLockUsage adds up (evaluation/gpu_lock_usage.h): with a sibling holding
+  // the lock shared, the worker gets its own shared hold at once, then waits to time.
+  testing::TempDir dir("kagent-lock-observer");
+  WorkerOptions o = locked_options(dir);
+  o.env.push_back("KAGENT_FAKE_LOCKED=1");  // shared for the request, exclusive for its timing
+  o.request_timeout = 5s;
+  create_gpu_timing_locks(o.admission_folder, {"GPU-lock"});  // the fake opens it as it starts
+  std::mutex mu;
+  std::vector<std::pair<LockMode, bool>> seen;
+  o.lock_observer = [&](LockMode m, bool waiting) {
+    std::lock_guard lock(mu);
+    seen.emplace_back(m, waiting);
+  };
+  auto has = [&](LockMode m, bool waiting) {
+    std::lock_guard lock(mu);
+    return std::find(seen.begin(), seen.end(), std::pair{m, waiting}) != seen.end();
+  };
+  {
+    WorkerClient w(o);
+    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+    auto sibling = std::make_shared<std::optional<GpuTimingLock>>(
+        GpuTimingLock::open(gpu_timing_lock_path(o.admission_folder, "GPU-lock")));
+    REQUIRE(*sibling);
+    (*sibling)->set(LockMode::Shared);
+    auto release = std::async(std::launch::async, [sibling] {
+      std::this_thread::sleep_for(200ms);
+      (*sibling)->set(LockMode::None);
+    });
+    CHECK(eval_with(w, "ok").status == Status::Correct);
+    release.get();
+    CHECK(has(LockMode::Shared, false));
+    CHECK(has(LockMode::Exclusive, true));   // it waited for the sibling's shared hold to end
+    CHECK(has(LockMode::Exclusive, false));
+    std::lock_guard lock(mu);
+    REQUIRE(!seen.empty());
+    CHECK(seen.back() == std::pair{LockMode::None, false});  // the reply comes after the hold ends
+    seen.clear();
+  }
+  // The worker stopped with its client: it holds nothing, and the observer hears it.
+  CHECK(seen == std::vector<std::pair<LockMode, bool>>{{LockMode::None, false}});
 }
 
 TEST_CASE("a lock that is not had within its own limit ends the request as kagent's failure, not a timeout") {
