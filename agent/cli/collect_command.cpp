@@ -41,7 +41,7 @@ struct CollectArgs {
   std::string out, runs_dir = "runs", resume, metrics, order = "largest";
   std::vector<std::string> merge;
   int concurrency = 0;
-  int workers_per_gpu = 0;  // 0: default_workers_per_gpu
+  int workers_per_gpu = 0;  // 0: EvaluationPool's default_workers_per_gpu
   unsigned compile_jobs = 0;
   bool compile_only = false, report = false, quiet = false;
   SolveSettings run;
@@ -161,7 +161,7 @@ int run_collect(CollectArgs a) {
   EvaluationSettings settings = evaluation_settings(a.run.eval);
   settings.compile_jobs = a.compile_jobs;
   settings.hide_gpus = a.compile_only;
-  settings.workers_per_gpu = a.workers_per_gpu > 0 ? a.workers_per_gpu : default_workers_per_gpu(settings);
+  settings.workers_per_gpu = a.workers_per_gpu;  // 0: the pool's default
   auto pool = std::make_shared<EvaluationPool>(settings);
   pool->start();
   const auto workers = pool->started();
@@ -304,15 +304,16 @@ int run_collect(CollectArgs a) {
                                w.gpu < 0 ? std::string("-") : std::to_string(w.gpu), w.evaluations, w.eval_seconds,
                                out.wall_seconds, 100.0 * ratio(w.eval_seconds), w.held_seconds, w.load_seconds,
                                w.baselines_seconds, w.idle_while_queued_seconds);
-    for (const auto& g : device.available ? counters.gpu_locks : std::vector<GpuLockCounters>{}) {
-      const auto pct = [&](double x) { return g.lock.seconds > 0 ? 100.0 * x / g.lock.seconds : 0.0; };
-      std::cout << fmt::format("gpu {:<5} timing lock over {:.1f} s: exclusive {:.1f} s ({:.0f}%), shared {:.1f} s ({:.0f}%; "
-                               "{:.1f} s of it draining for a timing), free {:.1f} s ({:.0f}%)\n",
-                               g.gpu < 0 ? std::string("-") : std::to_string(g.gpu), g.lock.seconds,
-                               g.lock.exclusive_seconds, pct(g.lock.exclusive_seconds), g.lock.shared_seconds,
-                               pct(g.lock.shared_seconds), g.lock.draining_seconds, g.lock.free_seconds,
-                               pct(g.lock.free_seconds));
-    }
+    if (device.available)
+      for (const auto& g : counters.gpu_locks) {
+        const auto pct = [&](double x) { return g.lock.seconds > 0 ? 100.0 * x / g.lock.seconds : 0.0; };
+        std::cout << fmt::format("gpu {:<5} timing lock over {:.1f} s: exclusive {:.1f} s ({:.0f}%), shared {:.1f} s ({:.0f}%; "
+                                 "{:.1f} s of it draining for a timing), free {:.1f} s ({:.0f}%)\n",
+                                 g.gpu < 0 ? std::string("-") : std::to_string(g.gpu), g.lock.seconds,
+                                 g.lock.exclusive_seconds, pct(g.lock.exclusive_seconds), g.lock.shared_seconds,
+                                 pct(g.lock.shared_seconds), g.lock.draining_seconds, g.lock.free_seconds,
+                                 pct(g.lock.free_seconds));
+      }
     std::cout << "metrics   " << (store->dir() / collect::kMetricsFile).string() << " (and " << collect::kMetricsCsvFile
               << ")\n";
   }

@@ -1,9 +1,6 @@
 #include "cli/eval_flags.h"
 
-#include <set>
-
 #include "cli/flag_checks.h"
-#include "common/cpu_affinity.h"
 #include "common/json_optional.h"
 #include "common/paths.h"
 
@@ -48,12 +45,6 @@ void add_workers_per_gpu_flag(CLI::App& app, int& workers_per_gpu) {
                  "workers on each GPU: their problem loads, correctness checks and guards overlap, their timings "
                  "take turns under the GPU's timing lock (default: one per 4 CPU cores of each GPU's share, 2 to 4)")
       ->check(whole_number(1, 16));
-}
-
-int default_workers_per_gpu(const EvaluationSettings& s) {
-  const std::set<int> gpus(s.gpus.begin(), s.gpus.end());
-  return kagent::default_workers_per_gpu(static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1)),
-                                         static_cast<int>(std::max<size_t>(gpus.size(), 1)));
 }
 
 EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy) {

@@ -34,11 +34,8 @@ struct EvalFlags {
 void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
 
 // --workers-per-gpu N (collect, serve: the commands that feed a GPU from many samples at once):
-// workers on each GPU; 0 (the default) means default_workers_per_gpu below.
+// workers on each GPU; 0 (the default) leaves it to the pool (default_workers_per_gpu).
 void add_workers_per_gpu_flag(CLI::App& app, int& workers_per_gpu);
-// The workers per GPU for `s` when none were asked for: evaluation_pool.h's rule over the cores
-// this process may use and the distinct GPUs in s.gpus (the default GPU when empty).
-int default_workers_per_gpu(const EvaluationSettings& s);
 
 // The settings the evaluation engine runs with (cache folder defaulted, options filled; the
 // policy `default_policy` where --policy was not given).

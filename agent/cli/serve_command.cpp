@@ -33,7 +33,7 @@ namespace {
 
 struct ServeArgs {
   std::string host = "127.0.0.1", token, data = "serve-data", problems, prompts_dir, reward = "kevin";
-  int port = 8000, max_turns = 4, queue = 256, threads = 128, workers_per_gpu = 0;  // 0: default_workers_per_gpu
+  int port = 8000, max_turns = 4, queue = 256, threads = 128, workers_per_gpu = 0;  // 0: EvaluationPool's default_workers_per_gpu
   double max_body_mb = 8;
   bool compile_only = false;
   EvalFlags eval;
@@ -101,7 +101,7 @@ int run_serve(ServeArgs a) {
   if (a.eval.policy) preset.policy = policy_from_string(*a.eval.policy);
   EvaluationSettings settings = evaluation_settings(a.eval, preset.policy);
   settings.hide_gpus = a.compile_only;
-  settings.workers_per_gpu = a.workers_per_gpu > 0 ? a.workers_per_gpu : default_workers_per_gpu(settings);
+  settings.workers_per_gpu = a.workers_per_gpu;  // 0: the pool's default
   auto pool = std::make_shared<EvaluationPool>(settings);
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));

@@ -1,10 +1,12 @@
 // The pool's workers per GPU (EvaluationSettings::workers_per_gpu): how many it makes and on
 // which GPUs, the GPUs its rates are per, and how many problem opens may hold a worker at once.
 // No worker is started.
+#include <algorithm>
 #include <vector>
 
 #include <doctest/doctest.h>
 
+#include "common/cpu_affinity.h"
 #include "evaluation/evaluation_pool.h"
 
 using namespace kagent;
@@ -37,6 +39,16 @@ TEST_CASE("the default: one worker per 4 cores of each GPU's share, 2 to 4") {
   CHECK(default_workers_per_gpu(2, 1) == 2);
   CHECK(default_workers_per_gpu(128, 1) == 4);
   CHECK(default_workers_per_gpu(8, 0) == 2);
+}
+
+TEST_CASE("workers_per_gpu 0: the pool's default over this process's cores and the distinct GPUs") {
+  EvaluationSettings s;
+  s.gpus = {0, 1, 1};
+  s.workers_per_gpu = 0;
+  EvaluationPool pool(s);
+  const int each = default_workers_per_gpu(static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1)), 2);
+  CHECK(pool.size() == static_cast<size_t>(3 * each));  // --gpus names GPU 1 twice: twice its workers
+  CHECK(pool.gpu_count() == 2);
 }
 
 TEST_CASE("one worker per GPU: opens may take every worker, as before") {

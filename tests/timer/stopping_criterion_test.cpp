@@ -40,6 +40,16 @@ struct Jitter {
   double operator()() { return static_cast<double>(gen() >> 11) / 9007199254740992.0 * 2.0 - 1.0; }
 };
 
+// The stdev, the interquartile noise and the caps at their defaults: measure_cold's criteria
+// without the median's precision.
+AnyOf without_median() {
+  std::vector<std::unique_ptr<StoppingCriterion>> v;
+  v.push_back(std::make_unique<StdRelCriterion>(NoiseParams{}));
+  v.push_back(std::make_unique<IqrNoiseCriterion>(NoiseParams{}));
+  v.push_back(std::make_unique<CapCriterion>(CapParams{}));
+  return AnyOf(std::move(v));
+}
+
 AnyOf default_combo(NoiseParams s, CapParams c) {
   std::vector<std::unique_ptr<StoppingCriterion>> v;
   v.push_back(std::make_unique<StdRelCriterion>(s));
@@ -157,12 +167,8 @@ TEST_CASE("interquartile noise ends a loop whose stdev rare outliers keep high")
     CHECK(c.reason().find("< 1.0%") != std::string::npos);
     CHECK(c.current_noise() < 0.01);
   }
-  SUBCASE("as measure_cold combines them") {
-    std::vector<std::unique_ptr<StoppingCriterion>> v;
-    v.push_back(std::make_unique<StdRelCriterion>(NoiseParams{}));
-    v.push_back(std::make_unique<IqrNoiseCriterion>(NoiseParams{}));
-    v.push_back(std::make_unique<CapCriterion>(CapParams{}));
-    AnyOf c(std::move(v));
+  SUBCASE("beside the stdev and the caps") {
+    AnyOf c = without_median();
     CHECK(feed(c, series, 100000) == 104);
     CHECK(c.reason().rfind("interquartile noise ", 0) == 0);
     // Without it the same series runs to the cap: the outliers' stdev never settles below 1%.
@@ -215,11 +221,7 @@ TEST_CASE("the median's precision ends a loop whose every sample is noisy") {
     CHECK(c.current_noise() < 0.01);
   }
   SUBCASE("without it, the other criteria run to the cap") {
-    std::vector<std::unique_ptr<StoppingCriterion>> v;
-    v.push_back(std::make_unique<StdRelCriterion>(NoiseParams{}));
-    v.push_back(std::make_unique<IqrNoiseCriterion>(NoiseParams{}));
-    v.push_back(std::make_unique<CapCriterion>(CapParams{}));
-    AnyOf c(std::move(v));
+    AnyOf c = without_median();
     CHECK(feed(c, series, 100000, 5e-3) == 200);
     CHECK(c.reason() == "max time 1.0 s");
   }

@@ -46,8 +46,11 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   for (int g : settings_.gpus) gpus.emplace_back(g);
   if (gpus.empty()) gpus.emplace_back(std::nullopt);
   gpu_count_ = std::set<std::optional<int>>(gpus.begin(), gpus.end()).size();
+  const auto cpus = static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1));
   // Without a GPU a second worker would only answer no_gpu twice as fast.
-  workers_per_gpu_ = settings_.hide_gpus ? 1 : std::max(1, settings_.workers_per_gpu);
+  workers_per_gpu_ = settings_.hide_gpus            ? 1
+                     : settings_.workers_per_gpu > 0 ? settings_.workers_per_gpu
+                                                     : default_workers_per_gpu(cpus, static_cast<int>(gpu_count_));
   // Round by round (0, 1, 0, 1): the worker free longest takes the next request, so work spreads
   // over the GPUs first.
   std::vector<std::optional<int>> placed;
@@ -60,7 +63,6 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     const auto j = nlohmann::json::parse(read_file(device_file_), nullptr, false);
     if (!j.is_discarded()) guessed_device_ = j.get<DeviceInfo>();
   }
-  const auto cpus = static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1));
   std::vector<std::string> worker_env = worker_thread_env(cpus, static_cast<int>(placed.size()));
   if (!guessed_device_.uuid.empty() && guessed_device_.measured_dram_gbps)
     worker_env.push_back(known_dram_env(guessed_device_.uuid, *guessed_device_.measured_dram_gbps));

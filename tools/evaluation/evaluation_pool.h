@@ -42,7 +42,8 @@ struct EvaluationSettings {
   std::string cache_dir;                  // empty: cache_root()
   std::string arch;                       // nvcc target; empty: the worker GPU's own
   std::vector<int> gpus;                  // workers_per_gpu workers each; empty: the default GPU
-  int workers_per_gpu = 1;                // `kagent collect` and `serve`: default_workers_per_gpu
+  int workers_per_gpu = 1;                // 0: default_workers_per_gpu over this process's cores and the
+                                          // distinct GPUs (`kagent collect` and `serve` unless told)
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <tuple>
 
+#include "common/elapsed.h"
 #include "common/files.h"
 #include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
@@ -158,7 +159,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     if (auto pre = take_prebuilt(path)) {
       const auto waited_from = std::chrono::steady_clock::now();
       std::tie(ext, cand) = pre->result.get();  // the same CandidateRef, its extensions filled
-      compile_wait = std::chrono::duration<double>(std::chrono::steady_clock::now() - waited_from).count();
+      compile_wait = seconds_since(waited_from);
       arch = pre->arch;
     } else {
       arch = pool_->current_arch();

@@ -65,38 +65,24 @@ void StdRelCriterion::add(double sample_s, double elapsed_s) {
   }
 }
 
-IqrNoiseCriterion::IqrNoiseCriterion(NoiseParams p) : p_(p) { p_.validate("IqrNoiseCriterion"); }
-
-double IqrNoiseCriterion::current_noise() const {
-  return samples_.empty() ? std::numeric_limits<double>::infinity() : stats::iqr_noise(samples_);
+SampleNoiseCriterion::SampleNoiseCriterion(NoiseParams p, const char* who, Noise noise, const char* label,
+                                           const char* tail)
+    : p_(p), noise_(noise), label_(label), tail_(tail) {
+  p_.validate(who);
 }
 
-void IqrNoiseCriterion::add(double sample_s, double elapsed_s) {
+double SampleNoiseCriterion::current_noise() const {
+  return samples_.empty() ? std::numeric_limits<double>::infinity() : noise_(samples_);
+}
+
+void SampleNoiseCriterion::add(double sample_s, double elapsed_s) {
   samples_.push_back(sample_s);
   if (is_finished()) return;
   const auto n = static_cast<int64_t>(samples_.size());
   if (!p_.reached(n, elapsed_s)) return;
   if (n != p_.min_samples && n % kCheckEvery != 0) return;
-  const double noise = stats::iqr_noise(samples_);
-  if (noise < p_.max_noise) {
-    reason_ = below_target("interquartile noise", noise, p_.max_noise);
-  }
-}
-
-MedianPrecisionCriterion::MedianPrecisionCriterion(NoiseParams p) : p_(p) { p_.validate("MedianPrecisionCriterion"); }
-
-double MedianPrecisionCriterion::current_noise() const {
-  return samples_.empty() ? std::numeric_limits<double>::infinity() : stats::median_ci_noise(samples_);
-}
-
-void MedianPrecisionCriterion::add(double sample_s, double elapsed_s) {
-  samples_.push_back(sample_s);
-  if (is_finished()) return;
-  const auto n = static_cast<int64_t>(samples_.size());
-  if (!p_.reached(n, elapsed_s)) return;
-  if (n != p_.min_samples && n % kCheckEvery != 0) return;
-  const double noise = stats::median_ci_noise(samples_);
-  if (noise < p_.max_noise) reason_ = below_target("median within", noise, p_.max_noise) + " (95% confidence)";
+  const double noise = noise_(samples_);
+  if (noise < p_.max_noise) reason_ = below_target(label_, noise, p_.max_noise) + tail_;
 }
 
 CapCriterion::CapCriterion(CapParams p) : p_(p) {

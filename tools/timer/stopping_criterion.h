@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -63,17 +64,13 @@ class StdRelCriterion final : public StoppingCriterion {
   std::string reason_;
 };
 
-// Finished once at least min_samples and min_time_s are reached and the interquartile noise
-// (stats::iqr_noise: the spread of the middle half of the samples, over the median) is below
-// max_noise; looked at every kCheckEvery samples. The verdict reports the median, and the
-// median does not move with the rare outliers of a shared machine (a launch delayed by
-// preemption adds milliseconds to one sample of a 0.5 ms kernel), yet those outliers keep the
-// stdev of every sample above 1% until the time cap: this criterion ends such a loop once the
-// bulk is steady. A second mode of a quarter of the samples or more still keeps it going.
-
-class IqrNoiseCriterion final : public StoppingCriterion {
+// What IqrNoiseCriterion and MedianPrecisionCriterion share: every sample kept; finished once at
+// least min_samples and min_time_s are reached and `noise` (a statistic of every sample so far,
+// relative to the median) is below max_noise, looked at on the min_samples-th sample and then
+// every kCheckEvery samples; the reason is "<label> 0.8% < 1.0%<tail>".
+class SampleNoiseCriterion : public StoppingCriterion {
  public:
-  explicit IqrNoiseCriterion(NoiseParams p = {});
+  using Noise = double (*)(std::span<const double>);
   void add(double sample_s, double elapsed_s) override;
   bool is_finished() const override { return !reason_.empty(); }
   std::string reason() const override { return reason_; }
@@ -81,34 +78,42 @@ class IqrNoiseCriterion final : public StoppingCriterion {
 
   static constexpr int64_t kCheckEvery = 8;  // each look is O(samples)
 
+ protected:
+  // Throws std::invalid_argument naming `who` for bad params (NoiseParams::validate).
+  SampleNoiseCriterion(NoiseParams p, const char* who, Noise noise, const char* label, const char* tail = "");
+
  private:
   NoiseParams p_;
+  Noise noise_;
+  const char* label_;
+  const char* tail_;
   std::vector<double> samples_;
   std::string reason_;
 };
 
-// Finished once at least min_samples and min_time_s are reached and the median is known to
-// within max_noise (stats::median_ci_noise: the 95% confidence interval of the median, half its
-// width over the median); looked at every kCheckEvery samples. The verdict reports the median:
-// a noisy kernel (a level-3 model whose launches wait on the CPU, a few percent apart sample to
-// sample) has its median pinned down after tens of samples, while its stdev and even its
-// interquartile range stay above 1% until the time cap. Two modes that share the middle (each
-// near half of the samples) keep the interval wide, and the loop going.
-
-class MedianPrecisionCriterion final : public StoppingCriterion {
+// The interquartile noise (stats::iqr_noise: the spread of the middle half of the samples, over
+// the median) below max_noise. The verdict reports the median, and the median does not move
+// with the rare outliers of a shared machine (a launch delayed by preemption adds milliseconds
+// to one sample of a 0.5 ms kernel), yet those outliers keep the stdev of every sample above 1%
+// until the time cap: this criterion ends such a loop once the bulk is steady. A second mode of
+// a quarter of the samples or more still keeps it going.
+class IqrNoiseCriterion final : public SampleNoiseCriterion {
  public:
-  explicit MedianPrecisionCriterion(NoiseParams p = {});
-  void add(double sample_s, double elapsed_s) override;
-  bool is_finished() const override { return !reason_.empty(); }
-  std::string reason() const override { return reason_; }
-  double current_noise() const;  // +inf before the first sample
+  explicit IqrNoiseCriterion(NoiseParams p = {})
+      : SampleNoiseCriterion(p, "IqrNoiseCriterion", stats::iqr_noise, "interquartile noise") {}
+};
 
-  static constexpr int64_t kCheckEvery = 8;  // each look is O(samples)
-
- private:
-  NoiseParams p_;
-  std::vector<double> samples_;
-  std::string reason_;
+// The median known to within max_noise (stats::median_ci_noise: the 95% confidence interval of
+// the median, half its width over the median). The verdict reports the median: a noisy kernel
+// (a level-3 model whose launches wait on the CPU, a few percent apart sample to sample) has its
+// median pinned down after tens of samples, while its stdev and even its interquartile range
+// stay above 1% until the time cap. Two modes that share the middle (each near half of the
+// samples) keep the interval wide, and the loop going.
+class MedianPrecisionCriterion final : public SampleNoiseCriterion {
+ public:
+  explicit MedianPrecisionCriterion(NoiseParams p = {})
+      : SampleNoiseCriterion(p, "MedianPrecisionCriterion", stats::median_ci_noise, "median within",
+                             " (95% confidence)") {}
 };
 
 // Hard caps, which win over every other criterion (including min_samples).

@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 
 #include "build_info.h"
+#include "common/elapsed.h"
+#include "common/paths.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/cuda_probe_memo.h"
 #include "worker/client/python_bytecode.h"
@@ -140,12 +142,6 @@ std::string WorkerClient::log_tail(size_t bytes) const {
   return s;
 }
 
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
-
 std::optional<WorkerError> WorkerClient::ensure_started() {
   if (proc_ && proc_->running()) return std::nullopt;
   return start_once();
@@ -180,11 +176,9 @@ std::optional<WorkerError> WorkerClient::start_once() {
   so.env_set = opts_.env;
   if (!opts_.pycache.empty()) {
     if (!bytecode_ready_) {
-      const char* python = std::getenv("KAGENT_PYTHON");
       std::string why;
       const auto asked = std::chrono::steady_clock::now();
-      bytecode_ready_ = ensure_worker_bytecode(python && *python ? python : build::kPythonExecutable, opts_.pycache,
-                                               opts_.start_timeout, &why);
+      bytecode_ready_ = ensure_worker_bytecode(worker_python(), opts_.pycache, opts_.start_timeout, &why);
       startup_["bytecode"] = seconds_since(asked);
       if (!*bytecode_ready_) notice("the worker's Python compiles torch from source (no bytecode cache): " + why);
     }

@@ -13,8 +13,8 @@
 #include <string>
 #include <thread>
 
-#include "build_info.h"
 #include "common/json_lines.h"
+#include "common/paths.h"
 #include "sandbox/apply_sandbox.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/violation_verdict.h"
@@ -79,8 +79,7 @@ class StepClock {
 
 int main(int argc, char** argv) {
   constexpr int kRequestFd = 3, kReplyFd = 4;
-  const char* python_env = std::getenv("KAGENT_PYTHON");
-  const std::string python = python_env ? python_env : kagent::build::kPythonExecutable;
+  const std::string python = kagent::worker_python();
   if (argc == 2 && std::string(argv[1]) == kagent::sandbox::kCudaProbeArg) return probe_cuda(python);
   if (::fcntl(kRequestFd, F_GETFD) < 0 || ::fcntl(kReplyFd, F_GETFD) < 0) {
     std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");

@@ -10,6 +10,7 @@
 #include <ATen/core/grad_mode.h>
 #include <cuda_runtime_api.h>
 
+#include "common/elapsed.h"
 #include "timer/dram_bandwidth.h"
 #include "worker/protocol/known_dram.h"
 #include "worker/service/baselines.h"
@@ -149,9 +150,6 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
-  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-  };
   const auto prefetch_start = std::chrono::steady_clock::now();
   session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
   const double prefetch_s = seconds_since(prefetch_start);
