@@ -18,6 +18,8 @@
 #   roofline   FLOPs, DRAM bytes, intensity and roofline position against Nsight Compute on the
 #              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
+#   equivalence  the 149 real answers compiled from a cold cache (compile_answers, every core) and
+#              compared with bench/compile/equivalence_before.jsonl (~2 min)
 #   bench      bench/eval (extra arguments after `--`) (more than 6.5 min on an H200 in the tenth
 #              session: run it alone, `--deadline 590`, or give it fewer examples after `--`)
 #   kbformat   KernelBench-format answers (load_inline) through kagent and through KernelBench's
@@ -158,7 +160,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
-  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-kb) targets+=(compile_answers) ;;
+  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-kb | equivalence) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -217,6 +219,14 @@ for suite in "${suites[@]}"; do
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
       --workers-per-gpu "${RW_WORKERS:-0}" --collect-compile-jobs "${RW_COMPILE_JOBS:-0}" "${rw_extra[@]}" ;;
+  equivalence)
+    # The 149 real answers built from a cold cache on every core, against the committed reference.
+    eq_cache=$(mktemp -d)
+    run_suite equivalence 300 "^build equivalence|^compile_answers|differs|only in" bash -c \
+      "$B/bench/compile/compile_answers ${KAGENT_REALWORLD_DIR:-.carry/realworld/kb_leaderboard}/answers/*.py --cache-dir $eq_cache --jobs \$(nproc) \
+         --out $OUT/equivalence_after.jsonl > $OUT/equivalence_compile.log 2>&1; echo compile_answers rc=\$?; \
+       $PY bench/compile/check_build_equivalence.py bench/compile/equivalence_before.jsonl $OUT/equivalence_after.jsonl"
+    rm -rf "$eq_cache" ;;
   level3) run_suite level3 480 "^verdicts|internal_error" env OUT="$OUT" LEVEL3_BUDGET=${LEVEL3_BUDGET:-360} \
       bash bench/level3/gpu_level3.sh $B/kagent kernelbench ;;
   level3-native) run_suite level3-native 200 "^\||speedup|verdict" env OUT="$OUT" \

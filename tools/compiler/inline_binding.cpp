@@ -102,7 +102,98 @@ template <class R, class... A> struct wrap<R (*)(A...) noexcept> : wrap<R (*)(A.
 }  // namespace kagent_inline
 )cpp";
 
+// The shared binding's half (shared_binding.h): the same conversions for a function whose
+// address arrives at run time, so one compiled binding serves every answer that declares the
+// same functions. A lambda holding the pointer is a functor to torch::Library::def, which
+// infers the same schema from its parameters as from wrap<...>::call's.
+constexpr std::string_view kRuntimeWrapper = R"cpp(
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace kagent_inline {
+template <class Sig> struct runtime_wrap;
+template <class R, class... A> struct runtime_wrap<R (*)(A...)> {
+  using result = typename result_of<R>::type;
+  template <std::size_t... I>
+  static result invoke(R (*f)(A...), std::index_sequence<I...>, const typename map<bare<A>>::type&... a) {
+    std::tuple<bare<A>...> args{map<bare<A>>::in(a)...};
+    if constexpr (std::is_void_v<R>) {
+      f(std::forward<A>(std::get<I>(args))...);
+    } else {
+      return map<bare<R>>::out(f(std::forward<A>(std::get<I>(args))...));
+    }
+  }
+  static void def(torch::Library& m, const char* name, void* fn) {
+    const auto f = reinterpret_cast<R (*)(A...)>(fn);
+    m.def(name, [f](typename map<bare<A>>::type... a) -> result {
+      return invoke(f, std::index_sequence_for<A...>{}, a...);
+    });
+  }
+};
+template <class R, class... A> struct runtime_wrap<R (*)(A...) noexcept> : runtime_wrap<R (*)(A...)> {};
+}  // namespace kagent_inline
+
+// Registers the slots' functions as <ns>::<names[i]>; null, or what went wrong. A namespace
+// registered before (the same answer loaded again) is left as it is.
+extern "C" __attribute__((visibility("default"))) const char* kagent_register(const char* ns, int n,
+                                                                              const char* const* names,
+                                                                              void* const* fns) {
+  using def_fn = void (*)(torch::Library&, const char*, void*);
+  static const def_fn defs[] = {{DEFS}};
+  static std::mutex mutex;
+  // Never destroyed: the ops stay registered for the process's life, as TORCH_LIBRARY's do.
+  static auto* libraries = new std::map<std::string, std::unique_ptr<torch::Library>>();
+  static std::string error;
+  std::lock_guard<std::mutex> hold(mutex);
+  try {
+    if (n != static_cast<int>(sizeof(defs) / sizeof(defs[0])))
+      throw std::invalid_argument("kagent_register: this binding has " + std::to_string(sizeof(defs) / sizeof(defs[0])) +
+                                  " functions, not " + std::to_string(n));
+    if (libraries->count(ns)) return nullptr;
+    auto library = std::make_unique<torch::Library>(torch::Library::DEF, ns, std::nullopt, __FILE__, __LINE__);
+    for (int i = 0; i < n; ++i) defs[i](*library, names[i], fns[i]);
+    libraries->emplace(ns, std::move(library));
+    return nullptr;
+  } catch (const std::exception& e) {
+    error = e.what();
+    return error.c_str();
+  }
+}
+
+// Each slot referenced once, weakly, so that the object file names its mangled symbol (the
+// parameter list the answer's definition must match); the reference resolves to null.
+{PROBES}
+)cpp";
+
 }  // namespace
+
+std::string shared_binding_suffix(size_t slots) {
+  std::string defs, probes;
+  for (size_t i = 0; i < slots; ++i) {
+    defs += fmt::format("{}&kagent_inline::runtime_wrap<decltype(&::kagent_f{})>::def", i ? ", " : "", i);
+    probes += fmt::format(
+        "extern decltype(::kagent_f{0}) kagent_f{0} __attribute__((weak));\n"
+        "extern \"C\" __attribute__((used)) void* kagent_probe_{0}() {{ return reinterpret_cast<void*>(&::kagent_f{0}); }}\n",
+        i);
+  }
+  std::string runtime(kRuntimeWrapper);
+  runtime.replace(runtime.find("{DEFS}"), 6, defs);
+  runtime.replace(runtime.find("{PROBES}"), 8, probes);
+  return fmt::format("\n{}\n{}{}", kInlineBindingBanner, kWrapper, runtime);
+}
+
+std::string function_getters(const std::vector<std::string>& functions) {
+  std::string out = fmt::format("\n{}\n", kInlineBindingBanner);
+  for (size_t i = 0; i < functions.size(); ++i)
+    out += fmt::format(
+        "extern \"C\" __attribute__((visibility(\"default\"))) void* kagent_fn_{}() {{ return "
+        "reinterpret_cast<void*>(&::{}); }}\n",
+        i, functions[i].substr(functions[i].find('=') + 1));
+  return out;
+}
 
 std::string inline_op_name(const std::string& function) { return function.substr(0, function.find('=')); }
 

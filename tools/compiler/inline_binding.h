@@ -23,6 +23,16 @@ inline constexpr std::string_view kInlineBindingBanner =
 // PYBIND11_MODULE binds a function under another name.
 std::string inline_binding_suffix(const std::vector<std::string>& functions, std::string_view op_namespace);
 
+// The C++ part of a binding shared by answers (shared_binding.h), after the head and the
+// normalised declarations (binding_declarations.h) with `slots` functions kagent_f0...:
+// `extern "C" const char* kagent_register(ns, n, names, fns)` registers function pointers
+// given at run time as <ns>::<name> ops, converting as inline_binding_suffix's code does.
+std::string shared_binding_suffix(size_t slots);
+
+// Appended to cuda.cu when main.cpp is a shared binding: `extern "C" void* kagent_fn_<i>()`,
+// the address of the i-th listed function, exported (the answer's own symbols are hidden).
+std::string function_getters(const std::vector<std::string>& functions);
+
 // The op's (and the Python attribute's) name of a `functions` entry.
 std::string inline_op_name(const std::string& function);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -20,6 +21,8 @@
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
 #include "compiler/ptxas_resources.h"
+#include "compiler/shared_binding.h"
+#include "compiler/binding_declarations.h"
 
 namespace fs = std::filesystem;
 
@@ -27,7 +30,7 @@ namespace kagent {
 
 namespace {
 
-constexpr std::string_view kPipelineVersion = "kagent-inline-2";
+constexpr std::string_view kPipelineVersion = "kagent-inline-3";
 constexpr std::string_view kPlaceholderNs = "kagent_0000000000000000";
 // A fallback to torch's build is cached as a failed build whose errors start with this.
 constexpr std::string_view kFallbackMarker = "kagent's build of ";
@@ -161,10 +164,147 @@ bool paths_absolute(const InlineCall& c) {
   return true;
 }
 
+bool uses_shared_binding(const CompileOptions& o) {
+  if (o.shared_binding) return *o.shared_binding;
+  const char* env = std::getenv("KAGENT_SHARED_BINDING");
+  return !(env && std::string_view(env) == "0");
+}
+
+// The CUDA part: nvcc's two front ends side by side (nvcc_split.h), with the precompiled
+// prefix of the implicit headers (host_pch.h) when `pch` and the file starts with them.
+PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const NvccSetup& setup, const fs::path& staging,
+                             const CompileLimits& limits, const CompileLimits& pch_limits, const CompileCache& cache,
+                             bool pch, std::vector<std::string>& cmd, std::vector<CompileStep>& steps) {
+  std::optional<CudaPrefixPch> prefix;
+  if (pch && inline_cuda_text(call).rfind(kCudaImplicitHeaders, 0) == 0 && paths_absolute(call))
+    prefix = ensure_cuda_part_pch(cache, setup, pch_limits, &steps);
+  SplitOptions split;
+  split.steps = &steps;
+  split.label = "cuda.cu";
+  PartRun how{&split, false};
+  if (prefix) {
+    // cudafe++'s output starts as the prefix's only when the file has the same name and id.
+    split.module_id = prefix->module_id;
+    split.before_host_compile = [&prefix](HostCompile& hc) { use_cuda_prefix(hc.source, *prefix); };
+    how.in_staging = true;
+    cmd = cuda_argv(setup, call, cuda.src.filename(), cuda.obj.filename());
+  } else {
+    cmd = cuda_argv(setup, call, cuda.src, cuda.obj);
+  }
+  return compile_part(cuda, cmd, staging, limits, how, steps);
+}
+
+// main.cpp as a binding shared with every answer that declares the same functions
+// (shared_binding.h): only cuda.cu is compiled, with a getter per function, while the binding
+// comes from the cache (or is built beside it, once per key). nullopt where the binding does
+// not build, cuda.cu fails outside the answer's code, or cuda.cu does not define what the
+// declarations declare: the caller then builds main.cpp as before, so that every such case
+// ends as it did. `spent`: the steps of this attempt, for the caller's record either way.
+std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const std::string& declarations,
+                                                 const NvccSetup& setup, const fs::path& staging, const std::string& ns,
+                                                 const CompileOptions& options, const CompileLimits& limits,
+                                                 const CompileCache& cache, ShimTier tier,
+                                                 std::vector<CompileStep>& spent) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CompileLimits pch_limits = limits;
+  pch_limits.deadline = t0 + limits.timeout;
+  std::vector<CompileStep> bind_steps, cu_steps;
+  auto binding_future = std::async(std::launch::async, [&]() -> std::optional<SharedBinding> {
+    InlineCall shared = call;
+    shared.name = "kagent_binding";  // the declarations do not name the extension (binding_declarations.h)
+    shared.cpp_sources = {declarations};
+    std::vector<std::string> include;
+    if (const auto header = ensure_cpp_part_pch(cache, setup, tier, pch_limits, &bind_steps))
+      include = {"-Xcompiler", "-include," + header->string()};
+    SharedBindingRequest request;
+    request.source = inline_cpp_text(shared) + shared_binding_suffix(call.functions.size());
+    request.slots = call.functions.size();
+    request.compile = [&](const fs::path& src, const fs::path& obj) {
+      auto a = cpp_argv(setup, shared, src, obj);
+      a.insert(a.end(), include.begin(), include.end());
+      return a;
+    };
+    request.link = [&](const fs::path& obj, const fs::path& so) { return link_argv(setup, {obj}, so); };
+    Sha256 toolchain;
+    hash_toolchain(toolchain, setup.nvcc, setup.arch, tier);
+    request.toolchain = toolchain.hex_digest();
+    return ensure_shared_binding(cache, request, pch_limits, &bind_steps);
+  });
+  Part cuda{call.name + "/cuda.cu", inline_cuda_text(call), function_getters(call.functions), staging / "cuda.cu",
+            staging / "cuda.o"};
+  std::vector<std::string> cu_cmd;
+  PartResult cu = compile_cuda_part(call, cuda, setup, staging, limits, pch_limits, cache, true, cu_cmd, cu_steps);
+  const std::optional<SharedBinding> binding = binding_future.get();
+  spent = cu_steps;
+  spent.insert(spent.end(), bind_steps.begin(), bind_steps.end());
+
+  Attempt a;
+  CompileInfo& info = a.build.info;
+  info.steps = spent;
+  info.op_name = ns;
+  info.command = shell_join(cu_cmd);
+  info.limit = limits.hit(cu.run);
+  info.peak_rss_mb = cu.run.exit.peak_rss_kb / 1024;
+  info.resources = parse_ptxas_resources(cu.run.output);
+  auto finish = [&](std::string shown) {
+    info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    info.log = cut_log(shown, options.log_limit);
+    return std::optional<Attempt>(std::move(a));
+  };
+  if (!info.limit.empty()) {  // the answer's build ran into a limit: as build_once reports it
+    a.cacheable = false;
+    info.errors = limits.describe(info.limit);
+    return finish(cu.shown);
+  }
+  if (!cu.ok) {
+    std::vector<Diagnostic> own;
+    for (const auto& d : cu.errors)
+      if (in_answer(d, call)) own.push_back(d);
+    if (own.empty() || !binding) return std::nullopt;  // not the answer's own errors, or main.cpp's are unknown
+    a.errors = cu.errors;
+    info.errors = format_errors(own, options.max_errors);
+    return finish(cu.shown);
+  }
+  if (!binding) return std::nullopt;
+  std::vector<std::string> names;
+  for (const auto& f : call.functions) names.push_back(f.substr(f.find('=') + 1));
+  const auto symbols = object_symbols(cuda.obj, limits);
+  if (!symbols || !first_undefined(*symbols, names, binding->suffixes).empty()) return std::nullopt;
+
+  const fs::path so = staging / (ns + ".so");
+  const auto la = so_argv(setup, call, {cuda.obj}, so);
+  SpawnOptions spawn;
+  spawn.argv = la;
+  spawn.env_set = {"TMPDIR=" + staging.string()};
+  const RunResult linked = limits.run(spawn);
+  spent.push_back({"link", linked.seconds, linked.exit.cpu_seconds});
+  if (!linked.succeeded()) return std::nullopt;
+  std::error_code ec;
+  fs::create_hard_link(binding->library, staging / kSharedBindingFile, ec);
+  if (ec) fs::copy_file(binding->library, staging / kSharedBindingFile);
+  info.steps = spent;
+  info.ok = true;
+  info.artifact = so.string();
+  info.command += " && " + shell_join(la);
+  info.peak_rss_mb = std::max(info.peak_rss_mb, linked.exit.peak_rss_kb / 1024);
+  return finish(fmt::format("kagent: main.cpp is the binding shared by answers that declare the same functions "
+                            "(key {}, {})\n{}\n$ {}\n{}",
+                            binding->key.substr(0, 16), binding->built_now ? "built now" : "cached", cu.shown,
+                            shell_join(la), linked.output));
+}
+
 // `pch`: use the precompiled host headers (host_pch.h), building them first when missing.
 Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::path& staging, const std::string& ns,
                    const CompileOptions& options, const CompileLimits& limits, const CompileCache& cache, ShimTier tier,
                    bool pch) {
+  std::vector<CompileStep> spent;  // of a shared-binding attempt that did not hold
+  if (pch && uses_shared_binding(options) && !call.cuda_sources.empty()) {
+    const SharedDeclarations declarations = shared_declarations(call.cpp_sources, call.functions);
+    if (!declarations.text.empty())
+      if (auto fast = build_with_shared_binding(call, declarations.text, setup, staging, ns, options, limits, cache,
+                                                tier, spent))
+        return std::move(*fast);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   Part cpp{call.name + "/main.cpp", inline_cpp_text(call), inline_binding_suffix(call.functions, ns),
            staging / "main.cpp", staging / "main.o"};
@@ -188,27 +328,10 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   });
   std::optional<PartResult> cu;
   std::vector<std::string> cu_cmd;
-  if (cuda) {
-    std::optional<CudaPrefixPch> prefix;
-    if (pch && inline_cuda_text(call).rfind(kCudaImplicitHeaders, 0) == 0 && paths_absolute(call))
-      prefix = ensure_cuda_part_pch(cache, setup, pch_limits, &cu_steps);
-    SplitOptions split;
-    split.steps = &cu_steps;
-    split.label = "cuda.cu";
-    PartRun how{&split, false};
-    if (prefix) {
-      // cudafe++'s output starts as the prefix's only when the file has the same name and id.
-      split.module_id = prefix->module_id;
-      split.before_host_compile = [&prefix](HostCompile& hc) { use_cuda_prefix(hc.source, *prefix); };
-      how.in_staging = true;
-      cu_cmd = cuda_argv(setup, call, cuda->src.filename(), cuda->obj.filename());
-    } else {
-      cu_cmd = cuda_argv(setup, call, cuda->src, cuda->obj);
-    }
-    cu = compile_part(*cuda, cu_cmd, staging, limits, how, cu_steps);
-  }
+  if (cuda) cu = compile_cuda_part(call, *cuda, setup, staging, limits, pch_limits, cache, pch, cu_cmd, cu_steps);
   PartResult cp = cpp_future.get();
-  info.steps = std::move(cu_steps);
+  info.steps = std::move(spent);
+  info.steps.insert(info.steps.end(), cu_steps.begin(), cu_steps.end());
   info.steps.insert(info.steps.end(), cpp_steps.begin(), cpp_steps.end());
 
   std::string shown = cu ? cu->shown + "\n" + cp.shown : cp.shown;
@@ -264,6 +387,13 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
     info.errors = a.build.fallback;
   }
   return a;
+}
+
+// The shared binding beside a built library, or "".
+std::string shared_binding_of(const CompileInfo& info) {
+  if (!info.ok || info.artifact.empty()) return {};
+  const fs::path p = fs::path(info.artifact).parent_path() / kSharedBindingFile;
+  return fs::exists(p) ? p.string() : std::string();
 }
 
 }  // namespace
@@ -322,12 +452,13 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
       .update(shell_join(cpp_argv(symbolic, call, "<src>", "<obj>")))
       .update(shell_join(cuda_argv(symbolic, call, "<src>", "<obj>")))
       .update(shell_join(so_argv(symbolic, call, {"<obj>"}, "<so>")))
-      .update(fmt::format("{}|{}", options.max_errors, options.log_limit));
+      .update(fmt::format("{}|{}|{}", options.max_errors, options.log_limit, uses_shared_binding(options)));
   hash_toolchain(h, setup.nvcc, setup.arch, first_tier);
   const std::string key = h.hex_digest();
   auto from_cache = [&](CompileInfo info) {
     InlineBuild b;
     if (!info.ok && info.errors.rfind(kFallbackMarker, 0) == 0) b.fallback = info.errors;
+    b.binding = shared_binding_of(info);
     b.info = std::move(info);
     return b;
   };
@@ -353,6 +484,7 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   InlineBuild out;
   out.fallback = a.build.fallback;
   out.info = cache.publish(key, staging, std::move(a.build.info), /*replace=*/!options.use_cache);
+  out.binding = shared_binding_of(out.info);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,9 +31,15 @@ struct InlineCall {
 // From the extractor's {"key", "call": {...}} record.
 void from_json(const nlohmann::json& j, InlineCall& c);
 
+// Beside the library in its cache entry when main.cpp is a shared binding (shared_binding.h).
+inline constexpr std::string_view kSharedBindingFile = "binding.so";
+
 struct InlineBuild {
   CompileInfo info;      // ok: info.artifact is the library and info.op_name its op namespace
   std::string fallback;  // not empty: kagent did not build it, torch's load_inline will; says why
+  // Not empty: the library is cuda.cu alone (getters kagent_fn_<i>), and this shared object's
+  // kagent_register gives the functions their ops; empty: the library registers them itself.
+  std::string binding;
 };
 
 // A compile error in the answer's own sources is info.ok = false with the errors (what

@@ -44,6 +44,10 @@ struct CompileOptions {
   // (see extension_shim.h), moving to heavier ones only when a file needs them; false:
   // the real headers (C++ frontend, pybind11, Python.h) from the start.
   bool light_extension_header = true;
+  // load_inline extensions whose cpp_sources only declare: main.cpp as a binding shared by every
+  // answer with the same declarations (shared_binding.h). nullopt: on unless
+  // $KAGENT_SHARED_BINDING is 0 (the switch for comparing the two, and a way back).
+  std::optional<bool> shared_binding;
   // The cores the compilers run on (empty: any): the pool leaves a few free for its workers
   // (common/cpu_affinity.h). Not part of any cache key.
   std::vector<int> cpus;

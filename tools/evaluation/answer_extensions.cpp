@@ -69,7 +69,7 @@ AnswerExtensions build_answer_extensions(const std::string& path, const CompileO
       continue;
     }
     if (b.info.ok) {
-      PrebuiltExtension e{call->key, b.info.artifact, b.info.op_name, {}};
+      PrebuiltExtension e{call->key, b.info.artifact, b.info.op_name, {}, b.binding};
       for (const auto& f : call->functions) e.functions.push_back(inline_op_name(f));
       cand.extensions.push_back(std::move(e));
     }

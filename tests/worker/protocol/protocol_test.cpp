@@ -84,15 +84,20 @@ TEST_CASE("evaluate and baselines requests, and their replies") {
   e.trusted_eager_ms = 0.1 + 0.2;  // not a short decimal: the worker compares it exactly
   CHECK(round_trip(e).trusted_eager_ms == 0.1 + 0.2);
   const auto kb = round_trip(CandidateRef{"kernelbench", "", "", "/c.py", {},
-                                          {PrebuiltExtension{"k3y", "/e.so", "kagent_e", {"f", "g"}}},
+                                          {PrebuiltExtension{"k3y", "/e.so", "kagent_e", {"f", "g"}, "/b.so"},
+                                           PrebuiltExtension{"k4y", "/d.so", "kagent_d", {"h"}, ""}},
                                           {{"dyn", "cpp_sources is not a constant"}}});
   CHECK(kb.path == "/c.py");
   CHECK(kb.artifact.empty());
-  REQUIRE(kb.extensions.size() == 1);
+  REQUIRE(kb.extensions.size() >= 1);
   CHECK(kb.extensions[0].key == "k3y");
   CHECK(kb.extensions[0].library == "/e.so");
   CHECK(kb.extensions[0].op_namespace == "kagent_e");
   CHECK(kb.extensions[0].functions == std::vector<std::string>{"f", "g"});
+  CHECK(kb.extensions[0].binding == "/b.so");
+  REQUIRE(kb.extensions.size() == 2);
+  CHECK(kb.extensions[1].binding.empty());
+  CHECK_FALSE(nlohmann::json(kb.extensions[1]).contains("binding"));
   CHECK(kb.extension_reasons.at("dyn") == "cpp_sources is not a constant");
 
   BaselinesReply r;

@@ -7,6 +7,7 @@ namespace kagent {
 // Out of line (not the macro's inline ones): the worker converts these outside this file.
 void to_json(nlohmann::json& j, const PrebuiltExtension& e) {
   j = {{"key", e.key}, {"library", e.library}, {"op_namespace", e.op_namespace}, {"functions", e.functions}};
+  if (!e.binding.empty()) j["binding"] = e.binding;
 }
 
 void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
@@ -14,6 +15,7 @@ void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
   e.library = get_or<std::string>(j, "library", "");
   e.op_namespace = get_or<std::string>(j, "op_namespace", "");
   e.functions = get_or(j, "functions", std::vector<std::string>{});
+  e.binding = get_or<std::string>(j, "binding", "");
 }
 
 void to_json(nlohmann::json& j, const CandidateRef& c) {

@@ -39,6 +39,9 @@ struct PrebuiltExtension {
   std::string library;       // the shared object
   std::string op_namespace;  // its ops are <op_namespace>::<function>
   std::vector<std::string> functions;
+  // Not empty: `library` is cuda.cu alone and this shared object registers its functions
+  // (compiler/shared_binding.h); empty: `library` registers them when loaded.
+  std::string binding;
 };
 
 // What a candidate is, as the worker needs to know it.

@@ -56,6 +56,33 @@ def _gpu_lock_let_go(fd):
         fcntl.flock(fd, fcntl.LOCK_SH)
 
 
+def _register_through_binding(hit):
+    """An extension whose main.cpp is a binding shared by answers (compiler/shared_binding.h):
+    the library is cuda.cu alone with a getter per function (kagent_fn_<i>), and the binding's
+    kagent_register makes the functions ops of hit["op_namespace"], as TORCH_LIBRARY would."""
+    import ctypes
+    import torch
+    library = ctypes.CDLL(hit["library"])  # loaded as torch.ops.load_library loads, and kept
+    torch.ops.loaded_libraries.add(hit["library"])
+    functions = hit["functions"]
+    addresses = []
+    for i in range(len(functions)):
+        getter = getattr(library, f"kagent_fn_{i}")
+        getter.restype = ctypes.c_void_p
+        addresses.append(getter())
+    binding = ctypes.CDLL(hit["binding"])
+    register = binding.kagent_register
+    register.restype = ctypes.c_char_p
+    register.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p),
+                         ctypes.POINTER(ctypes.c_void_p)]
+    names = (ctypes.c_char_p * len(functions))(*[f.encode() for f in functions])
+    fns = (ctypes.c_void_p * len(functions))(*addresses)
+    error = register(hit["op_namespace"].encode(), len(functions), names, fns)
+    if error:
+        raise KagentError("candidate_load_error", f"kagent's binding could not register {hit['op_namespace']}: "
+                                                  f"{error.decode(errors='replace')}")
+
+
 class InlineExtensions:
     """Context manager: while it is open, load_inline/load resolve to kagent's builds.
 
@@ -136,7 +163,10 @@ class InlineExtensions:
     @staticmethod
     def _bind(hit, name):
         import torch
-        torch.ops.load_library(hit["library"])
+        if hit.get("binding"):
+            _register_through_binding(hit)
+        else:
+            torch.ops.load_library(hit["library"])
         ops = getattr(torch.ops, hit["op_namespace"])
         module = types.ModuleType(str(name), f"{name}: built by kagent, functions called through the dispatcher")
         for fn in hit["functions"]:

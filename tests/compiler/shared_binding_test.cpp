@@ -1,0 +1,159 @@
+// main.cpp as a binding shared by answers (compiler/shared_binding.h), with real nvcc and the
+// worker's own loader on the CPU: two answers that declare the same function under other names
+// build one binding, and each runs through its ops; where the binding would not be what
+// torch's build makes (a declaration cuda.cu does not define, an overload the getter cannot
+// take), main.cpp is built as before and the outcome is the one it always was.
+#include <filesystem>
+#include <string>
+
+#include <doctest/doctest.h>
+#include <fmt/format.h>
+
+#include "build_info.h"
+#include "common/files.h"
+#include "common/subprocess.h"
+#include "compiler/inline_call_reader.h"
+#include "compiler/inline_extension_compiler.h"
+#include "compile_cache_for_tests.h"
+
+using namespace kagent;
+namespace fs = std::filesystem;
+
+namespace {
+
+const kagent::testing::TempDir kCache("kagent-shared-binding-test");
+const kagent::testing::TempDir kAnswers("kagent-shared-binding-answers");
+
+// An answer file whose one load_inline call has these sources; its path.
+std::string answer_file(const std::string& name, const std::string& cpp, const std::string& cuda,
+                        const std::string& function) {
+  const fs::path p = fs::path(kAnswers.str()) / (name + ".py");
+  write_file_atomic(p, fmt::format(R"py(import torch
+from torch.utils.cpp_extension import load_inline
+
+cpp_src = """{}"""
+cuda_src = """{}"""
+ext = load_inline(name="{}", cpp_sources=cpp_src, cuda_sources=cuda_src, functions=["{}"], verbose=False)
+)py",
+                                   cpp, cuda, name, function));
+  return p.string();
+}
+
+InlineCall only_call(const std::string& path) {
+  const InlineCallScan scan = read_inline_calls(path);
+  REQUIRE(scan.error.empty());
+  REQUIRE(scan.calls.size() == 1);
+  REQUIRE(scan.calls[0].ok);
+  return scan.calls[0].call;
+}
+
+InlineBuild build_call(const InlineCall& call) {
+  const InlineBuild b = compile_inline_extension(call, kagent::testing::compile_options(kCache));
+  INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
+  return b;
+}
+
+// Runs `file` with the worker's load_inline given `b`, then `check` (Python, `m` the module,
+// `ext` its extension); the output.
+RunResult run_answer(const std::string& file, const InlineCall& call, const InlineBuild& b, const std::string& check) {
+  const std::string script = fmt::format(R"py(
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import torch
+from kagent_worker.inline_patch import InlineExtensions
+from kagent_worker.loading import exec_file
+prebuilt = [{{"key": sys.argv[3], "library": sys.argv[4], "op_namespace": sys.argv[5], "binding": sys.argv[6],
+             "functions": [sys.argv[7]]}}]
+with InlineExtensions(prebuilt) as p:
+    m = exec_file(sys.argv[2], "candidate_load_error")
+ext = m.ext
+{}
+print(json.dumps(p.records))
+)py",
+                                         check);
+  SpawnOptions so;
+  so.argv = {build::kPythonExecutable, "-c", script, std::string(KAGENT_SOURCE_DIR) + "/tools/worker/python", file,
+             call.key, b.info.artifact, b.info.op_name, b.binding, call.functions.at(0)};
+  return run_command(so, std::chrono::seconds(120));
+}
+
+}  // namespace
+
+TEST_CASE("two answers declaring the same function under other names share one binding and both run") {
+  const std::string a = answer_file("shared_a", "torch::Tensor add_scaled(torch::Tensor x, torch::Tensor y, double s);",
+                                    "torch::Tensor add_scaled(torch::Tensor x, torch::Tensor y, double s) {\n"
+                                    "  return x.add(y, s);\n}\n",
+                                    "add_scaled");
+  const std::string b = answer_file("shared_b", "torch::Tensor mix(torch::Tensor a, torch::Tensor b, double w); // in cuda.cu",
+                                    "torch::Tensor mix(torch::Tensor a, torch::Tensor b, double w) {\n"
+                                    "  return a.mul(w).add(b);\n}\n",
+                                    "mix");
+  const InlineCall ca = only_call(a), cb = only_call(b);
+  const InlineBuild ba = build_call(ca);
+  REQUIRE(ba.info.ok);
+  REQUIRE_FALSE(ba.binding.empty());
+  const InlineBuild bb = build_call(cb);
+  REQUIRE(bb.info.ok);
+  REQUIRE_FALSE(bb.binding.empty());
+  CHECK(ba.info.log.find("main.cpp is the binding shared by answers") != std::string::npos);
+  CHECK(bb.info.log.find(", cached)") != std::string::npos);  // built by the first answer
+  CHECK(fs::equivalent(ba.binding, bb.binding));                // one file, linked into both entries
+  // No main.cpp compile of the second answer's own.
+  for (const auto& st : bb.info.steps) CHECK(st.name.find("main.cpp") == std::string::npos);
+
+  const RunResult ra = run_answer(a, ca, ba, R"py(
+x, y = torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])
+assert torch.equal(ext.add_scaled(x, y, 0.5), torch.tensor([6.0, 12.0]))
+assert str(ext.add_scaled._schema).endswith("::add_scaled(Tensor _0, Tensor _1, float _2) -> Tensor _0")
+)py");
+  INFO(ra.output);
+  CHECK(ra.exit.code == 0);
+  CHECK(ra.output.find(R"("name": "shared_a", "built_by": "kagent")") != std::string::npos);
+  const RunResult rb = run_answer(b, cb, bb, R"py(
+x, y = torch.tensor([1.0, 2.0]), torch.tensor([10.0, 20.0])
+assert torch.equal(ext.mix(x, y, 3.0), torch.tensor([13.0, 26.0]))
+)py");
+  INFO(rb.output);
+  CHECK(rb.exit.code == 0);
+
+  // Switched off (CompileOptions::shared_binding, $KAGENT_SHARED_BINDING=0): main.cpp of its own.
+  CompileOptions off = kagent::testing::compile_options(kCache);
+  off.shared_binding = false;
+  const InlineBuild own = compile_inline_extension(ca, off);
+  INFO("log: " << own.info.log);
+  CHECK(own.info.ok);
+  CHECK(own.binding.empty());
+  CHECK_FALSE(own.info.cache_hit);  // not the shared build's entry
+}
+
+TEST_CASE("a declaration cuda.cu does not define, or an overload, gets main.cpp built as before") {
+  // float declared, double defined: torch's build leaves the declared symbol undefined.
+  const std::string m = answer_file("mismatch_ext", "torch::Tensor scale(torch::Tensor x, float s);",
+                                    "torch::Tensor scale(torch::Tensor x, double s) { return x.mul(s); }\n", "scale");
+  const InlineBuild bm = build_call(only_call(m));
+  CHECK_FALSE(bm.info.ok);
+  CHECK(bm.binding.empty());
+  CHECK(bm.fallback.find("kagent's build of mismatch_ext failed outside the answer's own code: the link failed") == 0);
+
+  // Two overloads in cuda.cu: the getter cannot take the address, main.cpp's declaration picks one.
+  const std::string o = answer_file("overload_ext", "torch::Tensor twice(torch::Tensor x);",
+                                    "torch::Tensor twice(torch::Tensor x) { return x.mul(2); }\n"
+                                    "torch::Tensor twice(torch::Tensor x, double s) { return x.mul(s); }\n",
+                                    "twice");
+  const InlineBuild bo = build_call(only_call(o));
+  CHECK(bo.info.ok);
+  CHECK(bo.binding.empty());
+  CHECK(bo.info.log.find("main.cpp is the binding shared") == std::string::npos);
+}
+
+TEST_CASE("an error in the answer's cuda.cu is its compile error, with its own line and nothing of kagent's") {
+  const std::string e = answer_file("broken_cuda_ext", "torch::Tensor neg(torch::Tensor x);",
+                                    "torch::Tensor neg(torch::Tensor x) {\n  return x.mul(-1) + undefined_name;\n}\n",
+                                    "neg");
+  const InlineBuild be = build_call(only_call(e));
+  CHECK_FALSE(be.info.ok);
+  CHECK(be.fallback.empty());
+  CHECK(be.info.errors.find("broken_cuda_ext/cuda.cu:5:") != std::string::npos);
+  CHECK(be.info.errors.find("undefined_name") != std::string::npos);
+  CHECK(be.info.errors.find("kagent_fn_") == std::string::npos);
+}
