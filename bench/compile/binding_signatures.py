@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """What the load_inline extensions of a folder of KernelBench-format answers ask kagent's binding
 (main.cpp) to do: how many have cpp_sources that only declare functions, and how many distinct
-signatures their listed functions have. A binding compiled once per signature, instead of once per
-answer, would serve every repeat (tools/compiler/NOTES.md, "Next"). Reads each answer's calls with
+signatures their listed functions have: the case for the binding compiled once per distinct set of
+declarations instead of once per answer (tools/compiler/shared_binding.h, NOTES.md "Shared binding"). Reads each answer's calls with
 kagent's own reader (tools/worker/python/kagent_worker/inline_calls.py), which runs no answer code.
 
     binding_signatures.py ANSWERS_DIR [--top N]
