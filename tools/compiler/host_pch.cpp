@@ -102,15 +102,27 @@ std::optional<fs::path> ensure_cpp_part_pch(const CompileCache& cache, const Nvc
   return header;
 }
 
+namespace {
+
+std::string cuda_prefix_key(const NvccSetup& setup) {
+  Sha256 h;
+  h.update(kCudaPchVersion).update(kCudaImplicitHeaders).update(shell_join(candidate_compile_argv(setup, "cuda.cu", "cuda.o")));
+  hash_compilers(h, setup);
+  return h.hex_digest();
+}
+
+// nvcc's form, _<hash>_<length of the name>_<name>_<hash>, fixed for every answer using the prefix.
+std::string module_id_of(const std::string& key) { return fmt::format("_{}_7_cuda_cu_{}", key.substr(0, 8), key.substr(8, 8)); }
+
+}  // namespace
+
+std::string cuda_prefix_module_id(const NvccSetup& setup) { return module_id_of(cuda_prefix_key(setup)); }
+
 std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, const NvccSetup& setup,
                                                   const CompileLimits& limits, std::vector<CompileStep>* steps) {
   const auto argv = candidate_compile_argv(setup, "cuda.cu", "cuda.o");
-  Sha256 h;
-  h.update(kCudaPchVersion).update(kCudaImplicitHeaders).update(shell_join(argv));
-  hash_compilers(h, setup);
-  const std::string key = h.hex_digest();
-  // nvcc's form, _<hash>_<length of the name>_<name>_<hash>, fixed for every answer using the prefix.
-  const std::string module_id = fmt::format("_{}_7_cuda_cu_{}", key.substr(0, 8), key.substr(8, 8));
+  const std::string key = cuda_prefix_key(setup);
+  const std::string module_id = module_id_of(key);
   auto header = cached_header(cache, key, [&](const fs::path& dir) {
     Built b{dir / kCudaHeader, {}, false};
     write_text_file(dir / "cuda.cu", kCudaImplicitHeaders);

@@ -42,6 +42,10 @@ struct CudaPrefixPch {
   std::filesystem::path header;
 };
 
+// The module id a build of the prefix for `setup` has, without building it: an answer's compile
+// starts with it and waits for the prefix only at its host compile (after cudafe++ and cicc).
+std::string cuda_prefix_module_id(const NvccSetup& setup);
+
 // Built first when missing; nullopt when it cannot be built. `setup` is the tier's.
 std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, const NvccSetup& setup,
                                                   const CompileLimits& limits, std::vector<CompileStep>* steps);

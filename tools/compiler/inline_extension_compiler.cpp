@@ -175,17 +175,20 @@ bool uses_shared_binding(const CompileOptions& o) {
 PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const NvccSetup& setup, const fs::path& staging,
                              const CompileLimits& limits, const CompileLimits& pch_limits, const CompileCache& cache,
                              bool pch, std::vector<std::string>& cmd, std::vector<CompileStep>& steps) {
-  std::optional<CudaPrefixPch> prefix;
-  if (pch && inline_cuda_text(call).rfind(kCudaImplicitHeaders, 0) == 0 && paths_absolute(call))
-    prefix = ensure_cuda_part_pch(cache, setup, pch_limits, &steps);
+  const bool prefix = pch && inline_cuda_text(call).rfind(kCudaImplicitHeaders, 0) == 0 && paths_absolute(call);
   SplitOptions split;
   split.steps = &steps;
   split.label = "cuda.cu";
   PartRun how{&split, false};
   if (prefix) {
-    // cudafe++'s output starts as the prefix's only when the file has the same name and id.
-    split.module_id = prefix->module_id;
-    split.before_host_compile = [&prefix](HostCompile& hc) { use_cuda_prefix(hc.source, *prefix); };
+    // cudafe++'s output starts as the prefix's only when the file has the same name and id. The
+    // prefix is built (once per machine) only when the host compile needs it, so that the first
+    // compiles' front ends run meanwhile instead of waiting for it; the hook runs after both
+    // front ends, when no other step records into `steps`.
+    split.module_id = cuda_prefix_module_id(setup);
+    split.before_host_compile = [&](HostCompile& hc) {
+      if (const auto built = ensure_cuda_part_pch(cache, setup, pch_limits, &steps)) use_cuda_prefix(hc.source, *built);
+    };
     how.in_staging = true;
     cmd = cuda_argv(setup, call, cuda.src.filename(), cuda.obj.filename());
   } else {
