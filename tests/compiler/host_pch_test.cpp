@@ -94,6 +94,7 @@ TEST_CASE("the host headers are precompiled by the first answer, and the next an
   const auto prefix = ensure_cuda_part_pch(cache, setup, limits(), nullptr);
   REQUIRE(prefix);
   CHECK(prefix->module_id.find("_7_cuda_cu_") != std::string::npos);
+  CHECK(prefix->module_id == cuda_prefix_module_id(setup));  // what compiles start with, before it exists
   kagent::testing::TempDir dir("kagent-host-pch");
   dir.write("cuda.cu", std::string(kCudaImplicitHeaders) + cuda_call("third_ext", "-x[i]").cuda_sources[0]);
   SpawnOptions so;
