@@ -146,6 +146,26 @@ TEST_CASE("a declaration cuda.cu does not define, or an overload, gets main.cpp 
   CHECK(bo.info.log.find("main.cpp is the binding shared") == std::string::npos);
 }
 
+TEST_CASE("a binding that does not build ends as before, and is remembered (built once for both answers)") {
+  // const char* is no dispatcher type: the binding fails, and so does main.cpp's, so torch builds it.
+  const std::string first = answer_file("no_binding_a", "torch::Tensor tag(torch::Tensor x, const char* s);",
+                                        "torch::Tensor tag(torch::Tensor x, const char* s) { return x; }\n", "tag");
+  const InlineBuild a = build_call(only_call(first));
+  CHECK(a.fallback.find("failed outside the answer's own code") != std::string::npos);
+  CHECK(a.binding.empty());
+  const std::string second = answer_file("no_binding_b", "torch::Tensor label(torch::Tensor y, const char* t);",
+                                         "torch::Tensor label(torch::Tensor y, const char* t) { return y; }\n", "label");
+  const InlineBuild b = build_call(only_call(second));
+  CHECK(b.fallback.find("failed outside the answer's own code") != std::string::npos);
+  // One failed binding in the cache: the second answer found it there (and skipped the shared
+  // path before compiling cuda.cu) instead of building it again.
+  int failed = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kCache.str()))
+    if (e.path().filename() == "info.json" && read_file(e.path()).find("the shared binding did not compile") != std::string::npos)
+      ++failed;
+  CHECK(failed == 1);
+}
+
 TEST_CASE("an error in the answer's cuda.cu is its compile error, with its own line and nothing of kagent's") {
   const std::string e = answer_file("broken_cuda_ext", "torch::Tensor neg(torch::Tensor x);",
                                     "torch::Tensor neg(torch::Tensor x) {\n  return x.mul(-1) + undefined_name;\n}\n",

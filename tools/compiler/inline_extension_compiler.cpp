@@ -212,27 +212,25 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
   CompileLimits pch_limits = limits;
   pch_limits.deadline = t0 + limits.timeout;
   std::vector<CompileStep> bind_steps, cu_steps;
-  auto binding_future = std::async(std::launch::async, [&]() -> std::optional<SharedBinding> {
-    InlineCall shared = call;
-    shared.name = "kagent_binding";  // the declarations do not name the extension (binding_declarations.h)
-    shared.cpp_sources = {declarations};
-    std::vector<std::string> include;
+  InlineCall shared = call;
+  shared.name = "kagent_binding";  // the declarations do not name the extension (binding_declarations.h)
+  shared.cpp_sources = {declarations};
+  SharedBindingRequest request;
+  request.source = inline_cpp_text(shared) + shared_binding_suffix(call.functions.size());
+  request.slots = call.functions.size();
+  request.compile = [&](const fs::path& src, const fs::path& obj) { return cpp_argv(setup, shared, src, obj); };
+  request.speedups = [&]() -> std::vector<std::string> {
     if (const auto header = ensure_cpp_part_pch(cache, setup, tier, pch_limits, &bind_steps))
-      include = {"-Xcompiler", "-include," + header->string()};
-    SharedBindingRequest request;
-    request.source = inline_cpp_text(shared) + shared_binding_suffix(call.functions.size());
-    request.slots = call.functions.size();
-    request.compile = [&](const fs::path& src, const fs::path& obj) {
-      auto a = cpp_argv(setup, shared, src, obj);
-      a.insert(a.end(), include.begin(), include.end());
-      return a;
-    };
-    request.link = [&](const fs::path& obj, const fs::path& so) { return link_argv(setup, {obj}, so); };
-    Sha256 toolchain;
-    hash_toolchain(toolchain, setup.nvcc, setup.arch, tier);
-    request.toolchain = toolchain.hex_digest();
-    return ensure_shared_binding(cache, request, pch_limits, &bind_steps);
-  });
+      return {"-Xcompiler", "-include," + header->string()};
+    return {};
+  };
+  request.link = [&](const fs::path& obj, const fs::path& so) { return link_argv(setup, {obj}, so); };
+  Sha256 toolchain;
+  hash_toolchain(toolchain, setup.nvcc, setup.arch, tier);
+  request.toolchain = toolchain.hex_digest();
+  // A binding known not to build: main.cpp as before, without compiling cuda.cu twice.
+  if (const auto known = lookup_shared_binding(cache, request); known && !*known) return std::nullopt;
+  auto binding_future = std::async(std::launch::async, [&] { return ensure_shared_binding(cache, request, pch_limits, &bind_steps); });
   Part cuda{call.name + "/cuda.cu", inline_cuda_text(call), function_getters(call.functions), staging / "cuda.cu",
             staging / "cuda.o"};
   std::vector<std::string> cu_cmd;

@@ -14,7 +14,7 @@ namespace kagent {
 
 namespace {
 
-constexpr std::string_view kVersion = "kagent-shared-binding-1";
+constexpr std::string_view kVersion = "kagent-shared-binding-2";
 constexpr std::string_view kSuffixesFile = "suffixes.txt";
 
 CompileStep step_of(const std::string& name, const RunResult& r) { return {name, r.seconds, r.exit.cpu_seconds}; }
@@ -25,6 +25,16 @@ std::optional<SharedBinding> from_entry(const CompileInfo& info, const std::stri
   std::istringstream lines(read_file_or_empty(fs::path(info.artifact).parent_path() / kSuffixesFile));
   for (std::string line; std::getline(lines, line);) b.suffixes.push_back(line);
   return b;
+}
+
+std::string binding_key(const SharedBindingRequest& request) {
+  Sha256 h;
+  h.update(kVersion)
+      .update(request.source)
+      .update(shell_join(request.compile("<src>", "<obj>")))
+      .update(shell_join(request.link("<obj>", "<so>")))
+      .update(request.toolchain);
+  return h.hex_digest();
 }
 
 }  // namespace
@@ -61,15 +71,16 @@ std::string first_undefined(const std::vector<std::pair<std::string, char>>& sym
   return {};
 }
 
+std::optional<std::optional<SharedBinding>> lookup_shared_binding(const CompileCache& cache,
+                                                                  const SharedBindingRequest& request) {
+  const std::string key = binding_key(request);
+  if (auto hit = cache.lookup(key)) return from_entry(*hit, key, false);
+  return std::nullopt;
+}
+
 std::optional<SharedBinding> ensure_shared_binding(const CompileCache& cache, const SharedBindingRequest& request,
                                                    const CompileLimits& limits, std::vector<CompileStep>* steps) {
-  Sha256 h;
-  h.update(kVersion)
-      .update(request.source)
-      .update(shell_join(request.compile("<src>", "<obj>")))
-      .update(shell_join(request.link("<obj>", "<so>")))
-      .update(request.toolchain);
-  const std::string key = h.hex_digest();
+  const std::string key = binding_key(request);
   if (auto hit = cache.lookup(key)) return from_entry(*hit, key, false);
   auto lock = cache.lock(key);
   if (auto hit = cache.lookup(key)) return from_entry(*hit, key, false);
@@ -88,7 +99,12 @@ std::optional<SharedBinding> ensure_shared_binding(const CompileCache& cache, co
     info.log += "$ " + shell_join(spawn.argv) + "\n" + r.output;
     return r;
   };
-  const RunResult compiled = run(request.compile(src, obj), "shared binding main.cpp");
+  auto argv = request.compile(src, obj);
+  if (request.speedups) {
+    const auto more = request.speedups();
+    argv.insert(argv.end(), more.begin(), more.end());
+  }
+  const RunResult compiled = run(std::move(argv), "shared binding main.cpp");
   if (!limits.hit(compiled).empty()) return std::nullopt;
   info.ok = compiled.succeeded();
   std::vector<std::string> suffixes;

@@ -25,6 +25,9 @@ struct SharedBindingRequest {
   size_t slots = 0;
   // Command lines for the compile (source -> object) and the link (object -> shared object).
   std::function<std::vector<std::string>(const std::filesystem::path&, const std::filesystem::path&)> compile, link;
+  // Flags added to the compile only when it runs, not part of the key: the precompiled header
+  // (its text is decided by what the key holds), built by this call when missing.
+  std::function<std::vector<std::string>()> speedups;
   std::string toolchain;  // what else decides the binary (nvcc's identity, arch, header tier)
 };
 
@@ -34,6 +37,11 @@ struct SharedBinding {
   std::string key;                    // the cache key (for the log)
   bool built_now = false;
 };
+
+// What the cache knows of the binding: nullopt when it was never built; a nullopt inside when
+// it did not build (remembered), so that an answer skips the shared path before compiling.
+std::optional<std::optional<SharedBinding>> lookup_shared_binding(const CompileCache& cache,
+                                                                  const SharedBindingRequest& request);
 
 // The binding, from the cache or built now (once per key, under the key's lock); nullopt when it
 // does not build (remembered) or ran into a limit (not remembered).
