@@ -149,4 +149,7 @@ TEST_CASE("an answer that needs more than the slim torch/extension.h builds with
   CHECK(b.info.ok);
   CHECK(b.info.log.find("kagent: rebuilt with the lite torch/extension.h (the build with the slim one failed)") !=
         std::string::npos);
+  // Both attempts' processes are in the record, the failed one's named by its header.
+  CHECK(has_step(b.info, "slim header: cuda.cu cicc"));
+  CHECK(has_step(b.info, "cuda.cu cicc"));
 }

@@ -99,8 +99,9 @@ NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cach
 
 // Builds with `first` tier's header, then with the next tier while the errors show the cheaper
 // one lacked something (never after a limit was hit). `build(tier)` makes one attempt (with
-// `errors`); `info_of(attempt)` is its CompileInfo, which at the end holds the seconds and peak
-// memory of every attempt and, in its log, a line per rebuild.
+// `errors`); `info_of(attempt)` is its CompileInfo, which at the end holds the seconds, peak
+// memory and steps of every attempt (an earlier one's named "<tier> header: <step>") and, in
+// its log, a line per rebuild.
 template <class Build, class InfoOf>
 auto build_over_tiers(ShimTier first, std::string_view source, const std::filesystem::path& torch_prefix, Build build,
                       InfoOf info_of) {
@@ -109,9 +110,12 @@ auto build_over_tiers(ShimTier first, std::string_view source, const std::filesy
   double spent = info_of(a).seconds;
   long peak_mb = info_of(a).peak_rss_mb;
   std::string notes;
+  std::vector<CompileStep> earlier;  // the attempts' own, named by their header (their CPU counts too)
   while (!info_of(a).ok && info_of(a).limit.empty()) {
     const auto next = next_tier(tier, source, a.errors, torch_prefix);
     if (!next) break;
+    for (const auto& st : info_of(a).steps)
+      earlier.push_back({fmt::format("{} header: {}", to_string(tier), st.name), st.seconds, st.cpu_seconds});
     notes += tier == ShimTier::Slim
                  ? fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the slim one failed)\n",
                                to_string(*next))
@@ -123,6 +127,7 @@ auto build_over_tiers(ShimTier first, std::string_view source, const std::filesy
     peak_mb = std::max(peak_mb, info_of(a).peak_rss_mb);
   }
   CompileInfo& info = info_of(a);
+  info.steps.insert(info.steps.begin(), earlier.begin(), earlier.end());
   info.seconds = spent;
   info.peak_rss_mb = peak_mb;
   info.log = notes + info.log;
