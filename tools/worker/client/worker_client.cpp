@@ -124,8 +124,10 @@ void WorkerClient::stop() {
   if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
     sandbox::kill_processes_of_uid(sandbox_.value("uid", 0u));
   if (!scratch_.empty()) {
-    std::error_code ec;
-    fs::remove_all(scratch_, ec);
+    // Not fs::remove_all: it stops at its first error (the monitor may be removing the same tree
+    // when the group's kill reaches it), and in a process that links libtorch the name resolves to
+    // the wheel's own copy (tests/support/temp_dir.h). This removes all it can.
+    sandbox::remove_tree(scratch_);
     scratch_.clear();
   }
 }
