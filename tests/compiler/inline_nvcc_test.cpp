@@ -14,6 +14,7 @@
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
 #include "compile_cache_for_tests.h"
+#include "inline_call_for_tests.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -26,13 +27,7 @@ const kagent::testing::TempDir kCacheDir("kagent-inline-test");
 
 CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
 
-InlineCall only_call(const std::string& path) {
-  const InlineCallScan scan = read_inline_calls(path);
-  REQUIRE(scan.error.empty());
-  REQUIRE(scan.calls.size() == 1);
-  REQUIRE(scan.calls[0].ok);
-  return scan.calls[0].call;
-}
+using kagent::testing::only_call;
 
 InlineCall cpp_call(std::string name, std::string source, std::vector<std::string> functions) {
   InlineCall c;

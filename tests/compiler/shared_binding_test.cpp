@@ -15,6 +15,7 @@
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
 #include "compile_cache_for_tests.h"
+#include "inline_call_for_tests.h"
 
 using namespace kagent;
 namespace fs = std::filesystem;
@@ -39,13 +40,7 @@ ext = load_inline(name="{}", cpp_sources=cpp_src, cuda_sources=cuda_src, functio
   return p.string();
 }
 
-InlineCall only_call(const std::string& path) {
-  const InlineCallScan scan = read_inline_calls(path);
-  REQUIRE(scan.error.empty());
-  REQUIRE(scan.calls.size() == 1);
-  REQUIRE(scan.calls[0].ok);
-  return scan.calls[0].call;
-}
+using kagent::testing::only_call;
 
 InlineBuild build_call(const InlineCall& call) {
   const InlineBuild b = compile_inline_extension(call, kagent::testing::compile_options(kCache));

@@ -28,6 +28,9 @@ namespace kagent {
 
 void write_text_file(const std::filesystem::path& p, std::string_view text);
 
+// One compiler process's record in CompileInfo::steps.
+inline CompileStep step_of(const std::string& name, const RunResult& r) { return {name, r.seconds, r.exit.cpu_seconds}; }
+
 // Compilers run at this niceness: a collection compiles ahead on every core while workers
 // time candidates, and a timed launch that waits for a core counts against the candidate
 // (measured: launch-bound level-3 answers at 10-40% sample noise, stopped by the 1 s cap, with

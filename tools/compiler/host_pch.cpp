@@ -32,8 +32,6 @@ std::string cpp_header_text(ShimTier tier) {
          "#include <type_traits>\n#include <utility>\n#include <vector>\n";
 }
 
-CompileStep step_of(const std::string& name, const RunResult& r) { return {name, r.seconds, r.exit.cpu_seconds}; }
-
 // A header built into the cache under `key`: the cached header's path, or nullopt when the
 // build failed (remembered) or ran into a limit (not remembered). `build(staging)` writes the
 // header and its .gch into the staging folder and returns the header's path there, or why not.

@@ -121,7 +121,7 @@ PartResult compile_part(const Part& p, const std::vector<std::string>& argv, con
     r.run = run_nvcc_split(so, limits, staging / "nvcc", *how.split);
   } else {
     r.run = limits.run(so);
-    steps.push_back({p.src.filename().string() + " host compile", r.run.seconds, r.run.exit.cpu_seconds});
+    steps.push_back(step_of(p.src.filename().string() + " host compile", r.run));
   }
   r.ok = r.run.succeeded();
   DiagnosticsContext ctx;
@@ -150,6 +150,25 @@ struct Attempt {
 // Whether an error sits in the answer's own text (then it is the answer's compile error).
 bool in_answer(const Diagnostic& d, const InlineCall& c) {
   return !d.in_binding && (d.file == c.name + "/main.cpp" || d.file == c.name + "/cuda.cu");
+}
+
+// The errors that sit in the answer's own text.
+std::vector<Diagnostic> answer_errors(const std::vector<Diagnostic>& errors, const InlineCall& c) {
+  std::vector<Diagnostic> own;
+  for (const auto& d : errors)
+    if (in_answer(d, c)) own.push_back(d);
+  return own;
+}
+
+// The answer's shared object from `objs`, with the call's extra_ldflags.
+RunResult link_library(const NvccSetup& setup, const InlineCall& call, const std::vector<fs::path>& objs,
+                       const fs::path& so, const fs::path& staging, const CompileLimits& limits,
+                       std::vector<std::string>& argv) {
+  argv = so_argv(setup, call, objs, so);
+  SpawnOptions spawn;
+  spawn.argv = argv;
+  spawn.env_set = {"TMPDIR=" + staging.string()};
+  return limits.run(spawn);
 }
 
 // Whether the call names no folder relative to the working directory: the CUDA part runs in
@@ -258,9 +277,7 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
     return finish(cu.shown);
   }
   if (!cu.ok) {
-    std::vector<Diagnostic> own;
-    for (const auto& d : cu.errors)
-      if (in_answer(d, call)) own.push_back(d);
+    const std::vector<Diagnostic> own = answer_errors(cu.errors, call);
     if (own.empty() || !binding) return std::nullopt;  // not the answer's own errors, or main.cpp's are unknown
     a.errors = cu.errors;
     info.errors = format_errors(own, options.max_errors);
@@ -273,12 +290,9 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
   if (!symbols || !first_undefined(*symbols, names, binding->suffixes).empty()) return std::nullopt;
 
   const fs::path so = staging / (ns + ".so");
-  const auto la = so_argv(setup, call, {cuda.obj}, so);
-  SpawnOptions spawn;
-  spawn.argv = la;
-  spawn.env_set = {"TMPDIR=" + staging.string()};
-  const RunResult linked = limits.run(spawn);
-  spent.push_back({"link", linked.seconds, linked.exit.cpu_seconds});
+  std::vector<std::string> la;
+  const RunResult linked = link_library(setup, call, {cuda.obj}, so, staging, limits, la);
+  spent.push_back(step_of("link", linked));
   if (!linked.succeeded()) return std::nullopt;
   std::error_code ec;
   fs::create_hard_link(binding->library, staging / kSharedBindingFile, ec);
@@ -346,12 +360,9 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
     std::vector<fs::path> objs{cpp.obj};
     if (cuda) objs.push_back(cuda->obj);
     const fs::path so = staging / (ns + ".so");
-    const auto la = so_argv(setup, call, objs, so);
-    SpawnOptions spawn;
-    spawn.argv = la;
-    spawn.env_set = {"TMPDIR=" + staging.string()};
-    RunResult linked = limits.run(spawn);
-    info.steps.push_back({"link", linked.seconds, linked.exit.cpu_seconds});
+    std::vector<std::string> la;
+    const RunResult linked = link_library(setup, call, objs, so, staging, limits, la);
+    info.steps.push_back(step_of("link", linked));
     shown += "\n$ " + shell_join(la) + "\n" + linked.output;
     info.command += " && " + shell_join(la);
     ok = linked.succeeded();
@@ -374,9 +385,7 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   }
   if (cu) a.errors = cu->errors;
   a.errors.insert(a.errors.end(), cp.errors.begin(), cp.errors.end());
-  std::vector<Diagnostic> own;
-  for (const auto& d : a.errors)
-    if (in_answer(d, call)) own.push_back(d);
+  const std::vector<Diagnostic> own = answer_errors(a.errors, call);
   if (!own.empty()) {
     info.errors = format_errors(own, options.max_errors);
   } else {

@@ -17,8 +17,6 @@ namespace {
 constexpr std::string_view kVersion = "kagent-shared-binding-2";
 constexpr std::string_view kSuffixesFile = "suffixes.txt";
 
-CompileStep step_of(const std::string& name, const RunResult& r) { return {name, r.seconds, r.exit.cpu_seconds}; }
-
 std::optional<SharedBinding> from_entry(const CompileInfo& info, const std::string& key, bool built_now) {
   if (!info.ok) return std::nullopt;
   SharedBinding b{info.artifact, {}, key, built_now};
