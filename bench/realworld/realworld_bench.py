@@ -62,6 +62,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "bench" / "collect"))
 from collection_turns import first_evals  # noqa: E402
+sys.path.insert(0, str(HERE))
+from cpu_use import CpuUse  # noqa: E402
 
 PHASES = ["warmup", "compile", "kagent", "collect", "kernelbench"]
 # Each phase's own limit (seconds); all of them together also stay within --total-s.
@@ -382,14 +384,16 @@ def main():
         if args.collect_compile_jobs:
             cmd += ["--compile-jobs", str(args.collect_compile_jobs)]
         t0 = time.monotonic()
-        try:
-            p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True, text=True,
-                               timeout=budget["collect"])
-            (st / "collect.log").write_text(p.stdout + p.stderr)
-            rc = p.returncode
-        except subprocess.TimeoutExpired as e:
-            (st / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""))
-            rc = "timeout"
+        with CpuUse() as cpu_use:
+            try:
+                p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True,
+                                   text=True, timeout=budget["collect"])
+                (st / "collect.log").write_text(p.stdout + p.stderr)
+                rc = p.returncode
+            except subprocess.TimeoutExpired as e:
+                (st / "collect.log").write_text((e.stdout or b"").decode() if isinstance(e.stdout, bytes)
+                                                else (e.stdout or ""))
+                rc = "timeout"
         wall = time.monotonic() - t0
         evals = first_evals(str(col))
         verdicts = {name: (ev or {}).get("status") for name, ev in evals.items()}
@@ -409,13 +413,16 @@ def main():
         counts = {}
         for v in verdicts.values():
             counts[v] = counts.get(v, 0) + 1
-        summary["collect"] = {"rc": rc, "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall,
+        summary["collect"] = {"rc": rc, "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall, "process_wall_s": round(wall, 1),
                               "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
                               "compiles": s.get("compiles"), "workers": s.get("workers"),
                               "timings": len(timed), "timings_untrusted": untrusted,
                               "timings_under_lock": under_lock, "timing_lock_wait_s": lock_wait}
         say(f"collect rc={rc}: {done}/{n} answers in {summary['collect']['wall_s']:.1f} s: "
-            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s); verdicts {counts}")
+            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s); verdicts {counts}; "
+            f"the process {wall:.1f} s with its start (workers, problems)")
+        summary["collect"]["cpu"] = cpu_use.summary()
+        say(cpu_use.report())
         say(f"timings: {len(timed)}, {under_lock} under the GPU's timing lock, {untrusted} untrusted (target 0); "
             f"{lock_wait:.1f} s waited for the lock in all")
         # Where the evaluations' time went, summed over the answers: which phases hold the GPU's

@@ -69,3 +69,61 @@ TEST_CASE("a file that includes torch/types.h and torch/extension.h gets the shi
   for (size_t at = pre.find("kUInt8 = at::kByte"); at != std::string::npos; at = pre.find("kUInt8 = at::kByte", at + 1)) ++n;
   CHECK(n == 1);
 }
+
+TEST_CASE("a file that includes ATen's operator headers skips the slim tier, whose operators they define again") {
+  // Slim's build of such a file always fails (`function "at::add" has already been defined`):
+  // one real answer of 149 includes <ATen/ATen.h> and paid a whole failed compile for it.
+  CHECK(header_clashing_with_slim("#include <torch/extension.h>\n#include <ATen/ATen.h>\n") == "ATen/ATen.h");
+  CHECK(header_clashing_with_slim("#include <torch/all.h>\n") == "torch/all.h");
+  CHECK(header_clashing_with_slim("#  include \"ATen/Functions.h\"\n") == "ATen/Functions.h");
+  CHECK(header_clashing_with_slim("#include <ATen/ops/zeros_like.h>\n") == "ATen/ops/zeros_like.h");
+  // An operator Slim does not carry, and the CUDA headers answers include, do not clash.
+  CHECK(header_clashing_with_slim("#include <ATen/ops/cumsum.h>\n").empty());
+  CHECK(header_clashing_with_slim("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"
+                                  "#include <c10/cuda/CUDAGuard.h>\n#include <ATen/core/Tensor.h>\n")
+            .empty());
+  CHECK(header_clashing_with_slim("// #include <ATen/ATen.h> is not needed\n").empty());
+
+  // The tiers then start at Lite, and the record says why.
+  std::vector<ShimTier> tried;
+  struct Fake {
+    CompileInfo info;
+    std::vector<Diagnostic> errors;
+  };
+  auto build = [&](ShimTier t) {
+    tried.push_back(t);
+    Fake f;
+    f.info.ok = true;
+    return f;
+  };
+  const Fake a = build_over_tiers(ShimTier::Slim, "#include <torch/extension.h>\n#include <ATen/ATen.h>\n",
+                                  fs::path(build::kTorchPrefix), build, [](Fake& f) -> CompileInfo& { return f.info; });
+  CHECK(tried == std::vector<ShimTier>{ShimTier::Lite});
+  CHECK(a.info.log.find("built with the lite torch/extension.h (the slim one defines operator functions that "
+                        "<ATen/ATen.h> defines too)") != std::string::npos);
+  tried.clear();
+  build_over_tiers(ShimTier::Slim, "#include <torch/extension.h>\n", fs::path(build::kTorchPrefix), build,
+                   [](Fake& f) -> CompileInfo& { return f.info; });
+  CHECK(tried == std::vector<ShimTier>{ShimTier::Slim});
+}
+
+TEST_CASE("slim errors that Lite cannot mend lead to ATen at once; the others to Lite") {
+  const fs::path torch = build::kTorchPrefix;
+  const std::string src = "#include <torch/extension.h>\n";
+  auto after_slim = [&](const std::string& message) {
+    Diagnostic d;
+    d.message = message;
+    return next_tier(ShimTier::Slim, src, {d}, torch);
+  };
+  // `1 - t` (l1_p97_llama31405b): ATen/TensorOperators.h, in neither Slim nor Lite.
+  CHECK(after_slim("no operator \"-\" matches these operands operand types are: int - at::Tensor") == ShimTier::ATen);
+  // An ATen function that is not a common operator: Lite lacks it too.
+  CHECK(after_slim("namespace \"torch\" has no member \"cumsum\"") == ShimTier::ATen);
+  CHECK(after_slim("identifier \"cumsum\" is undefined") == ShimTier::ATen);
+  // What Lite adds (Context.h's names), a common operator, or the answer's own error: Lite, as before.
+  CHECK(after_slim("namespace \"at\" has no member \"globalContext\"") == ShimTier::Lite);
+  CHECK(after_slim("namespace \"torch\" has no member \"zeros_like\"") == ShimTier::Lite);
+  CHECK(after_slim("identifier \"blockDimx\" is undefined") == ShimTier::Lite);
+  // A file that does not include a header the shim replaces is never retried.
+  CHECK_FALSE(next_tier(ShimTier::Slim, "#include <cuda_runtime.h>\n", {}, torch));
+}

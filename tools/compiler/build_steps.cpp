@@ -201,11 +201,19 @@ bool includes_torch_header(std::string_view source) {
   return false;
 }
 
+std::string header_clashing_with_slim(std::string_view source) {
+  static const std::regex include(R"re((?:^|\n)[ \t]*#[ \t]*include[ \t]*[<"]((ATen/ATen|ATen/Functions|torch/all|torch/script)\.h|ATen/ops/(\w+)\.h)[>"])re");
+  const std::string text(source);
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
+    const std::smatch& m = *it;
+    if (m[2].matched || is_common_op(m[3].str())) return m[1].str();
+  }
+  return {};
+}
+
 std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
                                   const fs::path& torch_prefix) {
   if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
-  // Slim is a guess that saves seconds; whatever fails with it is built as before Slim existed.
-  if (tier == ShimTier::Slim) return ShimTier::Lite;
   // cudafe++'s wording first, then g++'s (the .cpp part of a load_inline extension), whose
   // quotes are typographic under a UTF-8 locale.
   static const std::string q = "(?:'|\xE2\x80\x98|\xE2\x80\x99)";
@@ -217,8 +225,28 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
                                     R"re( was not declared in this scope.*)re");
   static const std::regex tensor_operator(R"re(^no operator ".*" matches these operands.*Tensor|^no match for )re" + q +
                                           R"re(operator.*Tensor)re");
+  // An ATen function that is not one of the common operators: Lite, which carries the same ones,
+  // lacks it as Slim does.
+  auto uncommon_aten_function = [&](const std::string& name) {
+    return !is_common_op(name) && fs::exists(torch_prefix / "include" / "ATen" / "ops" / (name + ".h"));
+  };
+  static const std::regex missing_member(R"re(namespace "(?:at|torch)" has no member "(\w+)"|)re" + q +
+                                         R"re((\w+))re" + q + R"re( is not a member of )re" + q + R"re((?:at|torch))re" + q);
   bool aten = false, full = false;
   std::smatch m;
+  if (tier == ShimTier::Slim) {
+    // Slim is a guess that saves seconds; whatever fails with it is built as before Slim existed,
+    // with Lite, unless the errors show Lite would fail the same way (a Tensor operator, an
+    // uncommon ATen function): then ATen at once, where Lite's failure would have led.
+    for (const auto& d : errors) {
+      if (std::regex_search(d.message, tensor_operator)) aten = true;
+      if (std::regex_search(d.message, m, missing_member) && uncommon_aten_function((m[1].matched ? m[1] : m[2]).str()))
+        aten = true;
+      if (std::regex_match(d.message, m, undefined) && uncommon_aten_function((m[1].matched ? m[1] : m[2]).str()))
+        aten = true;
+    }
+    return aten ? ShimTier::ATen : ShimTier::Lite;
+  }
   for (const auto& d : errors) {
     if (d.file == "torch/extension.h" || d.file == "torch/torch.h") full = true;  // clashes with real torch headers
     if (tier == ShimTier::ATen && std::regex_search(d.message, frontend)) full = true;

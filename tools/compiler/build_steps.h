@@ -91,6 +91,11 @@ std::filesystem::path python_include_dir();
 // Whether the text includes one of the headers the shim replaces.
 bool includes_torch_header(std::string_view source);
 
+// The header a file includes that also defines Slim's operator functions (ATen/ATen.h and the
+// headers that include every ATen/ops/<op>.h, or one of the common operators' own): Slim's
+// build of that file always fails, redefining them. Empty when there is none.
+std::string header_clashing_with_slim(std::string_view source);
+
 // The tier to retry with when `errors` show that `tier`'s header lacked something this
 // file uses; nullopt when they are the file's own errors.
 std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
@@ -109,10 +114,17 @@ template <class Build, class InfoOf>
 auto build_over_tiers(ShimTier first, std::string_view source, const std::filesystem::path& torch_prefix, Build build,
                       InfoOf info_of) {
   ShimTier tier = first;
+  std::string notes;
+  if (tier == ShimTier::Slim)
+    if (const std::string clash = header_clashing_with_slim(source); !clash.empty()) {
+      // Not tried: it would fail for a reason known beforehand and cost a whole compile.
+      tier = ShimTier::Lite;
+      notes = fmt::format("kagent: built with the lite torch/extension.h (the slim one defines operator functions "
+                          "that <{}> defines too)\n", clash);
+    }
   auto a = build(tier);
   double spent = info_of(a).seconds;
   long peak_mb = info_of(a).peak_rss_mb;
-  std::string notes;
   std::vector<CompileStep> earlier;  // the attempts' own, named by their header (their CPU counts too)
   while (!info_of(a).ok && info_of(a).limit.empty()) {
     const auto next = next_tier(tier, source, a.errors, torch_prefix);

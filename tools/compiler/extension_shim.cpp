@@ -48,6 +48,12 @@ std::string extension_shim_text(ShimTier tier) {
   return "// kagent: light <torch/extension.h>, tier " + to_string(tier) + "\n" + text;
 }
 
+bool is_common_op(std::string_view op) {
+  for (auto o : kLiteOps)
+    if (o == op) return true;
+  return false;
+}
+
 std::optional<std::string> slim_ops_text(const std::filesystem::path& torch_include) {
   std::string out = "#pragma once\n// kagent: torch's inline operator functions (ATen/ops/<op>.h) without the headers\n"
                     "// those files include besides their declarations; see extension_shim.h.\n";

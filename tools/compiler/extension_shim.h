@@ -46,4 +46,7 @@ inline constexpr std::string_view kShimHeader = "kagent/light_extension.h";  // 
 // that generated form is included whole. nullopt when a header is missing (no Slim tier then).
 std::optional<std::string> slim_ops_text(const std::filesystem::path& torch_include);
 
+// Whether `op` is one of the common operators Slim and Lite carry (ATen/ops/<op>.h).
+bool is_common_op(std::string_view op);
+
 }  // namespace kagent

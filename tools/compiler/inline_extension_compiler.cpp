@@ -185,8 +185,16 @@ bool paths_absolute(const InlineCall& c) {
 
 bool uses_shared_binding(const CompileOptions& o) {
   if (o.shared_binding) return *o.shared_binding;
-  const char* env = std::getenv("KAGENT_SHARED_BINDING");
-  return !(env && std::string_view(env) == "0");
+  // Read once per process: the switch is for a whole run, and a bad value is said once.
+  static const bool on = [] {
+    const char* env = std::getenv("KAGENT_SHARED_BINDING");
+    const std::string_view v = env ? env : "";
+    if (v.empty() || v == "1" || v == "on" || v == "true" || v == "yes") return true;
+    if (v == "0" || v == "off" || v == "false" || v == "no") return false;
+    fmt::print(stderr, "kagent: warning: KAGENT_SHARED_BINDING must be on or off (1/0), not '{}': using on\n", v);
+    return true;
+  }();
+  return on;
 }
 
 // The CUDA part: nvcc's two front ends side by side (nvcc_split.h), with the precompiled
