@@ -2,7 +2,7 @@
 // builds with ptxas resources and hits the cache the second time; a C++-only answer builds
 // and its ops run on the CPU through the dispatcher, loaded by the worker's own patched
 // load_inline; a signature the binding cannot take falls back; the answer's own error is a
-// compile error with its file and line.
+// compile error with its file and line; an answer that includes <ATen/ATen.h> skips the slim header.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -115,4 +115,22 @@ TEST_CASE("a function the binding cannot take falls back to torch; the answer's 
   CHECK(broken.fallback.empty());
   CHECK(broken.info.errors.find("broken_ext/main.cpp:3:") != std::string::npos);
   CHECK(broken.info.errors.find("return 2 * y;") != std::string::npos);
+}
+
+TEST_CASE("an answer that includes <ATen/ATen.h> is built with the lite header at once, without a slim attempt") {
+  // Slim's operators are torch's own inline functions; ATen.h defines them again, so a slim
+  // build of this file always failed, a whole compile spent before the lite one.
+  InlineCall call = only_call(answer("elementwise_add.py"));
+  REQUIRE_FALSE(call.cuda_sources.empty());
+  call.cuda_sources[0] = "#include <ATen/ATen.h>\n" + call.cuda_sources[0];
+  const InlineBuild b = compile_inline_extension(call, options());
+  INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
+  REQUIRE(b.fallback.empty());
+  REQUIRE(b.info.ok);
+  CHECK(b.info.log.find("built with the lite torch/extension.h (the slim one defines operator functions that "
+                        "<ATen/ATen.h> defines too)") != std::string::npos);
+  for (const auto& step : b.info.steps) {
+    INFO(step.name);
+    CHECK(step.name.find("header: ") == std::string::npos);  // no earlier tier's steps
+  }
 }

@@ -11,7 +11,10 @@
 //         same common operators as Lite, each as torch's own inline functions over its
 //         ATen/ops/<op>_ops.h declaration, without what every ATen/ops/<op>.h also pulls in
 //         (Context.h, DeviceGuard.h, TensorUtils.h, Generator.h, ...): half of Lite's cost.
-//         Any failure moves on to Lite (its errors are then Lite's, exactly as before Slim).
+//         Any failure moves on to Lite (its errors are then Lite's, exactly as before Slim),
+//         or to ATen where Lite would fail the same way (a Tensor operator, an ATen function
+//         that is not a common one). A file that includes ATen's operator headers itself
+//         (ATen/ATen.h, ...) starts at Lite: Slim's operators would be defined twice.
 //   Lite: ATen/core/Tensor.h, Dispatch.h, common op headers;
 //   ATen: ATen/ATen.h (every at:: function and operator);
 //   Full: no shim, the real torch/extension.h (needs Python.h).
