@@ -162,6 +162,7 @@ int run_collect(CollectArgs a) {
   settings.compile_jobs = a.compile_jobs;
   settings.hide_gpus = a.compile_only;
   settings.workers_per_gpu = a.workers_per_gpu;  // 0: the pool's default
+  settings.prepare_inline_headers = a.run.format == "kernelbench";  // while the workers start
   auto pool = std::make_shared<EvaluationPool>(settings);
   pool->start();
   const auto workers = pool->started();

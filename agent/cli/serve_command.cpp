@@ -102,6 +102,9 @@ int run_serve(ServeArgs a) {
   EvaluationSettings settings = evaluation_settings(a.eval, preset.policy);
   settings.hide_gpus = a.compile_only;
   settings.workers_per_gpu = a.workers_per_gpu;  // 0: the pool's default
+  // Episodes choose their format; most RL recipes' answers are load_inline ones. Built once per
+  // machine, a no-op where the cache has them; not for --compile-only (tests, CPU-only checks).
+  settings.prepare_inline_headers = !a.compile_only;
   auto pool = std::make_shared<EvaluationPool>(settings);
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));

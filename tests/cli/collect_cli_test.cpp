@@ -9,6 +9,7 @@
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -239,4 +240,24 @@ TEST_CASE("--gpus 0,1: one worker per GPU, and the work spreads over both") {
   CHECK(total == summary.at("evaluations").get<int64_t>());
   CHECK(r.out.find("gpu 0 ") != std::string::npos);
   CHECK(r.out.find("gpu 1 ") != std::string::npos);
+}
+
+TEST_CASE("collect --format kernelbench prepares the per-machine precompiled headers while its workers start") {
+  // EvaluationSettings::prepare_inline_headers: built beside the workers' start, not in the first
+  // answer's compile while every other compile waits for them. Here no answer has code, so only
+  // the preparation can have built them.
+  TempDir dir("kagent-collect-headers");
+  dir.write("suite/level1/1_relu.py", tiny_problem("torch.relu(x)"));
+  const std::string replay =
+      dir.write("answers.jsonl", json{{"problem", "1_relu"}, {"sample", 0}, {"turn", 0}, {"text", "No code."}}.dump() + "\n");
+  KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--format", "kernelbench", "-n", "1", "-t", "1", "--llm",
+                            "replay:" + replay, "--compile-only", "--out", dir.str() + "/out"},
+                           {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  std::set<std::string> built;
+  for (const auto& e : fs::recursive_directory_iterator(dir.path() / "cache" / "compile"))
+    if (e.path().extension() == ".gch") built.insert(e.path().filename().string());
+  CHECK(built.count("kagent_cpp_part.h.gch") == 1);
+  CHECK(built.count("kagent_cuda_prefix.h.gch") == 1);
 }

@@ -134,3 +134,26 @@ TEST_CASE("an answer that includes <ATen/ATen.h> is built with the lite header a
     CHECK(step.name.find("header: ") == std::string::npos);  // no earlier tier's steps
   }
 }
+
+TEST_CASE("the precompiled headers prepared ahead are the ones an answer's compile then uses") {
+  // A collection of KernelBench answers prepares them while its workers start
+  // (EvaluationSettings::prepare_inline_headers): the first compiles must find them, not build
+  // their own under other keys.
+  const kagent::testing::TempDir cache("kagent-inline-prepared");
+  const CompileOptions o = kagent::testing::compile_options(cache);
+  prepare_inline_headers(o);
+  const InlineBuild b = compile_inline_extension(only_call(answer("elementwise_add.py")), o);
+  INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
+  REQUIRE(b.info.ok);
+  bool host_compile = false;
+  for (const auto& step : b.info.steps) {
+    INFO(step.name);
+    CHECK(step.name.rfind("pch ", 0) == std::string::npos);  // nothing precompiled during the compile
+    host_compile |= step.name == "cuda.cu host compile";
+  }
+  CHECK(host_compile);
+  // A second call finds both and builds nothing.
+  const auto t0 = std::chrono::steady_clock::now();
+  prepare_inline_headers(o);
+  CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 2.0);
+}

@@ -446,6 +446,24 @@ std::string inline_cuda_text(const InlineCall& call) {
   return join_lines(head, call.cuda_sources) + "\n";
 }
 
+void prepare_inline_headers(const CompileOptions& options) {
+  if (!options.light_extension_header) return;  // the real header is never precompiled
+  try {
+    const CompileLimits limits = resolve_compile_limits(options);
+    CompileLimits pch_limits = limits;
+    pch_limits.deadline = std::chrono::steady_clock::now() + limits.timeout;
+    CompileCache cache(CompileCache::default_dir(options.cache_dir));
+    const ShimTier tier = first_light_tier(true);
+    // The same setup build_once gives the first tier, so the same keys.
+    const NvccSetup setup = setup_for_tier(base_setup(options), tier, cache, /*needs_python=*/true);
+    auto cpp = std::async(std::launch::async, [&] { (void)ensure_cpp_part_pch(cache, setup, tier, pch_limits, nullptr); });
+    (void)ensure_cuda_part_pch(cache, setup, pch_limits, nullptr);
+    cpp.get();
+  } catch (const std::exception&) {
+    // best effort (see the header)
+  }
+}
+
 InlineBuild compile_inline_extension(const InlineCall& call, const CompileOptions& options) {
   NvccSetup setup;
   CompileLimits limits;

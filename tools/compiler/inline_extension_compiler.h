@@ -48,6 +48,13 @@ struct InlineBuild {
 // arch, cache, nvcc, timeout, light header (display_name is not used).
 InlineBuild compile_inline_extension(const InlineCall& call, const CompileOptions& options);
 
+// The per-machine precompiled headers an extension's compile uses with the first header tier
+// (the binding's and the cuda.cu prefix's, host_pch.h), built side by side now when missing, so
+// that a collection's first compiles do not wait for them (about 10 s of one core each, built
+// before by whichever answer came first while every other compile waited). Best effort:
+// whatever fails here is built, or reported, by the first compile that needs it.
+void prepare_inline_headers(const CompileOptions& options);
+
 // The two files as load_inline writes them (without kagent's binding).
 std::string inline_cpp_text(const InlineCall& call);
 std::string inline_cuda_text(const InlineCall& call);

@@ -13,6 +13,7 @@
 #include "worker/protocol/known_dram.h"
 #include "common/files.h"
 #include "common/paths.h"
+#include "compiler/inline_extension_compiler.h"
 #include "compiler/nvcc_command.h"
 #include "evaluation/worker_choice.h"
 #include "sandbox/cuda_probe.h"
@@ -137,7 +138,14 @@ void EvaluationPool::start(const std::string& warm_problem) {
                    }
                    std::lock_guard lock(mu_);
                    if (!warm_problem.empty()) workers_[i]->problems.insert(warm_problem);
-                   if (!device_known_) device_ = std::get<DeviceInfo>(hello);
+                   if (!device_known_) {
+                     device_ = std::get<DeviceInfo>(hello);
+                     // The arch is known now: the headers build while the other workers start and
+                     // the first problems open, instead of in the first answer's compile.
+                     if (settings_.prepare_inline_headers)
+                       headers_ = std::async(std::launch::async,
+                                             [co = compile_options("", arch_for(device_))] { prepare_inline_headers(co); });
+                   }
                    device_known_ = true;
                  }
                  return error;

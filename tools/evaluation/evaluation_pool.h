@@ -49,6 +49,8 @@ struct EvaluationSettings {
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
                                           // one per two cores for KernelBench answers (each runs up to 3 compilers)
   bool hide_gpus = false;                 // workers see no GPU: candidates are compiled and checked, never run
+  bool prepare_inline_headers = false;    // build load_inline's per-machine precompiled headers once the
+                                          // GPU's arch is known, beside the workers' start (KernelBench answers)
   EvalOptions options;                    // the worker's (trials, seed, tolerances, timing, guards, ...)
 };
 
@@ -195,6 +197,7 @@ class EvaluationPool {
   DeviceInfo guessed_device_;             // from the last run, before the workers answer
   std::once_flag start_once_;
   std::shared_future<std::optional<WorkerError>> started_;  // hello (+ prepare) of every worker
+  std::future<void> headers_;  // prepare_inline_headers, started with the first worker's answer
   // Charges the time since the last change to the free workers while a request waits.
   void account_locked(std::chrono::steady_clock::time_point now);
   // Hands free workers to waiting requests (the rule above Lease).
