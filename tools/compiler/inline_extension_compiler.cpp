@@ -224,6 +224,31 @@ PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const Nvc
   return compile_part(cuda, cmd, staging, limits, how, steps);
 }
 
+// The shared binding for `declarations`: main.cpp as load_inline writes it for them, under a
+// fixed name (the declarations do not name the extension, binding_declarations.h), compiled with
+// the tier's precompiled header where it builds; its steps go to `steps`.
+SharedBindingRequest binding_request(const InlineCall& call, const std::string& declarations, const NvccSetup& setup,
+                                     const CompileCache& cache, ShimTier tier, const CompileLimits& pch_limits,
+                                     std::vector<CompileStep>& steps) {
+  InlineCall shared = call;
+  shared.name = "kagent_binding";
+  shared.cpp_sources = {declarations};
+  SharedBindingRequest r;
+  r.source = inline_cpp_text(shared) + shared_binding_suffix(call.functions.size());
+  r.slots = call.functions.size();
+  r.compile = [setup, shared](const fs::path& src, const fs::path& obj) { return cpp_argv(setup, shared, src, obj); };
+  r.speedups = [&cache, &steps, setup, tier, pch_limits]() -> std::vector<std::string> {
+    if (const auto header = ensure_cpp_part_pch(cache, setup, tier, pch_limits, &steps))
+      return {"-Xcompiler", "-include," + header->string()};
+    return {};
+  };
+  r.link = [setup](const fs::path& obj, const fs::path& so) { return link_argv(setup, {obj}, so); };
+  Sha256 toolchain;
+  hash_toolchain(toolchain, setup.nvcc, setup.arch, tier);
+  r.toolchain = toolchain.hex_digest();
+  return r;
+}
+
 // main.cpp as a binding shared with every answer that declares the same functions
 // (shared_binding.h): only cuda.cu is compiled, with a getter per function, while the binding
 // comes from the cache (or is built beside it, once per key). nullopt where the binding does
@@ -239,22 +264,8 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
   CompileLimits pch_limits = limits;
   pch_limits.deadline = t0 + limits.timeout;
   std::vector<CompileStep> bind_steps, cu_steps;
-  InlineCall shared = call;
-  shared.name = "kagent_binding";  // the declarations do not name the extension (binding_declarations.h)
-  shared.cpp_sources = {declarations};
-  SharedBindingRequest request;
-  request.source = inline_cpp_text(shared) + shared_binding_suffix(call.functions.size());
-  request.slots = call.functions.size();
-  request.compile = [&](const fs::path& src, const fs::path& obj) { return cpp_argv(setup, shared, src, obj); };
-  request.speedups = [&]() -> std::vector<std::string> {
-    if (const auto header = ensure_cpp_part_pch(cache, setup, tier, pch_limits, &bind_steps))
-      return {"-Xcompiler", "-include," + header->string()};
-    return {};
-  };
-  request.link = [&](const fs::path& obj, const fs::path& so) { return link_argv(setup, {obj}, so); };
-  Sha256 toolchain;
-  hash_toolchain(toolchain, setup.nvcc, setup.arch, tier);
-  request.toolchain = toolchain.hex_digest();
+  const SharedBindingRequest request =
+      binding_request(call, declarations, setup, cache, tier, pch_limits, bind_steps);
   // A binding known not to build: main.cpp as before, without compiling cuda.cu twice.
   if (const auto known = lookup_shared_binding(cache, request); known && !*known) return std::nullopt;
   auto binding_future = std::async(std::launch::async, [&] { return ensure_shared_binding(cache, request, pch_limits, &bind_steps); });
