@@ -29,8 +29,9 @@
 #              on one warm machine (its state in /tmp/kagent-realworld): `realworld` the warm-up, cold
 #              compile times and kagent per answer on 30 of them (~7 min with the build);
 #              `realworld-collect` the warm-up, then kagent collect over all 149 (~4 min;
-#              `realworld-collect-cold` without the warm-up: the precompiled headers built inside; RW_WORKERS=N sets its workers, RW_COMPILE_JOBS=N its compiles at once
-#              per GPU, default collect's); `realworld-kb` KernelBench's
+#              RW_WORKERS=N sets its workers, RW_COMPILE_JOBS=N its compiles at once per GPU,
+#              default collect's); `realworld-collect-cold` the same without the warm-up (the
+#              precompiled headers built inside, as on a machine's first run); `realworld-kb` KernelBench's
 #              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
 #              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min);
 #              `realworld-kagent`: the warm-up and kagent per answer, without the compile phase (~5 min)
