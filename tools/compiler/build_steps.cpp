@@ -203,9 +203,9 @@ bool includes_torch_header(std::string_view source) {
 
 std::string header_clashing_with_slim(std::string_view source) {
   static const std::regex include(R"re((?:^|\n)[ \t]*#[ \t]*include[ \t]*[<"]((ATen/ATen|ATen/Functions|torch/all|torch/script)\.h|ATen/ops/(\w+)\.h)[>"])re");
-  const std::string text(source);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), include); it != std::sregex_iterator(); ++it) {
-    const std::smatch& m = *it;
+  using It = std::regex_iterator<std::string_view::const_iterator>;
+  for (auto it = It(source.begin(), source.end(), include); it != It(); ++it) {
+    const auto& m = *it;
     if (m[2].matched || is_common_op(m[3].str())) return m[1].str();
   }
   return {};
@@ -234,16 +234,15 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
                                          R"re((\w+))re" + q + R"re( is not a member of )re" + q + R"re((?:at|torch))re" + q);
   bool aten = false, full = false;
   std::smatch m;
+  auto named = [&m] { return (m[1].matched ? m[1] : m[2]).str(); };  // the name, in either wording
   if (tier == ShimTier::Slim) {
     // Slim is a guess that saves seconds; whatever fails with it is built as before Slim existed,
     // with Lite, unless the errors show Lite would fail the same way (a Tensor operator, an
     // uncommon ATen function): then ATen at once, where Lite's failure would have led.
     for (const auto& d : errors) {
       if (std::regex_search(d.message, tensor_operator)) aten = true;
-      if (std::regex_search(d.message, m, missing_member) && uncommon_aten_function((m[1].matched ? m[1] : m[2]).str()))
-        aten = true;
-      if (std::regex_match(d.message, m, undefined) && uncommon_aten_function((m[1].matched ? m[1] : m[2]).str()))
-        aten = true;
+      if (std::regex_search(d.message, m, missing_member) && uncommon_aten_function(named())) aten = true;
+      if (std::regex_match(d.message, m, undefined) && uncommon_aten_function(named())) aten = true;
     }
     return aten ? ShimTier::ATen : ShimTier::Lite;
   }
@@ -254,7 +253,7 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
       if (std::regex_search(d.message, aten_ns) || std::regex_search(d.message, tensor_operator)) aten = true;
       // An unqualified ATen function (`using namespace torch;`): ATen/ops/<name>.h says so.
       if (std::regex_match(d.message, m, undefined) &&
-          fs::exists(torch_prefix / "include" / "ATen" / "ops" / ((m[1].matched ? m[1] : m[2]).str() + ".h")))
+          fs::exists(torch_prefix / "include" / "ATen" / "ops" / (named() + ".h")))
         aten = true;
     }
   }

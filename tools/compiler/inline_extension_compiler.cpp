@@ -11,6 +11,7 @@
 
 #include "build_info.h"
 #include "common/sha256.h"
+#include "common/switch_value.h"
 #include "common/subprocess.h"
 #include "compiler/build_steps.h"
 #include "compiler/compile_cache.h"
@@ -183,15 +184,27 @@ bool paths_absolute(const InlineCall& c) {
   return true;
 }
 
+// A precompiled header is built once per machine and toolchain, under limits of its own: the
+// whole timeout from now, whatever the answer's build has used.
+CompileLimits pch_limits_from(const CompileLimits& limits) {
+  CompileLimits l = limits;
+  l.deadline = std::chrono::steady_clock::now() + limits.timeout;
+  return l;
+}
+
+// The first header tier of an extension's build (and of its precompiled headers).
+ShimTier first_inline_tier(const CompileOptions& options) {
+  return options.light_extension_header ? first_light_tier(true) : ShimTier::Full;
+}
+
 bool uses_shared_binding(const CompileOptions& o) {
   if (o.shared_binding) return *o.shared_binding;
   // Read once per process: the switch is for a whole run, and a bad value is said once.
   static const bool on = [] {
     const char* env = std::getenv("KAGENT_SHARED_BINDING");
-    const std::string_view v = env ? env : "";
-    if (v.empty() || v == "1" || v == "on" || v == "true" || v == "yes") return true;
-    if (v == "0" || v == "off" || v == "false" || v == "no") return false;
-    fmt::print(stderr, "kagent: warning: KAGENT_SHARED_BINDING must be on or off (1/0), not '{}': using on\n", v);
+    if (!env || !*env) return true;
+    if (const auto v = switch_value(env)) return *v;
+    fmt::print(stderr, "kagent: warning: KAGENT_SHARED_BINDING must be on or off (1/0), not '{}': using on\n", env);
     return true;
   }();
   return on;
@@ -261,8 +274,7 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
                                                  const CompileCache& cache, ShimTier tier,
                                                  std::vector<CompileStep>& spent) {
   const auto t0 = std::chrono::steady_clock::now();
-  CompileLimits pch_limits = limits;
-  pch_limits.deadline = t0 + limits.timeout;
+  const CompileLimits pch_limits = pch_limits_from(limits);
   std::vector<CompileStep> bind_steps, cu_steps;
   const SharedBindingRequest request =
       binding_request(call, declarations, setup, cache, tier, pch_limits, bind_steps);
@@ -345,9 +357,7 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
   std::optional<Part> cuda;
   if (!call.cuda_sources.empty())
     cuda = Part{call.name + "/cuda.cu", inline_cuda_text(call), "", staging / "cuda.cu", staging / "cuda.o"};
-  // A precompiled header is built once per machine and toolchain, under limits of its own.
-  CompileLimits pch_limits = limits;
-  pch_limits.deadline = std::chrono::steady_clock::now() + limits.timeout;
+  const CompileLimits pch_limits = pch_limits_from(limits);
 
   Attempt a;
   CompileInfo& info = a.build.info;
@@ -458,13 +468,11 @@ std::string inline_cuda_text(const InlineCall& call) {
 }
 
 void prepare_inline_headers(const CompileOptions& options) {
-  if (!options.light_extension_header) return;  // the real header is never precompiled
+  const ShimTier tier = first_inline_tier(options);
+  if (tier == ShimTier::Full) return;  // the real header is never precompiled
   try {
-    const CompileLimits limits = resolve_compile_limits(options);
-    CompileLimits pch_limits = limits;
-    pch_limits.deadline = std::chrono::steady_clock::now() + limits.timeout;
+    const CompileLimits pch_limits = pch_limits_from(resolve_compile_limits(options));
     CompileCache cache(CompileCache::default_dir(options.cache_dir));
-    const ShimTier tier = first_light_tier(true);
     // The same setup build_once gives the first tier, so the same keys.
     const NvccSetup setup = setup_for_tier(base_setup(options), tier, cache, /*needs_python=*/true);
     auto cpp = std::async(std::launch::async, [&] { (void)ensure_cpp_part_pch(cache, setup, tier, pch_limits, nullptr); });
@@ -488,7 +496,7 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   }
   CompileCache cache(CompileCache::default_dir(options.cache_dir));
   // Answers mostly use Tensor's methods and a few factories (empty, zeros_like): Slim first.
-  const ShimTier first_tier = options.light_extension_header ? first_light_tier(true) : ShimTier::Full;
+  const ShimTier first_tier = first_inline_tier(options);
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;

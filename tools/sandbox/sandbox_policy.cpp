@@ -1,4 +1,5 @@
 #include "sandbox/sandbox_policy.h"
+#include "common/switch_value.h"
 
 #include <array>
 #include <charconv>
@@ -26,8 +27,7 @@ T parse_number(const char* var, std::string_view text, T min, T max) {
 }
 
 bool parse_switch(const char* var, std::string_view text) {
-  if (text == "on" || text == "1" || text == "true" || text == "yes") return true;
-  if (text == "off" || text == "0" || text == "false" || text == "no") return false;
+  if (const auto on = switch_value(text)) return *on;
   throw std::invalid_argument(fmt::format("{}: '{}' is neither on nor off", var, text));
 }
 
