@@ -30,7 +30,7 @@
 #              compile times and kagent per answer on 30 of them (~7 min with the build);
 #              `realworld-collect` the warm-up, then kagent collect over all 149 (~4 min;
 #              RW_WORKERS=N sets its workers, RW_COMPILE_JOBS=N its compiles at once per GPU,
-#              default collect's); `realworld-collect-cold` the same without the warm-up (the
+#              default collect's, RW_ORDER=O its --order); `realworld-collect-cold` the same without the warm-up (the
 #              precompiled headers built inside, as on a machine's first run); `realworld-kb` KernelBench's
 #              harness on the same 30, then the per-answer table (~8.5 min). Needs .carry/kernelbench
 #              and .carry/realworld. `realworld-compile`: the warm-up and the cold compiles alone (~3 min);
@@ -224,7 +224,8 @@ for suite in "${suites[@]}"; do
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
-      --workers-per-gpu "${RW_WORKERS:-0}" --collect-compile-jobs "${RW_COMPILE_JOBS:-0}" "${rw_extra[@]}" ;;
+      --workers-per-gpu "${RW_WORKERS:-0}" --collect-compile-jobs "${RW_COMPILE_JOBS:-0}" --collect-order "${RW_ORDER:-}" \
+      "${rw_extra[@]}" ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.
     eq_cache=$(mktemp -d)

@@ -359,7 +359,7 @@ Command add_collect_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "collect", "Run the refinement loop over a whole suite: many problems x samples x turns, resumable and shardable");
   add_suite_flags(*sub, a->suite, /*shards=*/true);
-  sub->add_option("--order", a->order, "largest (default: largest problems first) | interleaved (sample 0 of every problem, then 1, ...)")
+  sub->add_option("--order", a->order, "largest (default: largest known footprints first, then large files spread among the rest) | interleaved (sample 0 of every problem, then 1, ...)")
       ->check(CLI::IsMember({"largest", "interleaved"}));
   sub->add_option("-o,--out", a->out, "the collection folder (default: RUNS_DIR/<time>-collect-<suite>)");
   sub->add_option("--runs-dir", a->runs_dir, "where the collection folder goes without --out (default ./runs)");

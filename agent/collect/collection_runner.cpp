@@ -11,6 +11,7 @@
 
 #include "collect/baselines_table.h"
 #include "collect/charges_file.h"
+#include "collect/sample_order.h"
 #include "problem/spec_cache.h"
 
 namespace kagent::collect {
@@ -49,6 +50,27 @@ void parallel_for(size_t n, size_t threads, Fn fn) {
   std::vector<std::jthread> pool;
   for (size_t t = 1; t < std::min(threads, n); ++t) pool.emplace_back(work);
   work();
+}
+
+// The problems whose spec is not on disk (the end of `items`, each problem's samples together)
+// in spread_large's order of their files' sizes.
+void spread_unknown_large(std::vector<std::pair<ProblemSlot*, int>>& items) {
+  const auto first_unknown = std::find_if(items.begin(), items.end(), [](const auto& it) { return !it.first->opened.valid(); });
+  std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) in items, one per problem
+  for (auto it = first_unknown; it != items.end(); ++it) {
+    const auto at = static_cast<size_t>(it - items.begin());
+    if (runs.empty() || items[runs.back().first].first != it->first) runs.emplace_back(at, at);
+    runs.back().second = at + 1;
+  }
+  std::vector<std::uintmax_t> sizes;
+  for (const auto& [begin, end] : runs) {
+    std::error_code ec;
+    const std::uintmax_t bytes = fs::file_size(items[begin].first->problem.path, ec);
+    sizes.push_back(ec ? 0 : bytes);
+  }
+  std::vector<std::pair<ProblemSlot*, int>> spread;
+  for (const size_t i : spread_large(sizes)) spread.insert(spread.end(), items.begin() + runs[i].first, items.begin() + runs[i].second);
+  std::copy(spread.begin(), spread.end(), first_unknown);
 }
 
 }  // namespace
@@ -172,6 +194,7 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
       if (ka != kb) return ka;
       return ka && a.first->footprint > b.first->footprint;
     });
+    spread_unknown_large(items);
   } else {
     std::stable_sort(items.begin(), items.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
   }

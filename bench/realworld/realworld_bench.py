@@ -162,6 +162,8 @@ def main():
                     help="the collect phase's workers per GPU (0: collect's default)")
     ap.add_argument("--collect-compile-jobs", type=int, default=0,
                     help="the collect phase's compiles at once (0: collect's default)")
+    ap.add_argument("--collect-order", default="",
+                    help="the collect phase's --order (empty: collect's default)")
     ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
     ap.add_argument("--total-s", type=float, default=540, help="all phases of this call together (a 10-minute "
                     "device call)")
@@ -373,7 +375,8 @@ def main():
     if "collect" in phases:
         begin("collect")
         n = len(truth)
-        say(f"== kagent collect: all {n} answers, replayed, 1 sample x 1 turn, cold compile cache, --no-compile-baseline")
+        say(f"== kagent collect: all {n} answers, replayed, 1 sample x 1 turn, cold compile cache, --no-compile-baseline"
+            + (f", --order {args.collect_order}" if args.collect_order else ""))
         cache = fresh_cache()
         col = st / "collection"
         shutil.rmtree(col, ignore_errors=True)
@@ -383,6 +386,8 @@ def main():
             cmd += ["--workers-per-gpu", str(args.workers_per_gpu)]
         if args.collect_compile_jobs:
             cmd += ["--compile-jobs", str(args.collect_compile_jobs)]
+        if args.collect_order:
+            cmd += ["--order", args.collect_order]
         t0 = time.monotonic()
         with CpuUse() as cpu_use:
             try:
