@@ -50,8 +50,9 @@ TEST_CASE("the compilers get the allowed cores less the reserved ones, or any wh
 }
 
 TEST_CASE("one reserved core per worker and one more for two workers or more, unless KAGENT_RESERVED_CPUS says otherwise") {
-  CHECK(reserved_cpus(3) == 4);
-  CHECK(reserved_cpus(2) == 3);
+  CHECK(reserved_cpus(4) == 2);
+  CHECK(reserved_cpus(3) == 2);
+  CHECK(reserved_cpus(2) == 1);
   CHECK(reserved_cpus(1) == 0);
   CHECK(reserved_cpus(0) == 0);
   {
@@ -65,9 +66,9 @@ TEST_CASE("one reserved core per worker and one more for two workers or more, un
   for (const char* bad : {"-1", "two", "3x"}) {
     EnvVar v("KAGENT_RESERVED_CPUS", bad);
     std::string warning;
-    CHECK(reserved_cpus(3, &warning) == 4);
+    CHECK(reserved_cpus(3, &warning) == 2);
     CHECK(warning == std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + bad +
-                         "': using 4 (one per worker and one more, for two workers or more)");
+                         "': using 2 (one per two workers, for two workers or more)");
   }
 }
 

@@ -43,9 +43,9 @@ TEST_CASE("compile slots: at most compile_jobs at once, the others wait and then
   CHECK(done.compiles == 6);
 }
 
-TEST_CASE("compile slots default to one per two cores") {
+TEST_CASE("compile slots default to three per four cores") {
   EvaluationSettings s;
   s.hide_gpus = true;
   EvaluationPool pool(s);
-  CHECK(pool.compile_slots() == std::max(1u, std::thread::hardware_concurrency() / 2));
+  CHECK(pool.compile_slots() == std::max(1u, std::thread::hardware_concurrency() * 3 / 4));
 }

@@ -27,7 +27,7 @@ std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved) {
 }
 
 int reserved_cpus(int workers, std::string* warning) {
-  const int fallback = workers >= 2 ? workers + 1 : 0;
+  const int fallback = workers >= 2 ? (workers + 1) / 2 : 0;
   const char* v = std::getenv("KAGENT_RESERVED_CPUS");
   if (!v || !*v) return fallback;
   char* end = nullptr;
@@ -36,7 +36,7 @@ int reserved_cpus(int workers, std::string* warning) {
   if (errno || *end || n < 0 || n > CPU_SETSIZE) {
     if (warning)
       *warning = std::string("KAGENT_RESERVED_CPUS must be a whole number >= 0, not '") + v + "': using " +
-                 std::to_string(fallback) + " (one per worker and one more, for two workers or more)";
+                 std::to_string(fallback) + " (one per two workers, for two workers or more)";
     return fallback;
   }
   return static_cast<int>(n);

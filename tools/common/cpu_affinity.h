@@ -27,9 +27,14 @@ std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved);
 
 // The cores to keep free of compilers for `workers` workers: $KAGENT_RESERVED_CPUS where set (a
 // whole number >= 0; 0 keeps none), else, where two or more workers time beside the compiles
-// (collect, serve), one per worker and one more (the workers' other threads, the orchestrator's);
-// none for one worker (eval, solve: its compiles mostly run while it does not time). A malformed
-// value is reported in `warning` and the default used.
+// (collect, serve), one per two workers, rounded up; none for one worker (eval, solve: its
+// compiles mostly run while it does not time). A malformed value is reported in `warning` and
+// the default used. Why so few: the compilers run at nice 19 under SCHED_IDLE, so a worker that
+// wakes takes a core from them at once, and four workers used 1.5 cores over a collection of the
+// 149 real answers. Keeping 2 cores free instead of 5 (one per worker and one more, before the
+// thirteenth session), with 12 compiles at once instead of 8, took that collection from 57.2 to
+// 66.0 answers a minute on one H200 machine, one run after the other, with the same verdicts,
+// no untrusted timing and a sample noise median of 5.7% against 5.4% (bench/realworld/RESULTS.md).
 int reserved_cpus(int workers, std::string* warning = nullptr);
 
 // The environment a worker's CPU thread pools start with, when `workers` workers share

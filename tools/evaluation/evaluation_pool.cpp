@@ -104,7 +104,11 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     if (!warning.empty()) fmt::print(stderr, "kagent: warning: {}\n", warning);
   }
   compiler_ = std::make_unique<CompilePool>(settings_.compile_jobs);
-  compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs : std::max(1u, std::thread::hardware_concurrency() / 2);
+  // Three per four cores: an answer's compile is two compiler chains side by side, but one of
+  // them is short and the last steps (host compile, link) are single; 12 on 16 cores beside 2
+  // kept free made 66.0 answers a minute against 8 beside 5 kept free, 57.2 (cpu_affinity.h).
+  compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs
+                                          : std::max(1u, std::thread::hardware_concurrency() * 3 / 4);
 }
 
 EvaluationPool::~EvaluationPool() {

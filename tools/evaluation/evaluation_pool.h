@@ -47,7 +47,7 @@ struct EvaluationSettings {
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
   bool use_compile_cache = true;
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
-                                          // one per two cores for KernelBench answers (each runs up to 3 compilers)
+                                          // three per four cores for KernelBench answers (each runs 2-3 compilers)
   bool hide_gpus = false;                 // workers see no GPU: candidates are compiled and checked, never run
   bool prepare_inline_headers = false;    // build load_inline's per-machine precompiled headers once the
                                           // GPU's arch is known, beside the workers' start (KernelBench answers)

@@ -366,11 +366,16 @@ def main():
 
     failures, honest_same, honest_total, sandbox_ok, sandbox_total = [], 0, 0, 0, 0
     problem_errors = internal_errors = internal_not_alone = retries = 0
+    timed = beside_worker = 0  # timings, and those that saw a kagent-worker on the GPU outside the lock
     for name, problem, candidate, fmt, kind, expect in items:
         for k, r in enumerate(reps, 1):
             ev = r["verdicts"].get(name)
             status, reason = verdict(ev)
             retries += bool((ev or {}).get("isolation", {}).get("retry"))
+            contention = ((ev or {}).get("timing") or {}).get("contention")
+            if contention:
+                timed += 1
+                beside_worker += any("kagent-worker" in o for o in contention.get("others", []))
             if ev is None:
                 failures.append(f"rep {k} {name}: no verdict recorded")
                 continue
@@ -405,7 +410,8 @@ def main():
                f"one GPU): honest {honest_same}/{honest_total} as alone, sandbox attempts reported {sandbox_ok}/"
                f"{sandbox_total}{', LEAKED' if leaked else ''}, problem_error {problem_errors}, internal_error "
                f"{internal_errors} ({internal_not_alone} not so alone), {retries} retried on a fresh worker, "
-               f"{charges} charge(s), {waits} wait(s) for GPU memory, {time.monotonic() - started:.0f} s -> "
+               f"{charges} charge(s), {waits} wait(s) for GPU memory, {beside_worker} of {timed} timing(s) beside a "
+               f"worker outside the lock, {time.monotonic() - started:.0f} s -> "
                f"{'OK' if ok else 'FAILED'}")
     json.dump({"summary": summary, "failures": failures, "answers": [list(a) for a in items],
                "repetitions": reps, "alone": alone}, open(os.path.join(out, "chaos.json"), "w"), indent=1)

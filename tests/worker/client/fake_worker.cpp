@@ -19,6 +19,9 @@
 //   timed      correct, after taking the GPU's timing lock exclusively as the real worker does
 //              around its timing (gpu_timing_lock.h), with its lock lines
 // KAGENT_FAKE_UUID and KAGENT_FAKE_MEMORY give its device a UUID and memory (for GPU admission).
+// Started with $KAGENT_GPU_TIMING_LOCK_UUID (a replacement), it writes that UUID to
+// $KAGENT_FAKE_MARKERS/joined_early where it has one, as the real worker joins that GPU's lock
+// before CUDA starts.
 // KAGENT_FAKE_LOCKED=1: it takes the GPU's timing lock as the real worker does (exclusive for a
 // moment at start-up, shared for each request, exclusive for a "timing" part of each evaluation,
 // its lock lines on the pipe), and these artifacts too:
@@ -79,6 +82,15 @@ int main() {
   if (const char* memory = std::getenv("KAGENT_FAKE_MEMORY")) device["memory_bytes"] = std::stoll(memory);
   const bool realistic = std::getenv("KAGENT_FAKE_LOCKED") != nullptr;
   Locked locked;
+  const char* joined = std::getenv(kagent::kTimingLockUuidEnv);
+  const char* markers = std::getenv("KAGENT_FAKE_MARKERS");
+  if (joined && markers) {
+    std::FILE* f = std::fopen((std::string(markers) + "/joined_early").c_str(), "w");
+    if (f) {
+      std::fputs(joined, f);
+      std::fclose(f);
+    }
+  }
   if (realistic) {
     locked.open(device.value("uuid", ""));
     const kagent::GpuTimingLock::Hold dram(locked.get(), kagent::LockMode::Exclusive);  // the DRAM measurement

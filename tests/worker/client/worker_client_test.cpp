@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -21,6 +23,7 @@
 
 using namespace kagent;
 using namespace std::chrono_literals;
+namespace fs = std::filesystem;
 
 namespace {
 WorkerOptions fake_options() {
@@ -159,6 +162,23 @@ TEST_CASE("a worker that asks to be replaced exits after its reply; the next eva
   CHECK(eval_with(w, "replace").status == Status::Correct);
   CHECK(eval_with(w, "ok").status == Status::Correct);
   CHECK(w.restarts() == 1);
+}
+
+TEST_CASE("a replacement worker is told its GPU, to join that GPU's timing lock before CUDA starts") {
+  testing::TempDir dir("kagent-join-early");
+  WorkerOptions o = fake_options();
+  o.admission_folder = dir.str();
+  o.env = {"KAGENT_FAKE_UUID=GPU-join", "KAGENT_FAKE_MARKERS=" + dir.str()};
+  WorkerClient w(o);
+  const std::string marker = dir.str() + "/joined_early";
+  CHECK(eval_with(w, "replace").status == Status::Correct);
+  CHECK_FALSE(fs::exists(marker));  // the first worker names the GPU itself
+  CHECK(eval_with(w, "ok").status == Status::Correct);
+  REQUIRE(w.restarts() == 1);
+  std::ifstream in(marker);
+  std::string uuid;
+  std::getline(in, uuid);
+  CHECK(uuid == "GPU-join");
 }
 
 TEST_CASE("out of GPU memory while another process holds some: tried again with the GPU to itself") {

@@ -7,13 +7,18 @@
 #include <fcntl.h>
 #include <sys/file.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "temp_dir.h"
 #include "worker/protocol/gpu_timing_lock.h"
 #include "worker/service/phase_runner.h"
+#include "worker/service/worker_timing_lock.h"
 
 using namespace kagent;
 using namespace kagent::worker;
@@ -75,4 +80,39 @@ TEST_CASE("without a lock file the phases run unlocked") {
   EvalResult result;
   PhaseRunner phases(result, nullptr);
   CHECK(phases.run("timing", [] { return true; }));
+}
+
+TEST_CASE("a replacement worker joins its GPU's lock before CUDA starts: shared, its waits said, none without the variables") {
+  testing::TempDir dir("kagent-join-early");
+  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-early"}).at(0);
+  ::unsetenv(kTimingLockUuidEnv);
+  ::setenv(kTimingLockDirEnv, dir.str().c_str(), 1);
+  std::vector<std::string> lines;
+  const Progress progress = [&](const nlohmann::json& line) { lines.push_back(line.value("lock", "")); };
+  CHECK_FALSE(join_timing_lock_early(progress));  // a first worker: its GPU is not known yet
+  ::setenv(kTimingLockUuidEnv, "GPU-missing", 1);
+  CHECK_FALSE(join_timing_lock_early(progress));  // no such file: it opens the lock later, as before
+  ::setenv(kTimingLockUuidEnv, "GPU-early", 1);
+  auto joined = join_timing_lock_early(progress);
+  ::unsetenv(kTimingLockUuidEnv);
+  ::unsetenv(kTimingLockDirEnv);
+  REQUIRE(joined);
+  CHECK(joined->path() == path);
+
+  // A sibling times: the start waits for it, and says so (the client's watchdog hears it).
+  Fd sibling(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(::flock(sibling.get(), LOCK_EX) == 0);
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::flock(sibling.get(), LOCK_UN);
+  });
+  {
+    const GpuTimingLock::Hold starting(&*joined, LockMode::Shared);
+    CHECK(sibling_could(path) == "shared");
+    CHECK(joined->waited_seconds() >= 0.15);
+  }
+  release.join();
+  REQUIRE(lines.size() >= 2);
+  CHECK(lines[0] == "waiting");
+  CHECK(lines[1] == "held");
 }

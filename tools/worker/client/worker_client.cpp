@@ -209,6 +209,8 @@ std::optional<WorkerError> WorkerClient::start_once() {
     lock_files = create_gpu_timing_locks(lock_folder(), device_.uuid.empty() ? GpuWatch::machine_uuids()
                                                                              : std::vector<std::string>{device_.uuid});
     so.env_set.push_back(std::string(kTimingLockDirEnv) + "=" + lock_folder());
+    // A replacement joins its GPU's lock before CUDA starts (worker_service.h).
+    if (!device_.uuid.empty()) so.env_set.push_back(std::string(kTimingLockUuidEnv) + "=" + device_.uuid);
   }
   if (cuda_checked_) so.env_set.push_back(std::string(sandbox::kCudaCheckedEnv) + "=1");
   sandbox_ = nlohmann::json::object();

@@ -39,6 +39,9 @@ std::vector<std::string> create_gpu_timing_locks(const std::string& folder, cons
 
 // The environment variable that tells the worker the folder (set by WorkerClient).
 inline constexpr const char* kTimingLockDirEnv = "KAGENT_GPU_TIMING_LOCK_DIR";
+// The UUID of the GPU a replacement worker is started for (set by WorkerClient once a worker
+// named it): that worker joins the GPU's lock before CUDA starts (worker_service.h).
+inline constexpr const char* kTimingLockUuidEnv = "KAGENT_GPU_TIMING_LOCK_UUID";
 
 class GpuTimingLock {
  public:

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -115,10 +116,24 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Lock lines (protocol.h) go out before the reply, with its id (0 before the hello).
+    int request_id = 0;
+    std::string request_nonce;  // echoed like the reply's (worker_client.cpp checks both)
+    const kagent::worker::Progress progress = [&request_id, &request_nonce](const nlohmann::json& line) {
+      nlohmann::json out = line;
+      out["id"] = request_id;
+      if (!request_nonce.empty()) out["nonce"] = request_nonce;
+      kagent::write_json_line(kReplyFd, out);
+    };
+    // A replacement worker is its GPU's sibling before CUDA starts (worker_timing_lock.h).
+    std::optional<kagent::GpuTimingLock> joined = kagent::worker::join_timing_lock_early(progress);
     // CUDA's context comes up on its own thread while Python imports torch and what a spec
     // needs (the two take seconds each; the GIL is not involved in the first). A failure there
-    // is seen again, and reported, by start_runtime_threads.
-    std::jthread cuda_context([] {
+    // is seen again, and reported, by start_runtime_threads. A joined lock is held shared for
+    // the context's start alone (not the imports: a sibling's timing would wait for them) and is
+    // the thread's until it ends.
+    std::jthread cuda_context([lock = joined ? &*joined : nullptr] {
+      const kagent::GpuTimingLock::Hold starting(lock, kagent::LockMode::Shared);
       if (cudaFree(nullptr) != cudaSuccess) cudaGetLastError();
     });
     kagent::worker::PythonRuntime py(python);
@@ -131,15 +146,7 @@ int main(int argc, char** argv) {
     startup["preload"] = clock.lap();
     cuda_context.join();
     startup["cuda_context"] = clock.lap();  // what the imports did not cover
-    // Lock lines (protocol.h) go out before the reply, with its id (0 before the hello).
-    int request_id = 0;
-    std::string request_nonce;  // echoed like the reply's (worker_client.cpp checks both)
-    kagent::worker::WorkerService service(py, [&request_id, &request_nonce](const nlohmann::json& line) {
-      nlohmann::json out = line;
-      out["id"] = request_id;
-      if (!request_nonce.empty()) out["nonce"] = request_nonce;
-      kagent::write_json_line(kReplyFd, out);
-    });
+    kagent::worker::WorkerService service(py, progress, std::move(joined));
     startup["device"] = clock.lap();  // torch's CUDA start, the DRAM bandwidth (its lock wait included)
     start_runtime_threads(service.device());
     startup["runtime_threads"] = clock.lap();

@@ -39,10 +39,16 @@ constexpr int64_t kKeptProblemBytes = int64_t{4} << 30;
 
 }  // namespace
 
-WorkerService::WorkerService(PythonRuntime& py, Progress progress)
-    : py_(py), progress_(std::move(progress)), libraries_(std::filesystem::temp_directory_path().string()) {
-  device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
-  if (!device_.available) return;
+WorkerService::WorkerService(PythonRuntime& py, Progress progress, std::optional<GpuTimingLock> joined)
+    : py_(py), progress_(std::move(progress)), lock_(std::move(joined)), libraries_(std::filesystem::temp_directory_path().string()) {
+  {
+    const GpuTimingLock::Hold shared(lock(), LockMode::Shared);  // torch's CUDA start, for a joined lock
+    device_ = to_json(py_.call(PyFn::DeviceInfo, {}).get()).get<DeviceInfo>();
+  }
+  if (!device_.available) {
+    lock_.reset();
+    return;
+  }
   open_timing_lock();
   // Measured before on this GPU (protocol/known_dram.h): no wait for the lock.
   if (auto known = known_dram_gbps(std::getenv(kKnownDramEnv), device_.uuid)) {
@@ -55,24 +61,16 @@ WorkerService::WorkerService(PythonRuntime& py, Progress progress)
 
 void WorkerService::open_timing_lock() {
   const char* folder = std::getenv(kTimingLockDirEnv);
-  if (!folder || !*folder) return;
-  GpuTimingLock::Hooks hooks;
-  // A conversion or release lets go: the kernels this process queued finish first. An error
-  // here is the candidate's to answer for in its own phase, not the lock's.
-  hooks.before_release = [] { (void)cudaDeviceSynchronize(); };
-  const auto say = [this](const protocol::LockEvent& e) {
-    if (progress_) progress_(protocol::lock_line(e));
-  };
-  hooks.waiting = [say](LockMode wanted) { say({protocol::LockEvent::Kind::Waiting, wanted, 0, ""}); };
-  hooks.changed = [say](LockMode now, double waited) { say({protocol::LockEvent::Kind::Held, now, waited, ""}); };
-  hooks.broken = [say](const std::string& why) {
-    std::fprintf(stderr, "kagent-worker: the GPU's timing lock is broken, timings run unlocked: %s\n", why.c_str());
-    say({protocol::LockEvent::Kind::Broken, LockMode::None, 0, why});
-  };
+  if (!folder || !*folder) {
+    lock_.reset();
+    return;
+  }
   // Created by the orchestrator (the sandbox refuses opens for writing); missing: unlocked,
   // which the hello says, and the orchestrator then counts every other process as contention.
   const std::string path = gpu_timing_lock_path(folder, device_.uuid);
-  lock_ = GpuTimingLock::open(path, std::move(hooks));
+  if (lock_ && lock_->path() == path) return;  // joined before CUDA started, the right GPU's
+  lock_.reset();  // another GPU's (one description per process: two would wait on each other)
+  lock_ = GpuTimingLock::open(path, timing_lock_hooks(progress_));
   if (!lock_) std::fprintf(stderr, "kagent-worker: no GPU timing lock at %s: timings run unlocked\n", path.c_str());
 }
 

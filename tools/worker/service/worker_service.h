@@ -14,6 +14,7 @@
 #include "result/device_info.h"
 #include "worker/protocol/gpu_timing_lock.h"
 #include "worker/protocol/protocol.h"
+#include "worker/service/worker_timing_lock.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/library_instances.h"
 #include "worker/service/problem_session.h"
@@ -23,13 +24,13 @@ namespace kagent::worker {
 
 class WorkerService {
  public:
-  // Writes a line before the reply (the lock lines of protocol.h), with the request's id.
-  using Progress = std::function<void(const nlohmann::json&)>;
+  using Progress = worker::Progress;
 
   // Describes the GPU: torch's facts from Python, the DRAM bandwidth measured by the timer
   // (with the GPU's timing lock held exclusively: a sibling worker may be starting too). Opens
-  // the timing lock file in $KAGENT_GPU_TIMING_LOCK_DIR when there is one.
-  explicit WorkerService(PythonRuntime& py, Progress progress = {});
+  // the timing lock file in $KAGENT_GPU_TIMING_LOCK_DIR when there is one, or takes `joined`
+  // (join_timing_lock_early's) where it is that GPU's.
+  explicit WorkerService(PythonRuntime& py, Progress progress = {}, std::optional<GpuTimingLock> joined = std::nullopt);
 
   // A request line (with its "op") -> the reply line, without the id.
   nlohmann::json handle(const nlohmann::json& request);
