@@ -418,7 +418,7 @@ def main():
         counts = {}
         for v in verdicts.values():
             counts[v] = counts.get(v, 0) + 1
-        summary["collect"] = {"rc": rc, "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall, "process_wall_s": round(wall, 1),
+        summary["collect"] = {"rc": rc, "order": args.collect_order or "default", "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall, "process_wall_s": round(wall, 1),
                               "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
                               "compiles": s.get("compiles"), "workers": s.get("workers"),
                               "timings": len(timed), "timings_untrusted": untrusted,
