@@ -285,6 +285,11 @@ int run_collect(CollectArgs a) {
                           {"compiles", counters.compiles},
                           {"gpus", device.available ? gpus_n : 0},
                           {"workers", workers_n},
+                          // What decided the rate beside the GPUs: the order and the compilers' share of the
+                          // cores (compiler_cpus 0: no cores kept free; tools/common/cpu_affinity.h).
+                          {"order", collect::to_string(order)},
+                          {"compile_slots", pool->compile_slots()},
+                          {"compiler_cpus", pool->compile_cpus().size()},
                           {"wall_seconds", out.wall_seconds},
                           {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},

@@ -418,13 +418,17 @@ def main():
         counts = {}
         for v in verdicts.values():
             counts[v] = counts.get(v, 0) + 1
-        summary["collect"] = {"rc": rc, "order": args.collect_order or "default", "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall, "process_wall_s": round(wall, 1),
+        summary["collect"] = {"rc": rc, "order": s.get("order") or args.collect_order or "default",
+                              "compile_slots": s.get("compile_slots"), "compiler_cpus": s.get("compiler_cpus"),
+                              "answers": done, "of": n, "wall_s": s.get("wall_seconds") or wall, "process_wall_s": round(wall, 1),
                               "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
                               "compiles": s.get("compiles"), "workers": s.get("workers"),
                               "timings": len(timed), "timings_untrusted": untrusted,
                               "timings_under_lock": under_lock, "timing_lock_wait_s": lock_wait}
         say(f"collect rc={rc}: {done}/{n} answers in {summary['collect']['wall_s']:.1f} s: "
-            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s); verdicts {counts}; "
+            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s)"
+            + (f", {s['compile_slots']} compiles at once on {s.get('compiler_cpus') or 'any'} cores, order {s.get('order')}"
+               if s.get("compile_slots") else "") + f"; verdicts {counts}; "
             f"the process {wall:.1f} s with its start (workers, problems)")
         summary["collect"]["cpu"] = cpu_use.summary()
         say(cpu_use.report())

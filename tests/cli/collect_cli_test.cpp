@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <algorithm>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -219,6 +220,9 @@ TEST_CASE("--gpus 0,1: one worker per GPU, and the work spreads over both") {
   INFO(r.out << r.err);
   REQUIRE(r.status == 0);
   const json summary = json::parse(kagent::read_file(dir.str() + "/run/summary.json"));
+  CHECK(summary.at("order") == "largest");
+  CHECK(summary.at("compile_slots").get<unsigned>() == std::max(1u, std::thread::hardware_concurrency() * 3 / 4));
+  CHECK(summary.at("compiler_cpus").get<unsigned>() <= std::thread::hardware_concurrency());
   const json& per_gpu = summary.at("per_gpu");
   REQUIRE(per_gpu.size() == 2);
   CHECK(per_gpu[0].at("gpu") == 0);
