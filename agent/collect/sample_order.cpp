@@ -23,7 +23,7 @@ std::vector<size_t> spread_large(const std::vector<std::uintmax_t>& sizes) {
 
   std::vector<size_t> large, small;
   for (size_t i = 0; i < n; ++i) (static_cast<double>(sizes[i]) > threshold ? large : small).push_back(i);
-  if (large.empty() || small.empty()) return order;
+  if (large.empty()) return order;  // (small never is: the median itself is not large)
   std::stable_sort(large.begin(), large.end(), [&](size_t a, size_t b) { return sizes[a] > sizes[b]; });
 
   // The j-th large one (of k) at (j + 1) / (k + 1) of the first 85%. As k < n / 2 (no more than half

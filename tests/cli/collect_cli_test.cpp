@@ -6,11 +6,11 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
 #include <set>
-#include <algorithm>
 #include <thread>
 
 #include "collect_fixtures.h"

@@ -225,11 +225,12 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
                                     R"re( was not declared in this scope.*)re");
   static const std::regex tensor_operator(R"re(^no operator ".*" matches these operands.*Tensor|^no match for )re" + q +
                                           R"re(operator.*Tensor)re");
-  // An ATen function that is not one of the common operators: Lite, which carries the same ones,
-  // lacks it as Slim does.
-  auto uncommon_aten_function = [&](const std::string& name) {
-    return !is_common_op(name) && fs::exists(torch_prefix / "include" / "ATen" / "ops" / (name + ".h"));
+  // An ATen function: ATen/ops/<name>.h says so. One that is not a common operator Lite lacks as
+  // Slim does (it carries the same ones).
+  auto aten_function = [&](const std::string& name) {
+    return fs::exists(torch_prefix / "include" / "ATen" / "ops" / (name + ".h"));
   };
+  auto uncommon_aten_function = [&](const std::string& name) { return !is_common_op(name) && aten_function(name); };
   static const std::regex missing_member(R"re(namespace "(?:at|torch)" has no member "(\w+)"|)re" + q +
                                          R"re((\w+))re" + q + R"re( is not a member of )re" + q + R"re((?:at|torch))re" + q);
   bool aten = false, full = false;
@@ -251,10 +252,8 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
     if (tier == ShimTier::ATen && std::regex_search(d.message, frontend)) full = true;
     if (tier == ShimTier::Lite) {
       if (std::regex_search(d.message, aten_ns) || std::regex_search(d.message, tensor_operator)) aten = true;
-      // An unqualified ATen function (`using namespace torch;`): ATen/ops/<name>.h says so.
-      if (std::regex_match(d.message, m, undefined) &&
-          fs::exists(torch_prefix / "include" / "ATen" / "ops" / (named() + ".h")))
-        aten = true;
+      // An unqualified ATen function (`using namespace torch;`).
+      if (std::regex_match(d.message, m, undefined) && aten_function(named())) aten = true;
     }
   }
   if (full) return ShimTier::Full;

@@ -61,10 +61,7 @@ WorkerService::WorkerService(PythonRuntime& py, Progress progress, std::optional
 
 void WorkerService::open_timing_lock() {
   const char* folder = std::getenv(kTimingLockDirEnv);
-  if (!folder || !*folder) {
-    lock_.reset();
-    return;
-  }
+  if (!folder || !*folder) return;  // and nothing joined (join_timing_lock_early needs the folder too)
   // Created by the orchestrator (the sandbox refuses opens for writing); missing: unlocked,
   // which the hello says, and the orchestrator then counts every other process as contention.
   const std::string path = gpu_timing_lock_path(folder, device_.uuid);
