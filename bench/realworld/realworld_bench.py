@@ -262,10 +262,10 @@ def main():
         steps = (row.get("compile") or {}).get("steps", [])
         summary["warmup_s"] = round(time.monotonic() - t0, 1)
         cpu = {k: sum(x["cpu_seconds"] for x in steps if x["name"].startswith(k))
-               for k in ("pch main.cpp", "pch cuda.cu")}
+               for k in ("pch main.cpp", "pch cuda.cu prefix", "pch cuda.cu preprocess prefix")}
         say(f"warm-up {summary['warmup_s']} s ({row.get('status', p.stderr.strip()[-300:])}), the precompiled headers "
-            f"built side by side: main.cpp's {cpu['pch main.cpp']:.1f} CPU s, cuda.cu's prefix {cpu['pch cuda.cu']:.1f} "
-            "CPU s; then the answer itself")
+            f"built side by side: main.cpp's {cpu['pch main.cpp']:.1f} CPU s, cuda.cu's prefix {cpu['pch cuda.cu prefix']:.1f} "
+            f"CPU s, the preprocessor's prefixes {cpu['pch cuda.cu preprocess prefix']:.1f} CPU s; then the answer itself")
         # The per-machine state a user's second run finds, as the headers above: the worker's
         # Python bytecode (tools/worker/client/python_bytecode.h), the CUDA probe's answer and
         # the GPU's description with its DRAM bandwidth. One evaluation of the project's own

@@ -21,6 +21,7 @@
 #include "compiler/inline_binding.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
+#include "compiler/prefix_preprocess.h"
 #include "compiler/ptxas_resources.h"
 #include "compiler/shared_binding.h"
 #include "compiler/binding_declarations.h"
@@ -66,12 +67,6 @@ std::vector<std::string> cpp_argv(const NvccSetup& s, const InlineCall& c, const
   return a;
 }
 
-std::vector<std::string> cuda_argv(const NvccSetup& s, const InlineCall& c, const fs::path& src, const fs::path& obj) {
-  NvccSetup with = s;
-  with.extra_flags = shared_flags(c);
-  for (const auto& f : non_empty(c.extra_cuda_cflags)) with.extra_flags.push_back(f);
-  return candidate_compile_argv(with, src, obj);
-}
 
 // extra_ldflags: -l/-L as nvcc takes them, -Wl,x as -Xlinker x, anything else to the host compiler.
 std::vector<std::string> so_argv(const NvccSetup& s, const InlineCall& c, const std::vector<fs::path>& objs,
@@ -210,6 +205,36 @@ bool uses_shared_binding(const CompileOptions& o) {
   return on;
 }
 
+// What prefix_preprocess needs for one of the CUDA part's preprocessor runs.
+PrefixPreprocessRequest preprocess_request(const CompileCache& cache, const NvccSetup& setup, const fs::path& staging,
+                                           const CompileLimits& limits, const CompileLimits& pch_limits,
+                                           const std::string& command, const std::vector<std::string>& environment,
+                                           const std::string& text, std::vector<CompileStep>* steps) {
+  PrefixPreprocessRequest r;
+  r.cache = &cache;
+  r.command = command;
+  r.environment = environment;
+  r.source_text = text;
+  r.toolchain = nvcc_identity(setup.nvcc) + "|" + nvcc_identity("gcc") + "|" + build::kTorchVersion;
+  r.spawn.env_set = {"TMPDIR=" + staging.string()};
+  r.limits = limits;
+  r.prefix_limits = pch_limits;
+  r.steps = steps;
+  return r;
+}
+
+bool uses_prefix_preprocess() {
+  // Read once per process, as KAGENT_SHARED_BINDING: the switch is for a whole run.
+  static const bool on = [] {
+    const char* env = std::getenv("KAGENT_PREFIX_PREPROCESS");
+    if (!env || !*env) return true;
+    if (const auto v = switch_value(env)) return *v;
+    fmt::print(stderr, "kagent: warning: KAGENT_PREFIX_PREPROCESS must be on or off (1/0), not '{}': using on\n", env);
+    return true;
+  }();
+  return on;
+}
+
 // The CUDA part: nvcc's two front ends side by side (nvcc_split.h), with the precompiled
 // prefix of the implicit headers (host_pch.h) when `pch` and the file starts with them.
 PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const NvccSetup& setup, const fs::path& staging,
@@ -229,10 +254,17 @@ PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const Nvc
     split.before_host_compile = [&](HostCompile& hc) {
       if (const auto built = ensure_cuda_part_pch(cache, setup, pch_limits, &steps)) use_cuda_prefix(hc.source, *built);
     };
+    // Both preprocessor runs expand the implicit headers from their prefix (prefix_preprocess.h).
+    if (uses_prefix_preprocess()) split.preprocess = [&, text = cuda.text + cuda.suffix](const std::string& command,
+                                                          const std::vector<std::string>& environment,
+                                                          std::vector<CompileStep>& ran) {
+      return preprocess_after_prefix(
+          preprocess_request(cache, setup, staging, limits, pch_limits, command, environment, text, &ran));
+    };
     how.in_staging = true;
-    cmd = cuda_argv(setup, call, cuda.src.filename(), cuda.obj.filename());
+    cmd = inline_cuda_argv(setup, call, cuda.src.filename(), cuda.obj.filename());
   } else {
-    cmd = cuda_argv(setup, call, cuda.src, cuda.obj);
+    cmd = inline_cuda_argv(setup, call, cuda.src, cuda.obj);
   }
   return compile_part(cuda, cmd, staging, limits, how, steps);
 }
@@ -461,11 +493,47 @@ std::string inline_cpp_text(const InlineCall& call) {
   return join_lines(head, call.cpp_sources) + "\n";
 }
 
+std::vector<std::string> inline_cuda_argv(const NvccSetup& s, const InlineCall& c, const fs::path& src,
+                                          const fs::path& obj) {
+  NvccSetup with = s;
+  with.extra_flags = shared_flags(c);
+  for (const auto& f : non_empty(c.extra_cuda_cflags)) with.extra_flags.push_back(f);
+  return candidate_compile_argv(with, src, obj);
+}
+
 std::string inline_cuda_text(const InlineCall& call) {
   std::vector<std::string> head;
   if (!call.no_implicit_headers) head = {"#include <torch/types.h>", "#include <cuda.h>", "#include <cuda_runtime.h>"};
   return join_lines(head, call.cuda_sources) + "\n";
 }
+
+namespace {
+
+// The preprocessor prefixes (prefix_preprocess.h) of an answer without extra flags: nvcc's
+// two preprocessor lines for such an answer's cuda.cu, read from its -dryrun, built side by side.
+void prepare_preprocess_prefixes(const CompileCache& cache, const NvccSetup& setup, const CompileLimits& limits) {
+  if (!uses_prefix_preprocess()) return;
+  InlineCall call;
+  call.name = "kagent_prepare";
+  TempDir dir = cache.make_staging("prepare-preprocess");
+  write_text_file(dir.path() / "cuda.cu", kCudaImplicitHeaders);
+  SpawnOptions so;
+  so.argv = inline_cuda_argv(setup, call, "cuda.cu", "cuda.o");
+  so.argv.insert(so.argv.end(), {"-dryrun", "--keep", "--keep-dir", (dir.path() / "nvcc").string()});
+  so.cwd = dir.path().string();
+  const RunResult plan = limits.run(so);
+  const auto steps = plan.succeeded() ? parse_nvcc_dryrun(plan.output) : std::nullopt;
+  if (!steps || steps->device.empty()) return;
+  auto build = [&](const std::string& command) {
+    (void)ensure_preprocess_prefix(preprocess_request(cache, setup, dir.path(), limits, limits, command,
+                                                      steps->environment, std::string(kCudaImplicitHeaders), nullptr));
+  };
+  auto device = std::async(std::launch::async, build, steps->device.front());
+  build(steps->host.front());
+  device.get();
+}
+
+}  // namespace
 
 void prepare_inline_headers(const CompileOptions& options) {
   const ShimTier tier = first_inline_tier(options);
@@ -476,8 +544,10 @@ void prepare_inline_headers(const CompileOptions& options) {
     // The same setup build_once gives the first tier, so the same keys.
     const NvccSetup setup = setup_for_tier(base_setup(options), tier, cache, /*needs_python=*/true);
     auto cpp = std::async(std::launch::async, [&] { (void)ensure_cpp_part_pch(cache, setup, tier, pch_limits, nullptr); });
+    auto pre = std::async(std::launch::async, [&] { prepare_preprocess_prefixes(cache, setup, pch_limits); });
     (void)ensure_cuda_part_pch(cache, setup, pch_limits, nullptr);
     cpp.get();
+    pre.get();
   } catch (const std::exception&) {
     // best effort (see the header)
   }
@@ -505,7 +575,7 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
       .update(inline_binding_suffix(call.functions, kPlaceholderNs))
       .update(inline_cuda_text(call))
       .update(shell_join(cpp_argv(symbolic, call, "<src>", "<obj>")))
-      .update(shell_join(cuda_argv(symbolic, call, "<src>", "<obj>")))
+      .update(shell_join(inline_cuda_argv(symbolic, call, "<src>", "<obj>")))
       .update(shell_join(so_argv(symbolic, call, {"<obj>"}, "<so>")))
       .update(fmt::format("{}|{}|{}", options.max_errors, options.log_limit, uses_shared_binding(options)));
   hash_toolchain(h, setup.nvcc, setup.arch, first_tier);

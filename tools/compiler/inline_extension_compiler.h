@@ -9,6 +9,7 @@
 // cuda_sources), with kagent's binding (inline_binding.h) in place of the pybind11 module.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compiler/native_compiler.h"
+#include "compiler/nvcc_command.h"
 #include "result/eval_result.h"
 
 namespace kagent {
@@ -58,5 +60,10 @@ void prepare_inline_headers(const CompileOptions& options);
 // The two files as load_inline writes them (without kagent's binding).
 std::string inline_cpp_text(const InlineCall& call);
 std::string inline_cuda_text(const InlineCall& call);
+
+// nvcc's compile of the CUDA part (`setup` is the tier's): the extension's name, include paths
+// and extra_cuda_cflags added to a candidate's flags.
+std::vector<std::string> inline_cuda_argv(const NvccSetup& setup, const InlineCall& call,
+                                          const std::filesystem::path& src, const std::filesystem::path& obj);
 
 }  // namespace kagent

@@ -190,6 +190,18 @@ RunResult run_nvcc_split(const SpawnOptions& so, const CompileLimits& limits, co
 
   const auto t0 = std::chrono::steady_clock::now();
   auto run_step = [&](const std::string& command) {
+    if (options.preprocess && kind_of(dryrun_words(command)) == Step::Preprocess) {
+      std::vector<CompileStep> ran;
+      auto done = options.preprocess(command, steps->environment, ran);
+      if (options.steps && !ran.empty()) {
+        std::lock_guard lock(steps_mu);
+        options.steps->insert(options.steps->end(), ran.begin(), ran.end());
+      }
+      if (done) {
+        record("preprocess", *done);
+        return *done;
+      }
+    }
     SpawnOptions step = so;
     step.argv = {"/bin/sh", "-c", command};
     step.env_set.insert(step.env_set.end(), steps->environment.begin(), steps->environment.end());

@@ -50,6 +50,12 @@ struct SplitOptions {
   // `command` as this left it (host_pch.h rewrites the source to start from a precompiled
   // header, or keeps it to build one).
   std::function<void(HostCompile&)> before_host_compile;
+  // Given each preprocessor step (its shell line and nvcc's variables) first: a result when it
+  // did the step's work itself (prefix_preprocess.h), nullopt to run the step as it is. The
+  // processes it ran besides (a prefix's build) go to its last argument, recorded with the rest.
+  std::function<std::optional<RunResult>(const std::string& command, const std::vector<std::string>& environment,
+                                         std::vector<CompileStep>& ran)>
+      preprocess;
   std::vector<CompileStep>* steps = nullptr;  // each process run is appended ("<label> cicc", ...)
   std::string label;
 };
