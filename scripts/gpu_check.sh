@@ -15,6 +15,8 @@
 #   sandbox    the sandbox suite (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
+#   profiler-cost  the profiler's cost alone, with more pairs (PROFILER_COST_REPEATS, default 12, in
+#              long-lived workers; PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
 #   roofline   FLOPs, DRAM bytes, intensity and roofline position against Nsight Compute on the
 #              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
@@ -162,6 +164,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
+  profiler-cost) targets+=(profiler_cost) ;;
   realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence) targets+=(compile_answers) ;;
   esac
 done
@@ -193,6 +196,9 @@ for suite in "${suites[@]}"; do
   ncu)
     run_suite ncu 120 "^probe|within|differ|kernels" env OUT="$OUT" bash scripts/ncu_check.sh $B
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
+  profiler-cost)
+    run_suite profiler-cost 330 "." $B/profiler_cost --repeats "${PROFILER_COST_REPEATS:-12}" \
+      --fresh "${PROFILER_COST_FRESH:-0}" --json "$OUT/profiler_cost.json" ;;
   examples)
     run_suite example-eval 120 "verdict|speedup|gpu " $B/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu
     runs=$(mktemp -d)
