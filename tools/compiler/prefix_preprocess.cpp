@@ -63,11 +63,9 @@ std::optional<Command> parse_command(const std::string& line, const std::string&
       c.source = i;
       ++sources;
     }
-    for (std::string_view p : {std::string_view(), std::string_view("-D")}) {
-      if (w.rfind(std::string(p) + std::string(kExtensionName), 0) == 0) {
-        c.name = i;
-        c.has_name = true;
-      }
+    if (w.rfind(kExtensionName, 0) == 0 || w.rfind("-D" + std::string(kExtensionName), 0) == 0) {
+      c.name = i;
+      c.has_name = true;
     }
   }
   if (e != 1 || outs != 1 || sources != 1 || includes != 1) return std::nullopt;
@@ -160,7 +158,7 @@ std::optional<OnceFile> once_identity(const std::string& path) {
 struct Prefix {
   fs::path dir;
   std::set<std::string> files;   // canonical paths of every file the prefix entered
-  std::vector<OnceFile> once;    // those that are #pragma once
+  std::vector<OnceFile> once;    // those GCC will not enter again (#pragma once)
   std::set<std::string> once_paths;
 };
 
