@@ -7,22 +7,27 @@
 
 namespace kagent::profiler {
 
+// Attribute by attribute: cudaGetDeviceProperties fills some ninety fields, several of them
+// through driver queries, on every profile; these twelve are plain lookups.
 DeviceLimits device_limits(int device) {
-  cudaDeviceProp p{};
-  KAGENT_CUDA_CHECK(cudaGetDeviceProperties(&p, device));
+  auto attribute = [device](cudaDeviceAttr a) {
+    int v = 0;
+    KAGENT_CUDA_CHECK(cudaDeviceGetAttribute(&v, a, device));
+    return v;
+  };
   DeviceLimits d;
-  d.cc_major = p.major;
-  d.cc_minor = p.minor;
-  d.sms = p.multiProcessorCount;
-  d.max_threads_per_block = p.maxThreadsPerBlock;
-  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-  d.regs_per_block = p.regsPerBlock;
-  d.regs_per_sm = p.regsPerMultiprocessor;
-  d.warp_size = p.warpSize;
-  d.smem_per_block = static_cast<int64_t>(p.sharedMemPerBlock);
-  d.smem_per_sm = static_cast<int64_t>(p.sharedMemPerMultiprocessor);
-  d.smem_per_block_optin = static_cast<int64_t>(p.sharedMemPerBlockOptin);
-  d.reserved_smem_per_block = static_cast<int64_t>(p.reservedSharedMemPerBlock);
+  d.cc_major = attribute(cudaDevAttrComputeCapabilityMajor);
+  d.cc_minor = attribute(cudaDevAttrComputeCapabilityMinor);
+  d.sms = attribute(cudaDevAttrMultiProcessorCount);
+  d.max_threads_per_block = attribute(cudaDevAttrMaxThreadsPerBlock);
+  d.max_threads_per_sm = attribute(cudaDevAttrMaxThreadsPerMultiProcessor);
+  d.regs_per_block = attribute(cudaDevAttrMaxRegistersPerBlock);
+  d.regs_per_sm = attribute(cudaDevAttrMaxRegistersPerMultiprocessor);
+  d.warp_size = attribute(cudaDevAttrWarpSize);
+  d.smem_per_block = attribute(cudaDevAttrMaxSharedMemoryPerBlock);
+  d.smem_per_sm = attribute(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  d.smem_per_block_optin = attribute(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  d.reserved_smem_per_block = attribute(cudaDevAttrReservedSharedMemoryPerBlock);
   return d;
 }
 

@@ -23,7 +23,7 @@ struct DeviceLimits {
   int64_t reserved_smem_per_block = 0;  // the driver's share of every block (sm_80+)
 };
 
-// cudaGetDeviceProperties of `device`; throws cuda::Error.
+// The limits of `device` that occupancy needs (its attributes); throws cuda::Error.
 DeviceLimits device_limits(int device);
 
 struct Occupancy {
