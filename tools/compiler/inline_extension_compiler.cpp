@@ -67,7 +67,6 @@ std::vector<std::string> cpp_argv(const NvccSetup& s, const InlineCall& c, const
   return a;
 }
 
-
 // extra_ldflags: -l/-L as nvcc takes them, -Wl,x as -Xlinker x, anything else to the host compiler.
 std::vector<std::string> so_argv(const NvccSetup& s, const InlineCall& c, const std::vector<fs::path>& objs,
                                  const fs::path& so) {
@@ -255,12 +254,14 @@ PartResult compile_cuda_part(const InlineCall& call, const Part& cuda, const Nvc
       if (const auto built = ensure_cuda_part_pch(cache, setup, pch_limits, &steps)) use_cuda_prefix(hc.source, *built);
     };
     // Both preprocessor runs expand the implicit headers from their prefix (prefix_preprocess.h).
-    if (uses_prefix_preprocess()) split.preprocess = [&, text = cuda.text + cuda.suffix](const std::string& command,
-                                                          const std::vector<std::string>& environment,
-                                                          std::vector<CompileStep>& ran) {
-      return preprocess_after_prefix(
-          preprocess_request(cache, setup, staging, limits, pch_limits, command, environment, text, &ran));
-    };
+    if (uses_prefix_preprocess()) {
+      split.preprocess = [&, text = cuda.text + cuda.suffix](const std::string& command,
+                                                            const std::vector<std::string>& environment,
+                                                            std::vector<CompileStep>& ran) {
+        return preprocess_after_prefix(
+            preprocess_request(cache, setup, staging, limits, pch_limits, command, environment, text, &ran));
+      };
+    }
     how.in_staging = true;
     cmd = inline_cuda_argv(setup, call, cuda.src.filename(), cuda.obj.filename());
   } else {
