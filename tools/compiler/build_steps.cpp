@@ -96,6 +96,10 @@ CompileLimits resolve_compile_limits(const CompileOptions& o) {
   return l;
 }
 
+std::string compilers_identity(const std::string& nvcc) {
+  return nvcc_identity(nvcc) + "|" + nvcc_identity("gcc") + "|" + build::kTorchVersion;
+}
+
 std::string nvcc_identity(const std::string& nvcc) {
   fs::path p = resolve_in_path(nvcc);  // the binary the spawn will run
   std::error_code ec;

@@ -65,6 +65,10 @@ NvccSetup base_setup(const CompileOptions& o);
 // Which nvcc this is, cheaply: its resolved path, size and mtime (no `nvcc --version` run).
 std::string nvcc_identity(const std::string& nvcc);
 
+// What a per-machine artifact built with nvcc (a precompiled header, a preprocessor prefix) is
+// valid for: nvcc's identity, the host compiler's it runs (gcc from PATH) and torch's version.
+std::string compilers_identity(const std::string& nvcc);
+
 size_t count_lines(std::string_view s);
 
 // A folder inside the cache (under `kind`, named by the text's hash) holding `text` at each

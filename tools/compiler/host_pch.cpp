@@ -4,10 +4,10 @@
 
 #include <fmt/format.h>
 
-#include "build_info.h"
 #include "common/files.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
+#include "compiler/cached_artifact.h"
 
 namespace fs = std::filesystem;
 
@@ -20,54 +20,12 @@ constexpr std::string_view kCudaPchVersion = "kagent-cuda-pch-1";
 constexpr std::string_view kCppHeader = "kagent_cpp_part.h";
 constexpr std::string_view kCudaHeader = "kagent_cuda_prefix.h";
 
-// The compilers a header is valid for: nvcc, and the host compiler it runs (gcc from PATH).
-void hash_compilers(Sha256& h, const NvccSetup& setup) {
-  h.update(nvcc_identity(setup.nvcc)).update(nvcc_identity("gcc")).update(build::kTorchVersion);
-}
-
 std::string cpp_header_text(ShimTier tier) {
   return "// kagent: torch headers of a load_inline extension's C++ part, precompiled (host_pch.h)\n" +
          extension_shim_includes(tier) +
          "#include <torch/library.h>\n#include <cstdint>\n#include <optional>\n#include <string>\n#include <tuple>\n"
          "#include <type_traits>\n#include <utility>\n#include <vector>\n";
 }
-
-// A header built into the cache under `key`: the cached header's path, or nullopt when the
-// build failed (remembered) or ran into a limit (not remembered). `build(staging)` writes the
-// header and its .gch into the staging folder and returns the header's path there, or why not.
-template <class Build>
-std::optional<fs::path> cached_header(const CompileCache& cache, const std::string& key, Build build) {
-  auto found = [](const std::optional<CompileInfo>& hit) -> std::optional<std::optional<fs::path>> {
-    if (!hit) return std::nullopt;
-    if (!hit->ok) return std::optional<fs::path>();
-    return std::optional<fs::path>(hit->artifact);
-  };
-  if (auto hit = found(cache.lookup(key))) return *hit;
-  auto lock = cache.lock(key);
-  if (auto hit = found(cache.lookup(key))) return *hit;
-  TempDir staging = cache.make_staging(key);
-  CompileInfo info;
-  bool limit = false;
-  try {
-    const auto [header, why, hit_limit] = build(staging.path());
-    info.ok = why.empty();
-    info.errors = why;
-    info.artifact = header.string();
-    limit = hit_limit;
-  } catch (const std::exception&) {
-    limit = true;  // kagent's own trouble (a file it could not write): tried again next time
-  }
-  if (limit) return std::nullopt;
-  info = cache.publish(key, staging, std::move(info));
-  if (!info.ok) return std::nullopt;
-  return fs::path(info.artifact);
-}
-
-struct Built {
-  fs::path header;
-  std::string why;  // empty: built
-  bool limit = false;
-};
 
 }  // namespace
 
@@ -77,15 +35,15 @@ std::optional<fs::path> ensure_cpp_part_pch(const CompileCache& cache, const Nvc
   const std::string text = cpp_header_text(tier);
   Sha256 h;
   h.update(kCppPchVersion).update(text).update(shell_join(host_compile_argv(setup, "<header>", "<gch>")));
-  hash_compilers(h, setup);
+  h.update(compilers_identity(setup.nvcc));
   const std::string key = h.hex_digest();
-  auto header = cached_header(cache, key, [&](const fs::path& dir) {
-    Built b{dir / kCppHeader, {}, false};
-    write_text_file(b.header, text);
+  auto header = cached_artifact(cache, key, [&](const fs::path& dir) {
+    BuiltArtifact b{dir / kCppHeader, {}, false};
+    write_text_file(b.path, text);
     // nvcc's own host command for a .cpp, told to write a precompiled header: the same flags
     // as the C++ part's compile, so g++ accepts the header there.
     SpawnOptions so;
-    so.argv = host_compile_argv(setup, b.header, b.header.string() + ".gch");
+    so.argv = host_compile_argv(setup, b.path, b.path.string() + ".gch");
     so.argv.insert(so.argv.begin() + 1, {"-x", "c++"});
     so.argv.insert(so.argv.end(), {"-Xcompiler", "-x,c++-header"});
     so.env_set = {"TMPDIR=" + dir.string()};
@@ -105,7 +63,7 @@ namespace {
 std::string cuda_prefix_key(const NvccSetup& setup) {
   Sha256 h;
   h.update(kCudaPchVersion).update(kCudaImplicitHeaders).update(shell_join(candidate_compile_argv(setup, "cuda.cu", "cuda.o")));
-  hash_compilers(h, setup);
+  h.update(compilers_identity(setup.nvcc));
   return h.hex_digest();
 }
 
@@ -121,8 +79,8 @@ std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, con
   const auto argv = candidate_compile_argv(setup, "cuda.cu", "cuda.o");
   const std::string key = cuda_prefix_key(setup);
   const std::string module_id = module_id_of(key);
-  auto header = cached_header(cache, key, [&](const fs::path& dir) {
-    Built b{dir / kCudaHeader, {}, false};
+  auto header = cached_artifact(cache, key, [&](const fs::path& dir) {
+    BuiltArtifact b{dir / kCudaHeader, {}, false};
     write_text_file(dir / "cuda.cu", kCudaImplicitHeaders);
     std::string output, command;
     std::vector<std::string> environment;
@@ -155,8 +113,8 @@ std::optional<CudaPrefixPch> ensure_cuda_part_pch(const CompileCache& cache, con
       return b;
     }
     while (end > 0 && output[end - 1] == '\n') --end;
-    write_text_file(b.header, output.substr(0, end) + "\n");
-    const auto pch = host_compile_to_pch(command, source, b.header, b.header.string() + ".gch");
+    write_text_file(b.path, output.substr(0, end) + "\n");
+    const auto pch = host_compile_to_pch(command, source, b.path, b.path.string() + ".gch");
     if (!pch) {
       b.why = "nvcc's host compile is not of the shape kagent precompiles: " + command;
       return b;

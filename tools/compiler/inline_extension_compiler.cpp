@@ -9,7 +9,6 @@
 
 #include <fmt/format.h>
 
-#include "build_info.h"
 #include "common/sha256.h"
 #include "common/switch_value.h"
 #include "common/subprocess.h"
@@ -194,13 +193,7 @@ ShimTier first_inline_tier(const CompileOptions& options) {
 bool uses_shared_binding(const CompileOptions& o) {
   if (o.shared_binding) return *o.shared_binding;
   // Read once per process: the switch is for a whole run, and a bad value is said once.
-  static const bool on = [] {
-    const char* env = std::getenv("KAGENT_SHARED_BINDING");
-    if (!env || !*env) return true;
-    if (const auto v = switch_value(env)) return *v;
-    fmt::print(stderr, "kagent: warning: KAGENT_SHARED_BINDING must be on or off (1/0), not '{}': using on\n", env);
-    return true;
-  }();
+  static const bool on = environment_switch("KAGENT_SHARED_BINDING", true);
   return on;
 }
 
@@ -214,7 +207,7 @@ PrefixPreprocessRequest preprocess_request(const CompileCache& cache, const Nvcc
   r.command = command;
   r.environment = environment;
   r.source_text = text;
-  r.toolchain = nvcc_identity(setup.nvcc) + "|" + nvcc_identity("gcc") + "|" + build::kTorchVersion;
+  r.toolchain = compilers_identity(setup.nvcc);
   r.spawn.env_set = {"TMPDIR=" + staging.string()};
   r.limits = limits;
   r.prefix_limits = pch_limits;
@@ -224,13 +217,7 @@ PrefixPreprocessRequest preprocess_request(const CompileCache& cache, const Nvcc
 
 bool uses_prefix_preprocess() {
   // Read once per process, as KAGENT_SHARED_BINDING: the switch is for a whole run.
-  static const bool on = [] {
-    const char* env = std::getenv("KAGENT_PREFIX_PREPROCESS");
-    if (!env || !*env) return true;
-    if (const auto v = switch_value(env)) return *v;
-    fmt::print(stderr, "kagent: warning: KAGENT_PREFIX_PREPROCESS must be on or off (1/0), not '{}': using on\n", env);
-    return true;
-  }();
+  static const bool on = environment_switch("KAGENT_PREFIX_PREPROCESS", true);
   return on;
 }
 

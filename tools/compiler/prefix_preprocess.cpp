@@ -12,6 +12,7 @@
 
 #include "common/files.h"
 #include "common/sha256.h"
+#include "compiler/cached_artifact.h"
 #include "compiler/host_pch.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
@@ -182,15 +183,10 @@ std::optional<Prefix> read_prefix(const fs::path& output) {
   return p;
 }
 
-struct Built {
-  fs::path output;
-  std::string why;
-  bool limit = false;
-};
 
 // Runs one preprocessor line of the build; output (stdout and stderr) into `printed`.
 bool run_build_step(const PrefixPreprocessRequest& r, const std::vector<std::string>& words, const fs::path& cwd,
-                    const std::string& label, Built& b, std::string* printed = nullptr) {
+                    const std::string& label, BuiltArtifact& b, std::string* printed = nullptr) {
   SpawnOptions so = r.spawn;
   so.argv = {"/bin/sh", "-c", shell_join(words)};
   so.cwd = cwd.string();
@@ -219,15 +215,15 @@ std::string macro_name(std::string_view directive_rest) {
   return std::string(directive_rest.substr(0, n));
 }
 
-Built build_prefix(const PrefixPreprocessRequest& r, const Command& c, const fs::path& dir) {
-  Built b{dir / "prefix.ii", {}, false};
+BuiltArtifact build_prefix(const PrefixPreprocessRequest& r, const Command& c, const fs::path& dir) {
+  BuiltArtifact b{dir / "prefix.ii", {}, false};
   const auto named = with_name(c, kPlaceholderName);
 
   // 1. The prefix's own output, exactly as an answer's run would print it.
   fs::create_directories(dir / "p");
   write_text_file(dir / "p" / "cuda.cu", kCudaImplicitHeaders);
   auto w = named;
-  w[c.out] = b.output.string();
+  w[c.out] = b.path.string();
   std::string printed;
   if (!run_build_step(r, w, dir / "p", "output", b, &printed)) return b;
   if (!printed.empty()) {
@@ -297,7 +293,7 @@ Built build_prefix(const PrefixPreprocessRequest& r, const Command& c, const fs:
     files[def->system] += def->line + "\n";
   }
   for (long i = 0; i < counter; ++i) files[0] += "#if __COUNTER__\n#endif\n";
-  const std::string out = read_file(b.output);
+  const std::string out = read_file(b.path);
   static const std::regex stateful(R"((^|\n)[ \t]*#[ \t]*pragma[ \t]+(push_macro|pop_macro|GCC[ \t]+poison))");
   for (const auto& f : {files[0], files[1], files[2], out}) {
     if (f.find(kPlaceholderName) != std::string::npos) {
@@ -401,33 +397,9 @@ Built build_prefix(const PrefixPreprocessRequest& r, const Command& c, const fs:
   return b;
 }
 
-// The prefix's cache entry for `key`, built under its lock when missing; nullopt when it cannot
-// serve (remembered) or its build ran into a limit (not remembered).
+// The prefix's cache entry for `key`, built when missing (cached_artifact.h).
 std::optional<fs::path> ensure_prefix(const PrefixPreprocessRequest& r, const Command& c, const std::string& key) {
-  const CompileCache& cache = *r.cache;
-  auto found = [](const std::optional<CompileInfo>& hit) -> std::optional<std::optional<fs::path>> {
-    if (!hit) return std::nullopt;
-    if (!hit->ok) return std::optional<fs::path>();
-    return std::optional<fs::path>(hit->artifact);
-  };
-  if (auto hit = found(cache.lookup(key))) return *hit;
-  auto lock = cache.lock(key);
-  if (auto hit = found(cache.lookup(key))) return *hit;
-  TempDir staging = cache.make_staging(key);
-  Built b;
-  try {
-    b = build_prefix(r, c, staging.path());
-  } catch (const std::exception&) {
-    return std::nullopt;  // kagent's own trouble (a file it could not write): tried again next time
-  }
-  if (b.limit) return std::nullopt;
-  CompileInfo info;
-  info.ok = b.why.empty();
-  info.errors = b.why;
-  info.artifact = b.output.string();
-  info = cache.publish(key, staging, std::move(info));
-  if (!info.ok) return std::nullopt;
-  return fs::path(info.artifact);
+  return cached_artifact(*r.cache, key, [&](const fs::path& dir) { return build_prefix(r, c, dir); });
 }
 
 // The rest's output with every section GCC would not have entered taken out: the empty files
