@@ -292,7 +292,8 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   p["counters_reason"] = c.available ? "" : c.reason;
   json cj = {{"status", c.status}, {"chip", c.chip}, {"metrics", c.metrics}, {"dropped", c.dropped},
              {"passes", c.passes}, {"ranges", c.ranges.size()}, {"ranges_dropped", c.ranges_dropped},
-             {"matched", matched}, {"seconds", c.seconds}, {"steps", c.step_seconds}};
+             {"matched", matched}, {"capacity", c.capacity}, {"image_bytes", c.image_bytes},
+             {"seconds", c.seconds}, {"steps", c.step_seconds}};
   if (c.available && !matched)
     cj["note"] = "counters were not attributed per kernel: " + std::to_string(c.ranges.size()) + " profiled launches vs " +
                  std::to_string(records.size()) + " traced";

@@ -30,7 +30,10 @@ ProfileCapture capture_profile(const std::function<void()>& run_once, const std:
   }
 
   if (options.counters) {
-    cap.counters = counters ? counters->profile(run_once, before_call) : profile_ranges(run_once, before_call, options.range);
+    // The traced call's launches size the counters' image; the two calls launch the same kernels.
+    const size_t launches = cap.records.size();
+    cap.counters = counters ? counters->profile(run_once, before_call, launches)
+                            : profile_ranges(run_once, before_call, options.range, launches);
   } else {
     cap.counters.status = "off";
     cap.counters.reason = "hardware counters not requested";

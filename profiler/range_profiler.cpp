@@ -1,6 +1,7 @@
 #include "profiler/range_profiler.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -309,8 +310,12 @@ struct RangeProfiler::Setup {
   std::vector<std::string> dropped;
   std::vector<uint8_t> config;
   size_t passes = 0;
-  std::vector<uint8_t> counter_data;
-  std::vector<uint8_t> counter_data_initialised;  // counter_data as CUPTI initialised it
+  // One counter data image per capacity (ranges), made for the session below: the image and
+  // its bytes as CUPTI initialised them.
+  struct CounterImage {
+    std::vector<uint8_t> data, initialised;
+  };
+  std::map<size_t, CounterImage> images;
   std::unique_ptr<RangeSession> session;
 };
 
@@ -378,10 +383,16 @@ class StepClock {
 
 }  // namespace
 
-void RangeProfiler::run(const std::function<void()>& run_once, const std::function<void()>& before_pass,
-                        RangeProfileResult& res) {
-  StepClock clock(res.step_seconds);
+size_t RangeProfiler::capacity_for(size_t expected_launches) const {
   const size_t max_ranges = std::max<size_t>(options_.max_ranges, 1);
+  if (!options_.size_to_launches || expected_launches == 0) return max_ranges;
+  // Room for twice the launches seen: a call may launch a few more than the traced one did.
+  return std::min(max_ranges, std::max<size_t>(16, std::bit_ceil(2 * expected_launches)));
+}
+
+void RangeProfiler::run(const std::function<void()>& run_once, const std::function<void()>& before_pass,
+                        size_t capacity, RangeProfileResult& res) {
+  StepClock clock(res.step_seconds);
   const CurrentContext cc = current_context();
   // Kept for later calls: initialisation, the chip's configuration and the host object cost
   // far more than the profiled call itself (about 0.4 s on an H200), and a long-lived worker
@@ -405,12 +416,21 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   // The session's first Start is what costs (about 0.3 s on an H200), so it is kept by default;
   // timed medians were measured unchanged with it enabled in between.
   if (!s.session) {
+    s.images.clear();  // made for the session that ended
     s.session = std::make_unique<RangeSession>(cc.ctx);
-    s.counter_data = counter_data_image(s.session->get(), names, max_ranges);
-    s.counter_data_initialised = s.counter_data;
-  } else {
-    reinitialize_counter_data(s.counter_data_initialised, s.counter_data);
   }
+  auto found = s.images.find(capacity);
+  if (found == s.images.end()) {
+    Setup::CounterImage image;
+    image.data = counter_data_image(s.session->get(), names, capacity);
+    image.initialised = image.data;
+    found = s.images.emplace(capacity, std::move(image)).first;
+  } else {
+    reinitialize_counter_data(found->second.initialised, found->second.data);
+  }
+  std::vector<uint8_t>& counter_data = found->second.data;
+  res.capacity = capacity;
+  res.image_bytes = counter_data.size();
   struct SessionScope {  // ends the session when this call is done, unless it is kept
     Setup& s;
     bool keep;
@@ -423,11 +443,11 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   set.pRangeProfilerObject = s.session->get();
   set.configSize = s.config.size();
   set.pConfig = s.config.data();
-  set.counterDataImageSize = s.counter_data.size();
-  set.pCounterDataImage = s.counter_data.data();
+  set.counterDataImageSize = counter_data.size();
+  set.pCounterDataImage = counter_data.data();
   set.range = CUPTI_AutoRange;
   set.replayMode = CUPTI_UserReplay;
-  set.maxRangesPerPass = max_ranges;
+  set.maxRangesPerPass = capacity;
   set.numNestingLevels = 1;  // auto ranges do not nest
   set.minNestingLevel = 1;
   set.passIndex = 0;
@@ -465,11 +485,11 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   clock.mark("decode");
 
   auto info = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_GetCounterDataInfo_Params);
-  info.pCounterDataImage = s.counter_data.data();
-  info.counterDataImageSize = s.counter_data.size();
+  info.pCounterDataImage = counter_data.data();
+  info.counterDataImageSize = counter_data.size();
   KAGENT_CUDA_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
   for (size_t i = 0; i < info.numTotalRanges; ++i) {
-    const std::vector<double> values = s.host->evaluate(s.counter_data, i, names);
+    const std::vector<double> values = s.host->evaluate(counter_data, i, names);
     std::map<std::string, double> range;
     for (size_t m = 0; m < s.chosen.size(); ++m) range[s.chosen[m].key] = values[m];
     res.ranges.push_back(std::move(range));
@@ -481,11 +501,27 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
 }
 
 RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
-                                          const std::function<void()>& before_pass) {
+                                          const std::function<void()>& before_pass, size_t expected_launches) {
+  const size_t capacity = capacity_for(expected_launches);
+  RangeProfileResult res = profile_once(run_once, before_pass, capacity);
+  const size_t max_ranges = capacity_for(0);
+  // A full image: this call may have launched more than the image sized to the hint held (CUPTI
+  // drops the launches past maxRangesPerPass and, on an H200 with CUDA 13, does not count them in
+  // numOfRangeDropped). Once more with room for all.
+  if (res.available && capacity < max_ranges && (res.ranges_dropped > 0 || res.ranges.size() >= capacity)) {
+    const double first = res.seconds;
+    res = profile_once(run_once, before_pass, max_ranges);
+    res.seconds += first;
+  }
+  return res;
+}
+
+RangeProfileResult RangeProfiler::profile_once(const std::function<void()>& run_once,
+                                               const std::function<void()>& before_pass, size_t capacity) {
   const auto t0 = std::chrono::steady_clock::now();
   RangeProfileResult res;
   try {
-    run(run_once, before_pass, res);
+    run(run_once, before_pass, capacity, res);
   } catch (const cuda::ContextLost&) {
     setup_.reset();
     throw;  // the worker must be replaced: not a profiler matter
@@ -511,10 +547,10 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
 }
 
 RangeProfileResult profile_ranges(const std::function<void()>& run_once, const std::function<void()>& before_pass,
-                                  const RangeProfilerOptions& options) {
+                                  const RangeProfilerOptions& options, size_t expected_launches) {
   RangeProfilerOptions once = options;
   once.keep_session = false;  // nothing to keep it for
-  return RangeProfiler(once).profile(run_once, before_pass);
+  return RangeProfiler(once).profile(run_once, before_pass, expected_launches);
 }
 
 }  // namespace kagent::profiler

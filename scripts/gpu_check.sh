@@ -15,8 +15,11 @@
 #   sandbox    the sandbox suite (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
+#   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   profiler-cost  the profiler's cost alone, with more pairs (PROFILER_COST_REPEATS, default 12, in
 #              long-lived workers; PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
+#   profiler-cost-fixed  the same with the counters' image always sized for 256 launches, as before
+#              it was sized to the traced call (KAGENT_PROFILER_SIZE_RANGES=0; 6 pairs by default)
 #   roofline   FLOPs, DRAM bytes, intensity and roofline position against Nsight Compute on the
 #              examples and two KernelBench problems (scripts/roofline_check.sh; ~5 min)
 #   examples   `kagent eval` of an example and the README's `kagent solve` (~1 min)
@@ -159,12 +162,13 @@ for suite in "${suites[@]}"; do
   guards) targets+=(kagent_guard_suite_tests) ;;
   sandbox) targets+=(kagent_sandbox_suite_tests) ;;
   timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
+  profiler) targets+=(kagent_profiler_gpu_tests) ;;
   baselines) targets+=(kagent_baselines_gpu_tests) ;;
   construction) targets+=(kagent_construction_gpu_tests) ;;
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
-  profiler-cost) targets+=(profiler_cost) ;;
+  profiler-cost | profiler-cost-fixed) targets+=(profiler_cost) ;;
   realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence) targets+=(compile_answers) ;;
   esac
 done
@@ -193,12 +197,16 @@ for suite in "${suites[@]}"; do
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
+  profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   ncu)
     run_suite ncu 120 "^probe|within|differ|kernels" env OUT="$OUT" bash scripts/ncu_check.sh $B
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
   profiler-cost)
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats "${PROFILER_COST_REPEATS:-12}" \
       --fresh "${PROFILER_COST_FRESH:-0}" --json "$OUT/profiler_cost.json" ;;
+  profiler-cost-fixed)
+    KAGENT_PROFILER_SIZE_RANGES=0 run_suite profiler-cost-fixed 330 "." $B/profiler_cost \
+      --repeats "${PROFILER_COST_REPEATS:-6}" --fresh 0 --json "$OUT/profiler_cost_fixed.json" ;;
   examples)
     run_suite example-eval 120 "verdict|speedup|gpu " $B/kagent eval examples/gemm_bias_relu.py examples/gemm_bias_relu.cu
     runs=$(mktemp -d)

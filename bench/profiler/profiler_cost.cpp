@@ -1,15 +1,21 @@
-// profiler_cost: what the profile phase adds to an evaluation (target: under +30%).
+// profiler_cost: what the profile phase adds to an evaluation (issue 27's target: at most +10%).
 //
 // Per example (examples/<name>.py with its .cu), side by side in one run so that machine drift
 // hits both alike:
-//  - long-lived workers, as `kagent solve` keeps them: one session with the profile, one
-//    without, evaluations interleaved (after one warm-up each: compile, spec, baselines cached);
+//  - one long-lived worker, as `kagent solve` keeps it, the profile on and off in alternate
+//    evaluations (after a warm-up: compile, spec, baselines cached). The ratio of these is the
+//    profile's cost: the per-process drift below does not enter it;
+//  - two long-lived workers, one with the profile and one without, evaluations interleaved:
+//    whether a worker that keeps the range profiler's session times its candidate the same
+//    (the last two columns). Their eval times drift apart by a process's own state (its
+//    guard and load phases ran 12 or 20 ms, 50 or 75 ms, for runs of evaluations on an H200,
+//    whatever the profile did), so their ratio is shown but not the verdict;
 //  - fresh workers, as `kagent eval` starts one per call: a new session per evaluation, with
 //    the compile cache warm (the profiler's one-time setup then runs in the worker's `prepare`
 //    while nothing else overlaps it, so the wall time shows it).
 // Reports the worker's eval_seconds (compile excluded) with and without the profile, their
-// ratio, the profile phase's seconds and the range profiler's steps, and the candidate's timed
-// median both ways (the profiler must not change what is timed).
+// ratio, the profile phase's seconds and steps, the range profiler's steps, every phase's
+// change, and the candidate's timed median both ways (the profiler must not change what is timed).
 //
 //   build/profiler_cost [--repeats 5] [--fresh 2] [--examples a,b] [--json out.json]
 #include <algorithm>
@@ -17,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,8 +47,11 @@ double median(std::vector<double> v) {
 
 struct Sample {
   double eval_s = 0, wall_s = 0, profile_s = 0, candidate_ms = 0;
-  std::map<std::string, double> steps;
+  std::map<std::string, double> steps;          // the range profiler's
+  std::map<std::string, double> profile_steps;  // the profile phase's (trace, counters, build, ...)
+  std::map<std::string, double> phases;         // the evaluation's phases (seconds)
   std::string counters;
+  size_t capacity = 0;  // ranges the counters' image had room for
 };
 
 struct Series {
@@ -66,9 +76,12 @@ double number(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
-Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate, bool profile) {
+// `options`: this evaluation's own worker options (the profile switched in a session opened
+// with it on); the session's when absent.
+Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate, bool profile,
+                const std::optional<kagent::EvalOptions>& options = std::nullopt) {
   const auto t0 = std::chrono::steady_clock::now();
-  const kagent::EvalResult r = session.evaluate_file(candidate, "cuda", fs::path(candidate).filename().string());
+  const kagent::EvalResult r = session.evaluate_file(candidate, "cuda", fs::path(candidate).filename().string(), options);
   Sample s;
   s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.status != kagent::Status::Correct)
@@ -77,6 +90,7 @@ Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate
     throw std::runtime_error(fmt::format("{}: profile {} although profiling was {}", candidate,
                                          r.profile.is_null() ? "missing" : "present", profile ? "on" : "off"));
   s.eval_s = r.eval_seconds;
+  for (const auto& ph : r.phases) s.phases[ph.name] += ph.seconds;
   if (r.timing && r.timing->candidate) s.candidate_ms = r.timing->candidate->median_ms;
   if (profile) {
     if (r.profile.contains("error")) throw std::runtime_error(candidate + ": profile error: " + r.profile["error"].dump());
@@ -85,6 +99,9 @@ Sample evaluate(kagent::EvaluationSession& session, const std::string& candidate
     s.counters = c.contains("status") && c["status"].is_string() ? c["status"].get<std::string>() : "?";
     if (c.contains("steps") && c["steps"].is_object())
       for (const auto& [k, v] : c["steps"].items()) s.steps[k] = v.is_number() ? v.get<double>() : 0.0;
+    if (r.profile.contains("steps") && r.profile["steps"].is_object())
+      for (const auto& [k, v] : r.profile["steps"].items()) s.profile_steps[k] = v.is_number() ? v.get<double>() : 0.0;
+    s.capacity = static_cast<size_t>(number(c, "capacity"));
   }
   return s;
 }
@@ -121,11 +138,12 @@ int main(int argc, char** argv) {
   }
 
   json all = json::object();
-  std::vector<double> ratios_long, ratios_fresh;
-  std::printf("%-18s | %-36s | %-36s | %s\n", "", "long-lived worker (kagent solve)", "fresh worker (kagent eval)",
-              "timed median");
-  std::printf("%-18s | %8s %8s %6s %9s | %8s %8s %6s %9s | %9s %9s\n", "example", "eval off", "eval on", "ratio",
-              "phase", "eval off", "eval on", "ratio", "wall +", "off ms", "on ms");
+  std::vector<double> ratios_one, ratios_two, ratios_fresh;
+  std::printf("%-18s | %-36s | %-26s | %-36s | %s\n", "", "one worker, profile alternated", "two workers (on, off)",
+              "fresh worker (kagent eval)", "timed median");
+  std::printf("%-18s | %8s %8s %6s %9s | %8s %8s %6s | %8s %8s %6s %9s | %9s %9s\n", "example", "eval off", "eval on",
+              "ratio", "phase", "eval off", "eval on", "ratio", "eval off", "eval on", "ratio", "wall +", "off ms",
+              "on ms");
   try {
     for (const auto& name : examples) {
       const std::string problem = (root / "examples" / (name + ".py")).string();
@@ -134,7 +152,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "profiler_cost: no examples/%s.py or .cu\n", name.c_str());
         return 2;
       }
-      Series long_lived, fresh_workers;
+      Series one_worker, long_lived, fresh_workers;
       {
         // One after the other, so their first evaluations do not race on the caches.
         kagent::EvaluationSession on(settings_for(cache, true));
@@ -152,6 +170,13 @@ int main(int argc, char** argv) {
           for (bool profile : {on_first, !on_first})
             (profile ? long_lived.on : long_lived.off).push_back(evaluate(profile ? on : off, candidate, profile));
         }
+        const kagent::EvalOptions profile_off = settings_for(cache, false).options;
+        for (int i = 0; i < repeats; ++i) {
+          const bool on_first = i % 2 == 0;
+          for (bool profile : {on_first, !on_first})
+            (profile ? one_worker.on : one_worker.off)
+                .push_back(profile ? evaluate(on, candidate, true) : evaluate(on, candidate, false, profile_off));
+        }
       }
       for (int i = 0; i < fresh; ++i) {
         const bool on_first = i % 2 == 0;
@@ -164,9 +189,10 @@ int main(int argc, char** argv) {
           (profile ? fresh_workers.on : fresh_workers.off).push_back(sample);
         }
       }
+      const double o_off = one_worker.med(false, &Sample::eval_s), o_on = one_worker.med(true, &Sample::eval_s);
+      ratios_one.push_back(o_on / o_off);
       const double l_off = long_lived.med(false, &Sample::eval_s), l_on = long_lived.med(true, &Sample::eval_s);
-      const double ratio_l = l_on / l_off;
-      ratios_long.push_back(ratio_l);
+      ratios_two.push_back(l_on / l_off);
       std::string fresh_cols = fmt::format("{:>8} {:>8} {:>6} {:>9}", "-", "-", "-", "-");
       if (fresh > 0) {
         const double f_off = fresh_workers.med(false, &Sample::eval_s), f_on = fresh_workers.med(true, &Sample::eval_s);
@@ -174,37 +200,64 @@ int main(int argc, char** argv) {
         ratios_fresh.push_back(f_on / f_off);
         fresh_cols = fmt::format("{:>7.3f}s {:>7.3f}s {:>6.2f} {:>+8.2f}s", f_off, f_on, f_on / f_off, wall);
       }
-      std::printf("%-18s | %7.3fs %7.3fs %6.2f %8.3fs | %s | %9.4f %9.4f\n", name.c_str(), l_off, l_on, ratio_l,
-                  long_lived.med(true, &Sample::profile_s), fresh_cols.c_str(),
-                  long_lived.med(false, &Sample::candidate_ms), long_lived.med(true, &Sample::candidate_ms));
-      std::map<std::string, std::vector<double>> steps;
-      for (const auto& s : long_lived.on)
-        for (const auto& [k, v] : s.steps) steps[k].push_back(v);
-      std::string step_text;
-      for (const auto& [k, v] : steps) step_text += fmt::format(" {} {:.3f}s", k, median(v));
-      std::printf("%-18s   range profiler steps (median):%s; counters %s\n", "", step_text.c_str(),
-                  long_lived.on.empty() ? "?" : long_lived.on.front().counters.c_str());
+      std::printf("%-18s | %7.3fs %7.3fs %6.2f %8.3fs | %7.3fs %7.3fs %6.2f | %s | %9.4f %9.4f\n", name.c_str(), o_off,
+                  o_on, o_on / o_off, one_worker.med(true, &Sample::profile_s), l_off, l_on, l_on / l_off,
+                  fresh_cols.c_str(), long_lived.med(false, &Sample::candidate_ms),
+                  long_lived.med(true, &Sample::candidate_ms));
+      // Medians of each named part, in ms, over the samples.
+      const auto medians_ms = [](const std::vector<Sample>& v, std::map<std::string, double> Sample::*field) {
+        std::map<std::string, std::vector<double>> by;
+        for (const auto& s : v)
+          for (const auto& [k, x] : s.*field) by[k].push_back(x);
+        std::map<std::string, double> out;
+        for (const auto& [k, x] : by) out[k] = 1e3 * median(x);
+        return out;
+      };
+      std::string step_text, profile_text, phase_text;
+      for (const auto& [k, v] : medians_ms(one_worker.on, &Sample::steps)) step_text += fmt::format(" {} {:.1f}", k, v);
+      for (const auto& [k, v] : medians_ms(one_worker.on, &Sample::profile_steps))
+        profile_text += fmt::format(" {} {:.1f}", k, v);
+      // Every phase's median with the profile minus without, in the one worker: where the evaluation grows.
+      const auto ph_on = medians_ms(one_worker.on, &Sample::phases), ph_off = medians_ms(one_worker.off, &Sample::phases);
+      double outside = 0;
+      for (const auto& [k, v] : ph_on) {
+        const auto o = ph_off.find(k);
+        const double d = v - (o == ph_off.end() ? 0.0 : o->second);
+        phase_text += fmt::format(" {} {:+.1f}", k, d);
+        if (k != "profile") outside += d;
+      }
+      std::printf("%-18s   range profiler steps (median ms):%s; counters %s, room for %zu ranges\n", "",
+                  step_text.c_str(), one_worker.on.empty() ? "?" : one_worker.on.front().counters.c_str(),
+                  one_worker.on.empty() ? size_t{0} : one_worker.on.front().capacity);
+      std::printf("%-18s   profile phase steps (median ms):%s\n", "", profile_text.c_str());
+      std::printf("%-18s   phases on minus off (median ms):%s; outside the profile phase %+.1f\n", "",
+                  phase_text.c_str(), outside);
       std::fflush(stdout);
       auto samples = [](const std::vector<Sample>& v) {
         json a = json::array();
         for (const auto& s : v)
           a.push_back({{"eval_s", s.eval_s}, {"wall_s", s.wall_s}, {"profile_s", s.profile_s},
-                       {"candidate_ms", s.candidate_ms}, {"steps", s.steps}, {"counters", s.counters}});
+                       {"candidate_ms", s.candidate_ms}, {"steps", s.steps}, {"profile_steps", s.profile_steps},
+                       {"phases", s.phases}, {"capacity", s.capacity}, {"counters", s.counters}});
         return a;
       };
-      all[name] = {{"long_lived", {{"on", samples(long_lived.on)}, {"off", samples(long_lived.off)}}},
+      all[name] = {{"one_worker", {{"on", samples(one_worker.on)}, {"off", samples(one_worker.off)}}},
+                   {"long_lived", {{"on", samples(long_lived.on)}, {"off", samples(long_lived.off)}}},
                    {"fresh", {{"on", samples(fresh_workers.on)}, {"off", samples(fresh_workers.off)}}}};
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "profiler_cost: %s\n", e.what());
     return 1;
   }
-  const double worst_long = ratios_long.empty() ? 0 : *std::max_element(ratios_long.begin(), ratios_long.end());
-  std::printf("profiler cost: eval time x%.2f with the profile in a long-lived worker (worst of %zu examples; median x%.2f)",
-              worst_long, ratios_long.size(), median(ratios_long));
+  constexpr double kTarget = 1.10;  // issue 27: the profile adds at most 10% to an evaluation
+  const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
+  std::printf("profiler cost: eval time x%.2f with the profile in one long-lived worker (worst of %zu examples; "
+              "median x%.2f); two workers x%.2f (median)",
+              worst(ratios_one), ratios_one.size(), median(ratios_one), median(ratios_two));
   if (!ratios_fresh.empty())
     std::printf(", x%.2f in a fresh worker (median)", median(ratios_fresh));
-  std::printf("; target under x1.30 -> %s\n", worst_long < 1.30 ? "met" : "NOT met");
+  const bool met = worst(ratios_one) <= kTarget;
+  std::printf("; target at most x%.2f -> %s\n", kTarget, met ? "met" : "NOT met");
   if (!json_out.empty()) {
     std::FILE* f = std::fopen(json_out.c_str(), "w");
     if (f) {
@@ -212,5 +265,5 @@ int main(int argc, char** argv) {
       std::fclose(f);
     }
   }
-  return worst_long < 1.30 ? 0 : 1;
+  return met ? 0 : 1;
 }

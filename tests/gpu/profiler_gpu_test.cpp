@@ -288,9 +288,32 @@ TEST_CASE("range profiler: reused across calls, a failing call passes its except
   // the third call counts its own traffic, not the second's added to it.
   CHECK(third.ranges[0].at(metric::kDramRead) > 0.5 * kElements * 4);
   CHECK(third.ranges[0].at(metric::kDramRead) < 1.5 * again.ranges[0].at(metric::kDramRead));
+  CHECK(third.capacity == 256);  // no hint: room for max_ranges
+  // Sized to the launches the caller expects: twice them, at least 16.
+  const RangeProfileResult sized = profiler.profile([&] { buf.scale_bias(); }, nullptr, 1);
+  REQUIRE(sized.available);
+  CHECK(sized.capacity == 16);
+  REQUIRE(sized.ranges.size() == 1);
+  CHECK(sized.ranges[0].at(metric::kDramRead) > 0.5 * kElements * 4);
+  CHECK(sized.image_bytes < third.image_bytes);
+  // More launches than the image sized to the hint holds: profiled again with room for all.
+  const auto twenty = [&] {
+    for (int i = 0; i < 20; ++i) buf.scale_bias();
+  };
+  const RangeProfileResult more = profiler.profile(twenty, nullptr, 1);
+  REQUIRE(more.available);
+  CHECK(more.capacity == 256);
+  CHECK(more.ranges_dropped == 0);
+  CHECK(more.ranges.size() == 20);
+  const RangeProfileResult fitting = profiler.profile(twenty, nullptr, 20);
+  REQUIRE(fitting.available);
+  CHECK(fitting.capacity == 64);
+  CHECK(fitting.ranges.size() == 20);
   kept.reset();  // one range profiler session per context
-  std::printf("range profiler: first call %.3f s (host setup), reused %.3f s, one-off %.3f s\n", empty.seconds,
-              third.seconds, profile_ranges([&] { buf.scale_bias(); }, nullptr, opts).seconds);
+  std::printf("range profiler: first call %.3f s (host setup), reused %.3f s (room for 256 ranges, %zu KB), "
+              "%.3f s (room for 16, %zu KB), one-off %.3f s\n",
+              empty.seconds, third.seconds, third.image_bytes / 1024, sized.seconds, sized.image_bytes / 1024,
+              profile_ranges([&] { buf.scale_bias(); }, nullptr, opts).seconds);
   // A metric this chip does not know is dropped with the reason, the rest collected.
   opts.metrics.push_back("no_such__metric.sum");
   const RangeProfileResult unknown = profile_ranges([&] { buf.scale_bias(); }, nullptr, opts);

@@ -135,7 +135,7 @@ void compile_failed(EvalResult& r, const CompileInfo& ci, Status status, const s
 }  // namespace
 
 EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
-                                            const std::string& display_name) {
+                                            const std::string& display_name, const std::optional<EvalOptions>& options) {
   EvalResult r;
   r.format = format;
   std::optional<CompileInfo> ci;
@@ -207,7 +207,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   {
     EvaluationPool::Lease lease(*pool_, problem_);
     const auto start = std::chrono::steady_clock::now();
-    got = lease.client().evaluate(problem_, cand, pool_->settings().options,
+    got = lease.client().evaluate(problem_, cand, options ? *options : pool_->settings().options,
                                   display_name.empty() || display_name == path ? path : display_name + " (" + path + ")",
                                   pool_->baseline_memo().trusted_eager_ms(baseline_key(device)));
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -54,8 +54,10 @@ class EvaluationSession {
   // GPU; kernelbench: the answer's load_inline extensions, see answer_extensions.h) and
   // evaluate on a free worker. `path` is the candidate's
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
-  // Thread-safe.
-  EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name);
+  // Thread-safe. `options`: the worker's options for this evaluation alone, instead of the
+  // pool's (e.g. the profile off for one call, as the profiler's cost benchmark alternates it).
+  EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name,
+                           const std::optional<EvalOptions>& options = std::nullopt);
 
   // Starts building a KernelBench answer's load_inline extensions now, on the GPU the pool
   // guesses, while open() starts the worker and loads the problem (seconds of Python, torch and

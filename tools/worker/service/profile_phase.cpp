@@ -11,6 +11,7 @@
 
 #include "profiler/profile_capture.h"
 #include "profiler/profile_text.h"
+#include "common/switch_value.h"
 #include "cuda/cuda_error.h"
 #include "worker/python/python_runtime.h"
 #include "worker/service/calls.h"
@@ -28,6 +29,9 @@ profiler::RangeProfilerOptions counter_options() {
   // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
   // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
   o.max_passes = kWorkerCounterPasses;
+  // Off: the counters' image always has room for max_ranges launches, as before it was sized
+  // to the traced call (for the cost benchmark's comparison).
+  o.size_to_launches = environment_switch("KAGENT_PROFILER_SIZE_RANGES", true);
   if (const char* passes = std::getenv("KAGENT_PROFILER_PASSES"); passes && *passes) {
     const long n = std::strtol(passes, nullptr, 10);
     if (n >= 1 && n <= 16) o.max_passes = static_cast<size_t>(n);
@@ -68,6 +72,7 @@ nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyO
                                  const CandidateRef& cand, const DeviceInfo& device, int64_t seed, bool& fatal) {
   const auto start = std::chrono::steady_clock::now();
   nlohmann::json p;
+  nlohmann::json steps = nlohmann::json::object();
   try {
     Values inputs = session.make_inputs("cuda", seed);
     profiler::ProfileContext ctx;
@@ -79,19 +84,33 @@ nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyO
       output_bytes = 0;
       for (const auto& t : call_candidate(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
     };
+    const auto captured_at = std::chrono::steady_clock::now();
     const profiler::ProfileCapture capture =
         profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
+    const auto built_at = std::chrono::steady_clock::now();
     ctx.io_bytes += output_bytes;
     p = profiler::build_profile(capture, ctx);
     warm_ = true;
+    // Where the phase's time goes, beside the counters' own steps (profile.counters.steps).
+    const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
+    steps["inputs"] = secs(start, captured_at);
+    steps["trace"] = secs(captured_at, built_at) - capture.counters.seconds;  // and the device's limits
+    steps["counters"] = capture.counters.seconds;
+    steps["build"] = secs(built_at, std::chrono::steady_clock::now());
   } catch (const cuda::ContextLost& e) {
     fatal = true;
     p = {{"error", cut_text(e.what(), 500)}};
   } catch (const std::exception& e) {
     p = {{"error", cut_text(e.what(), 500)}};
   }
+  const auto text_at = std::chrono::steady_clock::now();
   p["text"] = profiler::render_profile_text(p);
-  p["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  if (!steps.empty()) {
+    steps["text"] = std::chrono::duration<double>(end - text_at).count();
+    p["steps"] = steps;
+  }
+  p["seconds"] = std::chrono::duration<double>(end - start).count();
   return p;
 }
 
