@@ -29,8 +29,8 @@ profiler::RangeProfilerOptions counter_options() {
   // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
   // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
   o.max_passes = kWorkerCounterPasses;
-  // Off: the counters' image always has room for max_ranges launches, as before it was sized
-  // to the traced call (for the cost benchmark's comparison).
+  // Off: the counters' image always has room for max_ranges launches instead of twice the
+  // traced call's (the cost benchmark's comparison, profiler-cost-fixed).
   o.size_to_launches = environment_switch("KAGENT_PROFILER_SIZE_RANGES", true);
   if (const char* passes = std::getenv("KAGENT_PROFILER_PASSES"); passes && *passes) {
     const long n = std::strtol(passes, nullptr, 10);
@@ -84,19 +84,19 @@ nlohmann::json ProfilePhase::run(Runner& candidate, ProblemSession& session, PyO
       output_bytes = 0;
       for (const auto& t : call_candidate(candidate, inputs)) output_bytes += static_cast<int64_t>(t.nbytes());
     };
-    const auto captured_at = std::chrono::steady_clock::now();
+    const auto capture_start = std::chrono::steady_clock::now();
     const profiler::ProfileCapture capture =
         profiler::capture_profile(run_once, [this] { flush_l2(); }, {}, &counters_);
-    const auto built_at = std::chrono::steady_clock::now();
+    const auto capture_end = std::chrono::steady_clock::now();
     ctx.io_bytes += output_bytes;
     p = profiler::build_profile(capture, ctx);
     warm_ = true;
     // Where the phase's time goes, beside the counters' own steps (profile.counters.steps).
     const auto secs = [](auto a, auto b) { return std::chrono::duration<double>(b - a).count(); };
-    steps["inputs"] = secs(start, captured_at);
-    steps["trace"] = secs(captured_at, built_at) - capture.counters.seconds;  // and the device's limits
+    steps["inputs"] = secs(start, capture_start);
+    steps["trace"] = secs(capture_start, capture_end) - capture.counters.seconds;  // and the device's limits
     steps["counters"] = capture.counters.seconds;
-    steps["build"] = secs(built_at, std::chrono::steady_clock::now());
+    steps["build"] = secs(capture_end, std::chrono::steady_clock::now());
   } catch (const cuda::ContextLost& e) {
     fatal = true;
     p = {{"error", cut_text(e.what(), 500)}};
