@@ -25,14 +25,13 @@ struct BuiltArtifact {
 // (not remembered). `build(staging)` returns a BuiltArtifact.
 template <class Build>
 std::optional<std::filesystem::path> cached_artifact(const CompileCache& cache, const std::string& key, Build build) {
-  auto found = [](const std::optional<CompileInfo>& hit) -> std::optional<std::optional<std::filesystem::path>> {
-    if (!hit) return std::nullopt;
-    if (!hit->ok) return std::optional<std::filesystem::path>();
-    return std::optional<std::filesystem::path>(hit->artifact);
+  auto path_of = [](const CompileInfo& info) -> std::optional<std::filesystem::path> {
+    if (!info.ok) return std::nullopt;
+    return std::filesystem::path(info.artifact);
   };
-  if (auto hit = found(cache.lookup(key))) return *hit;
+  if (auto hit = cache.lookup(key)) return path_of(*hit);
   auto lock = cache.lock(key);
-  if (auto hit = found(cache.lookup(key))) return *hit;
+  if (auto hit = cache.lookup(key)) return path_of(*hit);
   TempDir staging = cache.make_staging(key);
   CompileInfo info;
   try {
@@ -44,9 +43,7 @@ std::optional<std::filesystem::path> cached_artifact(const CompileCache& cache, 
   } catch (const std::exception&) {
     return std::nullopt;  // kagent's own trouble (a file it could not write): tried again next time
   }
-  info = cache.publish(key, staging, std::move(info));
-  if (!info.ok) return std::nullopt;
-  return std::filesystem::path(info.artifact);
+  return path_of(cache.publish(key, staging, std::move(info)));
 }
 
 }  // namespace kagent

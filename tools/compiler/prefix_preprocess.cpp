@@ -183,15 +183,20 @@ std::optional<Prefix> read_prefix(const fs::path& output) {
   return p;
 }
 
-
-// Runs one preprocessor line of the build; output (stdout and stderr) into `printed`.
-bool run_build_step(const PrefixPreprocessRequest& r, const std::vector<std::string>& words, const fs::path& cwd,
-                    const std::string& label, BuiltArtifact& b, std::string* printed = nullptr) {
+// A preprocessor line as nvcc would run it: through the shell, with nvcc's variables, in `cwd`.
+SpawnOptions preprocessor_spawn(const PrefixPreprocessRequest& r, const std::vector<std::string>& words,
+                                const fs::path& cwd) {
   SpawnOptions so = r.spawn;
   so.argv = {"/bin/sh", "-c", shell_join(words)};
   so.cwd = cwd.string();
   so.env_set.insert(so.env_set.end(), r.environment.begin(), r.environment.end());
-  const RunResult run = r.prefix_limits.run(so);
+  return so;
+}
+
+// Runs one preprocessor line of the build; output (stdout and stderr) into `printed`.
+bool run_build_step(const PrefixPreprocessRequest& r, const std::vector<std::string>& words, const fs::path& cwd,
+                    const std::string& label, BuiltArtifact& b, std::string* printed = nullptr) {
+  const RunResult run = r.prefix_limits.run(preprocessor_spawn(r, words, cwd));
   if (r.steps) r.steps->push_back(step_of("pch cuda.cu preprocess prefix " + label, run));
   if (!r.prefix_limits.hit(run).empty()) b.limit = true;
   if (printed) *printed = run.output;
@@ -432,8 +437,9 @@ std::optional<std::string> without_skipped_files(std::string_view body, const Pr
       } else {
         const std::string canonical = canonical_of(m->file, cwd);
         if (p.once_paths.count(canonical)) return std::nullopt;  // entered again by another path
+        const bool in_prefix = p.files.count(canonical) > 0;
         bool same = false;
-        if (!p.files.count(canonical)) {
+        if (!in_prefix) {
           auto it = same_as_once.find(canonical);
           if (it == same_as_once.end()) {
             const auto id = once_identity(canonical);
@@ -446,7 +452,7 @@ std::optional<std::string> without_skipped_files(std::string_view body, const Pr
           }
           same = it->second;
         }
-        stack.push_back({out.size(), p.files.count(canonical) > 0 || same, same});
+        stack.push_back({out.size(), in_prefix || same, same});
       }
       out.push_back(line);
       continue;
@@ -506,11 +512,7 @@ std::optional<RunResult> preprocess_after_prefix(const PrefixPreprocessRequest& 
            {"-include", std::string(kMacroFile1), "-include", std::string(kMacroFile2)});
   w = inserted_after_e(w, {"-I", (inc / "shadow").string(), "-I", (inc / "inc1").string(), "-isystem",
                            (inc / "inc2").string()});
-  SpawnOptions so = r.spawn;
-  so.argv = {"/bin/sh", "-c", shell_join(w)};
-  so.cwd = dir.string();
-  so.env_set.insert(so.env_set.end(), r.environment.begin(), r.environment.end());
-  RunResult run = r.limits.run(so);
+  RunResult run = r.limits.run(preprocessor_spawn(r, w, dir));
   // A warning or an error is the whole run's to print, in its own words and places.
   if (!run.succeeded() || !run.output.empty()) return std::nullopt;
   const std::string rest = read_file_or_empty(dir / "rest.ii");

@@ -3,7 +3,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 #include <ATen/ops/zeros.h>
 #include <cuda_runtime_api.h>
@@ -23,8 +22,7 @@ namespace {
 
 profiler::RangeProfilerOptions counter_options() {
   profiler::RangeProfilerOptions o;
-  const char* keep = std::getenv("KAGENT_PROFILER_KEEP_SESSION");
-  if (keep) o.keep_session = std::strcmp(keep, "0") != 0;
+  o.keep_session = environment_switch("KAGENT_PROFILER_KEEP_SESSION", true);
   // One counter pass by default: the speed-of-light metrics. The second pass (the FP instruction
   // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
   // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
