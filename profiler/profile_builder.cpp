@@ -5,6 +5,8 @@
 #include <map>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "profiler/kernel_attribution.h"
 #include "profiler/kernel_groups.h"
 #include "profiler/roofline.h"
@@ -207,7 +209,15 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   std::sort(launch_order.begin(), launch_order.end(),
             [&](size_t a, size_t b) { return records[a].correlation_id < records[b].correlation_id; });
   const auto& ranges = cap.counters.ranges;
-  const bool matched = cap.counters.available && cap.counters.ranges_dropped == 0 && ranges.size() == records.size();
+  const bool whole_call = cap.counters.scope == "call";
+  const bool matched = cap.counters.available && !whole_call && cap.counters.ranges_dropped == 0 &&
+                       ranges.size() == records.size();
+  // Per-launch ranges for fewer launches than were traced: their sums are not the call's.
+  const bool partial = cap.counters.available && !whole_call && ranges.size() < records.size();
+  const std::string totals_scope =
+      whole_call ? "whole call"
+      : partial  ? fmt::format("first {} of {} launches", ranges.size(), records.size())
+                 : "all kernels";
   std::vector<const Range*> range_of(records.size(), nullptr);
   if (matched)
     for (size_t i = 0; i < launch_order.size(); ++i) range_of[launch_order[i]] = &ranges[i];
@@ -293,10 +303,12 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   json cj = {{"status", c.status}, {"chip", c.chip}, {"metrics", c.metrics}, {"dropped", c.dropped},
              {"passes", c.passes}, {"ranges", c.ranges.size()}, {"ranges_dropped", c.ranges_dropped},
              {"matched", matched}, {"capacity", c.capacity}, {"image_bytes", c.image_bytes},
-             {"seconds", c.seconds}, {"steps", c.step_seconds}};
-  if (c.available && !matched)
-    cj["note"] = "counters were not attributed per kernel: " + std::to_string(c.ranges.size()) + " profiled launches vs " +
-                 std::to_string(records.size()) + " traced";
+             {"seconds", c.seconds}, {"steps", c.step_seconds}, {"scope", c.scope}};
+  if (c.available && whole_call)
+    cj["note"] = fmt::format("counters over the whole call as one range ({} launches): not per kernel", records.size());
+  else if (c.available && !matched)
+    cj["note"] = fmt::format("counters were not attributed per kernel: {} profiled launches vs {} traced{}", c.ranges.size(),
+                             records.size(), partial ? "; the totals cover those profiled only" : "");
   p["counters"] = cj;
 
   if (peak > 0) p["measured_dram_gbps"] = peak;
@@ -304,7 +316,8 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
     json d = {{"bytes", all_counters.bytes()},
               {"read_bytes", all_counters.read_bytes()},
               {"write_bytes", all_counters.write_bytes()},
-              {"duration_ms", all_counters.duration_ms()}};
+              {"duration_ms", all_counters.duration_ms()},
+              {"scope", totals_scope}};
     if (auto g = all_counters.gbps()) {
       d["gbps"] = round_to(*g, 0.1);
       if (peak > 0) d["pct_of_measured_peak"] = round_to(100.0 * *g / peak, 0.1);
@@ -323,7 +336,7 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   if (c.available) {
     const bool use_own = matched && own_counters.ranges() > 0;
     bound = (use_own ? own_counters : all_counters).bound_json(peak);
-    if (!bound.is_null()) bound["scope"] = use_own ? "own kernels" : "all kernels";
+    if (!bound.is_null()) bound["scope"] = use_own ? "own kernels" : totals_scope;
   }
   if (bound.is_null() && ctx.io_bytes > 0 && peak > 0 && attr.total_ms > 0) {
     // Without counters, the unavoidable traffic still proves memory-boundness when it alone
@@ -338,7 +351,7 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   if (c.available) {
     const bool use_own = matched && own_counters.ranges() > 0;
     if (json r = (use_own ? own_counters : all_counters).roofline(peak); !r.is_null()) {
-      r["scope"] = use_own ? "own kernels" : "all kernels";
+      r["scope"] = use_own ? "own kernels" : totals_scope;
       p["roofline"] = r;
     }
   }

@@ -220,10 +220,12 @@ std::string render_profile_text(const json& p, const json& resources, const Prof
   const std::string peak_s = peak > 0 ? fmt::format(" of measured peak {:.0f} GB/s", peak) : " (no measured peak)";
   if (p.contains("dram")) {
     const json& d = p["dram"];
-    s += fmt::format("DRAM: {} moved in {} = {:.0f} GB/s{}{}\n", bytes_short(num(d, "bytes")), ms(num(d, "duration_ms")),
+    // Counters of some launches only, or of the whole call as one range: said, not passed off as the kernels'.
+    const std::string scope = str(d, "scope");
+    s += fmt::format("DRAM: {} moved in {} = {:.0f} GB/s{}{}{}\n", bytes_short(num(d, "bytes")), ms(num(d, "duration_ms")),
                      num(d, "gbps"),
                      d.contains("pct_of_measured_peak") ? fmt::format(", {:.0f}%", num(d, "pct_of_measured_peak")) : "",
-                     peak_s);
+                     peak_s, scope.empty() || scope == "all kernels" ? "" : " (" + scope + ")");
   }
   if (p.contains("io")) {
     const json& io = p["io"];

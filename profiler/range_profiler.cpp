@@ -317,6 +317,7 @@ struct RangeProfiler::Setup {
   };
   std::map<size_t, CounterImage> images;
   std::unique_ptr<RangeSession> session;
+  bool session_whole_call = false;  // the range mode the session was configured with
 };
 
 namespace {
@@ -391,7 +392,7 @@ size_t RangeProfiler::capacity_for(size_t expected_launches) const {
 }
 
 void RangeProfiler::run(const std::function<void()>& run_once, const std::function<void()>& before_pass,
-                        size_t capacity, RangeProfileResult& res) {
+                        size_t capacity, bool whole_call, RangeProfileResult& res) {
   StepClock clock(res.step_seconds);
   const CurrentContext cc = current_context();
   // Kept for later calls: initialisation, the chip's configuration and the host object cost
@@ -415,9 +416,14 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
 
   // The session's first Start is what costs (about 0.3 s on an H200), so it is kept by default;
   // timed medians were measured unchanged with it enabled in between.
+  // A session configured for one range mode refuses the other (CUPTI 13 on an H200: the first
+  // whole-call profile after per-launch ones failed, and the next worked only in a new session):
+  // a mode switch ends the session, at the cost of a first Start.
+  if (s.session && s.session_whole_call != whole_call) s.session.reset();
   if (!s.session) {
     s.images.clear();  // made for the session that ended
     s.session = std::make_unique<RangeSession>(cc.ctx);
+    s.session_whole_call = whole_call;
   }
   auto found = s.images.find(capacity);
   if (found == s.images.end()) {
@@ -445,10 +451,10 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
   set.pConfig = s.config.data();
   set.counterDataImageSize = counter_data.size();
   set.pCounterDataImage = counter_data.data();
-  set.range = CUPTI_AutoRange;
+  set.range = whole_call ? CUPTI_UserRange : CUPTI_AutoRange;
   set.replayMode = CUPTI_UserReplay;
   set.maxRangesPerPass = capacity;
-  set.numNestingLevels = 1;  // auto ranges do not nest
+  set.numNestingLevels = 1;  // auto ranges do not nest; the whole call's one range has nothing inside
   set.minNestingLevel = 1;
   set.passIndex = 0;
   set.targetNestingLevel = 1;
@@ -463,11 +469,30 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
     start.pRangeProfilerObject = s.session->get();
     KAGENT_CUDA_CHECK(cuptiRangeProfilerStart(&start));
     clock.mark("start");
+    bool pushed = false;
     try {
+      if (whole_call) {
+        auto push = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
+        push.pRangeProfilerObject = s.session->get();
+        push.pRangeName = "call";
+        KAGENT_CUDA_CHECK(cuptiRangeProfilerPushRange(&push));
+        pushed = true;
+      }
       run_once();
       KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
+      if (whole_call) {
+        pushed = false;
+        auto pop = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+        pop.pRangeProfilerObject = s.session->get();
+        KAGENT_CUDA_CHECK(cuptiRangeProfilerPopRange(&pop));
+      }
       clock.mark("call");
     } catch (...) {
+      if (pushed) {
+        auto pop = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+        pop.pRangeProfilerObject = s.session->get();
+        (void)cuptiRangeProfilerPopRange(&pop);
+      }
       auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
       p.pRangeProfilerObject = s.session->get();
       (void)cuptiRangeProfilerStop(&p);
@@ -495,6 +520,7 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
     res.ranges.push_back(std::move(range));
   }
   for (const auto& c : s.chosen) res.metrics.push_back(c.actual);
+  res.scope = whole_call ? "call" : "kernel";
   res.available = true;
   res.status = "ok";
   clock.mark("evaluate");
@@ -502,26 +528,37 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
 
 RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
                                           const std::function<void()>& before_pass, size_t expected_launches) {
+  if (options_.per_kernel_launches > 0 && expected_launches > options_.per_kernel_launches)
+    return profile_once(run_once, before_pass, 1, true);
   const size_t capacity = capacity_for(expected_launches);
-  RangeProfileResult res = profile_once(run_once, before_pass, capacity);
+  RangeProfileResult res = profile_once(run_once, before_pass, capacity, false);
   const size_t max_ranges = capacity_for(0);
   // A full image: this call may have launched more than the image sized to the hint held (CUPTI
   // drops the launches past maxRangesPerPass and, on an H200 with CUDA 13, does not count them in
   // numOfRangeDropped). Once more with room for all.
   if (res.available && capacity < max_ranges && (res.ranges_dropped > 0 || res.ranges.size() >= capacity)) {
     const double first = res.seconds;
-    res = profile_once(run_once, before_pass, max_ranges);
+    res = profile_once(run_once, before_pass, max_ranges, false);
     res.seconds += first;
+  }
+  // Still as many ranges as CUPTI gives per kernel: the call launched more (those past it are
+  // dropped unreported). The whole call as one range then, for totals that cover every launch.
+  if (res.available && options_.per_kernel_launches > 0 && res.ranges.size() >= options_.per_kernel_launches &&
+      expected_launches <= options_.per_kernel_launches && res.ranges.size() > expected_launches) {
+    const double before = res.seconds;
+    res = profile_once(run_once, before_pass, 1, true);
+    res.seconds += before;
   }
   return res;
 }
 
 RangeProfileResult RangeProfiler::profile_once(const std::function<void()>& run_once,
-                                               const std::function<void()>& before_pass, size_t capacity) {
+                                               const std::function<void()>& before_pass, size_t capacity,
+                                               bool whole_call) {
   const auto t0 = std::chrono::steady_clock::now();
   RangeProfileResult res;
   try {
-    run(run_once, before_pass, capacity, res);
+    run(run_once, before_pass, capacity, whole_call, res);
   } catch (const cuda::ContextLost&) {
     setup_.reset();
     throw;  // the worker must be replaced: not a profiler matter

@@ -62,6 +62,16 @@ struct RangeProfilerOptions {
   // Start and Stop, 8 and 7 ms, do not depend on it). A call that launches more than the hint
   // (it fills the image) is profiled again with room for max_ranges.
   bool size_to_launches = true;
+  // Calls expected to launch more kernels than this get one range over the whole call
+  // (CUPTI_UserRange) instead of one per launch (CUPTI_AutoRange); 0: always one per launch.
+  // Auto ranges serialise every launch in the window, counted or not: a level-3 answer of 67
+  // launches took 35 ms under them with room for 16, 32, 64 or 256 ranges alike, 3 ms as one
+  // range (H200). With the worker's metric set CUPTI 13 also returned counters for the first 32
+  // of those 67 launches only, no drop reported (40 launches with 3 metrics all came back), so
+  // per-kernel attribution was lost there anyway. One range gives the call's totals (DRAM
+  // traffic, speed of light) at about the cost of a plain call. A session configured for one
+  // mode refuses the other: a switch starts a new session (about 0.2 s on an H200).
+  size_t per_kernel_launches = 32;
   // Keep the range profiler session (and its counter data image) enabled between calls. The
   // first Start of a session costs about 0.3 s on an H200, the profiled call 1 ms: kept, the
   // profile phase adds 9% to an evaluation instead of 150%, and timed medians stay the same
@@ -89,6 +99,8 @@ struct RangeProfileResult {
   // One per kernel launch, in launch order, keyed by each entry's first name (metric:: constants)
   // even where the chip knew it by an alternative.
   std::vector<std::map<std::string, double>> ranges;
+  std::string scope = "kernel";       // "kernel": one range per launch; "call": one range over the whole call
+                                      // (RangeProfilerOptions::per_kernel_launches)
   size_t capacity = 0;                // ranges the counter data image had room for
   size_t image_bytes = 0;             // its size
   double seconds = 0;                 // wall time of this phase, setup included
@@ -100,7 +112,8 @@ struct RangeProfileResult {
 // an L2 flush) run before each pass outside the profiled window.
 //
 // Ranges: CUPTI_AutoRange, one range per kernel launch, so counters are per kernel and map
-// onto the activity trace by launch order. Replay: CUPTI_UserReplay, the candidate is simply
+// onto the activity trace by launch order; above options.per_kernel_launches expected launches,
+// CUPTI_UserRange, one range pushed around the whole call (the result's scope says which). Replay: CUPTI_UserReplay, the candidate is simply
 // called again for every pass. Kernel replay would save and restore every buffer a kernel
 // touches for each pass (costly for large tensors, pointless with one pass); application
 // replay needs a new process. A candidate call is repeatable: the checker already ran it many
@@ -128,10 +141,11 @@ class RangeProfiler {
   struct Setup;
 
  private:
+  // `whole_call`: one user range around the call (capacity 1) instead of one range per launch.
   void run(const std::function<void()>& run_once, const std::function<void()>& before_pass, size_t capacity,
-           RangeProfileResult& res);
+           bool whole_call, RangeProfileResult& res);
   RangeProfileResult profile_once(const std::function<void()>& run_once, const std::function<void()>& before_pass,
-                                  size_t capacity);
+                                  size_t capacity, bool whole_call);
   size_t capacity_for(size_t expected_launches) const;
 
   RangeProfilerOptions options_;

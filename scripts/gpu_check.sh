@@ -17,7 +17,8 @@
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   profiler-cost  the profiler's cost alone, with more pairs (PROFILER_COST_REPEATS, default 12, in
-#              long-lived workers; PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
+#              long-lived workers; PROFILER_COST_TWO_WORKERS, default the same, in two workers side by side;
+#              PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
 #   profiler-cost-real  the same on six real answers of .carry/realworld (PROFILER_COST_ANSWERS, stems;
 #              8 pairs in one worker): the profile's cost and the warm evaluation on real problems (~5 min)
 #   profiler-cost-fixed  the same with the counters' image always sized for 256 launches, as before
@@ -205,13 +206,14 @@ for suite in "${suites[@]}"; do
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;
   profiler-cost)
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats "${PROFILER_COST_REPEATS:-12}" \
+      --two-workers "${PROFILER_COST_TWO_WORKERS:-${PROFILER_COST_REPEATS:-12}}" \
       --fresh "${PROFILER_COST_FRESH:-0}" --json "$OUT/profiler_cost.json" ;;
   profiler-cost-real)
     # Real model answers (KernelBench format) on their problems at the official sizes, two per
-    # level; l3_p10_deepseekcoder launches over 600 kernels a call (more than the 256 ranges).
+    # level; l3_p18_gpt4o (67 launches) and l3_p10_deepseekcoder (619) get counters over the whole call.
     run_suite profiler-cost-real 420 "." $B/profiler_cost --realworld .carry/realworld/kb_leaderboard \
       --answers "${PROFILER_COST_ANSWERS:-l1_p12_gpt4o,l1_p90_gpto1,l2_p100_deepseekcoder,l2_p47_deepseekcoder,l3_p18_gpt4o,l3_p10_deepseekcoder}" \
-      --repeats "${PROFILER_COST_REPEATS:-8}" --two-workers 0 --fresh 0 --json "$OUT/profiler_cost_real.json" ;;
+      --repeats "${PROFILER_COST_REPEATS:-8}" --two-workers 0 --fresh 0 --no-compile-baseline --json "$OUT/profiler_cost_real.json" ;;
   profiler-cost-fixed)
     KAGENT_PROFILER_SIZE_RANGES=0 run_suite profiler-cost-fixed 330 "." $B/profiler_cost \
       --repeats "${PROFILER_COST_REPEATS:-6}" --fresh 0 --json "$OUT/profiler_cost_fixed.json" ;;

@@ -309,7 +309,38 @@ TEST_CASE("range profiler: reused across calls, a failing call passes its except
   REQUIRE(fitting.available);
   CHECK(fitting.capacity == 64);
   CHECK(fitting.ranges.size() == 20);
+  CHECK(fitting.scope == "kernel");
+  // More launches than get counters per kernel (options.per_kernel_launches): one range over the
+  // whole call, whose totals cover every launch.
+  const auto forty = [&] {
+    for (int i = 0; i < 40; ++i) buf.scale_bias();
+  };
+  const RangeProfileResult whole = profiler.profile(forty, nullptr, 40);
+  REQUIRE_MESSAGE(whole.available, whole.reason);
+  CHECK(whole.scope == "call");
+  REQUIRE(whole.ranges.size() == 1);
+  CHECK(whole.ranges[0].at(metric::kDramRead) > 0.5 * 40 * kElements * 4);
+  CHECK(whole.ranges[0].at(metric::kDramRead) < 1.5 * 40 * kElements * 4);
+  // Without a hint: per launch first, then the whole call where CUPTI gave as many ranges as it
+  // gives per kernel (it drops the rest unreported).
+  const RangeProfileResult unhinted = profiler.profile(forty, nullptr);
+  REQUIRE_MESSAGE(unhinted.available, unhinted.reason);
+  CHECK((unhinted.scope == "call" ? unhinted.ranges.size() == 1 : unhinted.ranges.size() == 40));
+  // Back to one range per launch (a new session: one configured for either mode refuses the other).
+  const RangeProfileResult back = profiler.profile(twenty, nullptr, 20);
+  REQUIRE_MESSAGE(back.available, back.reason);
+  CHECK(back.scope == "kernel");
+  CHECK(back.ranges.size() == 20);
   kept.reset();  // one range profiler session per context
+  RangeProfilerOptions per_launch = opts;
+  per_launch.per_kernel_launches = 0;
+  const RangeProfileResult forty_per_launch = profile_ranges(forty, nullptr, per_launch, 40);
+  REQUIRE_MESSAGE(forty_per_launch.available, forty_per_launch.reason);
+  CHECK(forty_per_launch.ranges.size() <= 40);
+  std::printf("range profiler: 40 launches: whole call %.1f ms (call step %.1f ms), unhinted %s %.1f ms; "
+              "20 launches per kernel %.1f ms (call step %.1f ms); per launch, %zu of 40 launches got counters\n",
+              1e3 * whole.seconds, 1e3 * whole.step_seconds.at("call"), unhinted.scope.c_str(), 1e3 * unhinted.seconds,
+              1e3 * back.seconds, 1e3 * back.step_seconds.at("call"), forty_per_launch.ranges.size());
   std::printf("range profiler: first call %.3f s (host setup), reused %.3f s (room for 256 ranges, %zu KB), "
               "%.3f s (room for 16, %zu KB), one-off %.3f s\n",
               empty.seconds, third.seconds, third.image_bytes / 1024, sized.seconds, sized.image_bytes / 1024,

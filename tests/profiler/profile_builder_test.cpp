@@ -141,9 +141,31 @@ TEST_CASE("build_profile: a different launch count in the counter call is not at
   const json p = build_profile(c, context());
   CHECK(p["counters"]["matched"] == false);
   CHECK(p["counters"]["note"].get<std::string>().find("3 profiled launches vs 4 traced") != std::string::npos);
+  CHECK(p["counters"]["note"].get<std::string>().find("the totals cover those profiled only") != std::string::npos);
   CHECK_FALSE(p["kernels"][0].contains("counters"));
-  CHECK(p["bound"]["scope"] == "all kernels");
+  // The sums are of the profiled launches only, and say so.
+  CHECK(p["bound"]["scope"] == "first 3 of 4 launches");
+  CHECK(p["dram"]["scope"] == "first 3 of 4 launches");
   CHECK(p["dram"]["bytes"].get<double>() == doctest::Approx(5.2e9));
+}
+
+TEST_CASE("build_profile: counters over the whole call as one range give the call's totals, no kernel's") {
+  ProfileCapture c = capture(true);
+  c.counters.scope = "call";
+  // One range over the four launches: 7 GB in the call's 6 ms (its span, gaps included).
+  c.counters.ranges = {range(6e6, 4.7e9, 2.3e9, 50, 45, 40)};
+  const json p = build_profile(c, context());
+  CHECK(p["counters"]["scope"] == "call");
+  CHECK(p["counters"]["matched"] == false);
+  CHECK(p["counters"]["note"].get<std::string>().find("whole call as one range (4 launches)") != std::string::npos);
+  for (const auto& k : p["kernels"]) CHECK_FALSE(k.contains("counters"));
+  CHECK(p["dram"]["scope"] == "whole call");
+  CHECK(p["dram"]["bytes"].get<double>() == doctest::Approx(7.0e9));
+  CHECK(p["dram"]["gbps"].get<double>() == doctest::Approx(1166.7));  // rounded to 0.1
+  CHECK(p["bound"]["scope"] == "whole call");
+  CHECK(p["bound"]["dram_pct"].get<double>() == doctest::Approx(50.0));
+  // A complete per-kernel capture keeps its scope.
+  CHECK(build_profile(capture(true), context())["dram"]["scope"] == "all kernels");
 }
 
 TEST_CASE("build_profile without counters: says why; unavoidable traffic can still prove memory-bound") {

@@ -146,6 +146,26 @@ TEST_CASE("profile text from build_profile, end to end") {
   CHECK(has(t, "hardware counters: not available (not collected)"));
 }
 
+TEST_CASE("profile text: counters over the whole call say so on the DRAM line and in the note") {
+  ProfileCapture c;
+  for (uint32_t i = 0; i < 40; ++i)
+    c.records.push_back(test::record("(anonymous namespace)::conv_relu(float const*, float*)", 0.05, 256, 1024, 32, i + 1,
+                                     1000 + i * 100000));
+  c.limits = test::hopper();
+  c.counters.available = true;
+  c.counters.status = "ok";
+  c.counters.scope = "call";
+  c.counters.ranges = {{{metric::kDuration, 4e6}, {metric::kDramRead, 6e9}, {metric::kDramWrite, 2e9},
+                        {metric::kDramPct, 55}, {metric::kSmPct, 30}, {metric::kIssueActive, 20}}};
+  ProfileContext x;
+  x.device = {{"measured_dram_gbps", 4000.0}};
+  const std::string t = render_profile_text(build_profile(c, x));
+  MESSAGE(t);
+  CHECK(has(t, "DRAM: 8.00GB moved in 4.00ms = 2000 GB/s, 50% of measured peak 4000 GB/s (whole call)"));
+  CHECK(has(t, "bound: memory (whole call: DRAM 55% of peak"));
+  CHECK(has(t, "hardware counters: counters over the whole call as one range (40 launches): not per kernel"));
+}
+
 namespace {
 // A whole model's forward: 500 distinct kernels, 1076 launches, 4.86 ms. Own: 12 kernels (templated
 // conv and fused BN-ReLU instantiations), cudnn 88, aten 400 elementwise instantiations.

@@ -34,6 +34,16 @@ profiler::RangeProfilerOptions counter_options() {
     const long n = std::strtol(passes, nullptr, 10);
     if (n >= 1 && n <= 16) o.max_passes = static_cast<size_t>(n);
   }
+  // Above this many launches a call's counters are one range over the whole call (default 32;
+  // 0: one range per launch always, the cost benchmark's comparison).
+  if (const char* launches = std::getenv("KAGENT_PROFILER_PER_KERNEL_LAUNCHES"); launches && *launches) {
+    char* end = nullptr;
+    const long n = std::strtol(launches, &end, 10);
+    if (end && *end == '\0' && n >= 0 && n <= 4096)
+      o.per_kernel_launches = static_cast<size_t>(n);
+    else
+      std::fprintf(stderr, "kagent: warning: KAGENT_PROFILER_PER_KERNEL_LAUNCHES must be 0-4096, not '%s'\n", launches);
+  }
   return o;
 }
 
