@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -93,32 +95,46 @@ double number(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
 }
 
+// Copies of real answers, one per evaluation, in a folder of their own removed with it. A worker
+// that already loaded a KernelBench answer's extensions judges the same file again in a fresh
+// worker (their static state stays loaded, worker_client.cpp), so each evaluation gets a copy
+// one comment line apart: the warm worker then evaluates it as a turn's new answer whose
+// extensions are unchanged (the compile cache hits, the library is loaded already).
+class AnswerCopies {
+ public:
+  AnswerCopies() : dir_(fs::temp_directory_path() / fmt::format("kagent-bench-profiler-cost-{}", ::getpid())) {
+    fs::create_directories(dir_);
+  }
+  ~AnswerCopies() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  AnswerCopies(const AnswerCopies&) = delete;
+  AnswerCopies& operator=(const AnswerCopies&) = delete;
+
+  std::string copy_of(const std::string& name, const std::string& answer) {
+    const fs::path copy = dir_ / fmt::format("{}_{}.py", name, next_);
+    std::ifstream in(answer, std::ios::binary);
+    std::ofstream out(copy, std::ios::binary | std::ios::trunc);
+    out << in.rdbuf() << fmt::format("\n# profiler_cost: evaluation {}\n", next_++);
+    if (!in || !out) throw std::runtime_error("cannot copy " + answer + " to " + copy.string());
+    return copy.string();
+  }
+
+ private:
+  fs::path dir_;
+  int next_ = 0;
+};
+
 // One problem and the candidate evaluated on it.
 struct Case {
   std::string name, problem, candidate;
-  std::string format;  // "cuda" (an example's native candidate) | "kernelbench" (a real answer)
-  bool same_file = false;  // every evaluation reads the answer itself (see candidate_file)
+  std::string format;              // "cuda" (an example's native candidate) | "kernelbench" (a real answer)
+  AnswerCopies* copies = nullptr;  // a copy per evaluation (real answers); null: the file itself
 };
 
-fs::path answer_copies_dir() { return fs::temp_directory_path() / "kagent-bench-profiler-cost-answers"; }
-
-// The file one evaluation of `c` reads. A worker that already loaded a KernelBench answer's
-// extensions judges the same file again in a fresh worker (their static state stays loaded,
-// worker_client.cpp), so each evaluation of a real answer gets its own copy, one comment line
-// apart: the warm worker then evaluates it as a turn's new answer whose extensions are unchanged
-// (the compile cache hits, the library is loaded already). `same_file`: the file itself.
-std::string candidate_file(const Case& c) {
-  if (c.format != "kernelbench" || c.same_file) return c.candidate;
-  static int serial = 0;
-  const fs::path dir = answer_copies_dir();
-  fs::create_directories(dir);
-  const fs::path copy = dir / fmt::format("{}_{}.py", c.name, serial++);
-  std::ifstream in(c.candidate, std::ios::binary);
-  std::ofstream out(copy, std::ios::binary | std::ios::trunc);
-  out << in.rdbuf() << fmt::format("\n# profiler_cost: evaluation {}\n", serial);
-  if (!out) throw std::runtime_error("cannot write " + copy.string());
-  return copy.string();
-}
+// The file one evaluation of `c` reads.
+std::string candidate_file(const Case& c) { return c.copies ? c.copies->copy_of(c.name, c.candidate) : c.candidate; }
 
 // `options`: this evaluation's own worker options (the profile switched in a session opened
 // with it on); the session's when absent.
@@ -210,11 +226,13 @@ int main(int argc, char** argv) {
     }
     return out;
   };
+  AnswerCopies copies;
   std::vector<Case> cases;
   if (!answers_arg.empty()) {
     for (const auto& stem : split(answers_arg))
       cases.push_back({stem, (fs::absolute(realworld) / "problems" / (stem + ".py")).string(),
-                       (fs::absolute(realworld) / "answers" / (stem + ".py")).string(), "kernelbench", same_file});
+                       (fs::absolute(realworld) / "answers" / (stem + ".py")).string(), "kernelbench",
+                       same_file ? nullptr : &copies});
   } else {
     for (const auto& name : split(examples_arg))
       cases.push_back({name, (root / "examples" / (name + ".py")).string(), (root / "examples" / (name + ".cu")).string(),
@@ -361,8 +379,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "profiler_cost: %s\n", e.what());
     return 1;
   }
-  std::error_code ignored;
-  fs::remove_all(answer_copies_dir(), ignored);
   constexpr double kTarget = 1.10;  // issue 27: the profile adds at most 10% to an evaluation
   const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
   std::printf("profiler cost: eval time x%.2f with the profile in one long-lived worker (worst of %zu %s; "
