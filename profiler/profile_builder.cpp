@@ -332,11 +332,14 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   }
 
   // The candidate's bound call: its own kernels (all kernels when none is own), weighted by time.
+  // The candidate's own kernels where counters are per kernel and some are its own; else the totals.
+  const bool use_own = matched && own_counters.ranges() > 0;
+  const CounterSum& call_counters = use_own ? own_counters : all_counters;
+  const std::string call_scope = use_own ? "own kernels" : totals_scope;
   json bound;
   if (c.available) {
-    const bool use_own = matched && own_counters.ranges() > 0;
-    bound = (use_own ? own_counters : all_counters).bound_json(peak);
-    if (!bound.is_null()) bound["scope"] = use_own ? "own kernels" : totals_scope;
+    bound = call_counters.bound_json(peak);
+    if (!bound.is_null()) bound["scope"] = call_scope;
   }
   if (bound.is_null() && ctx.io_bytes > 0 && peak > 0 && attr.total_ms > 0) {
     // Without counters, the unavoidable traffic still proves memory-boundness when it alone
@@ -349,9 +352,8 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
   }
   if (bound.is_null()) bound = {{"class", "unknown"}, {"basis", "none"}};
   if (c.available) {
-    const bool use_own = matched && own_counters.ranges() > 0;
-    if (json r = (use_own ? own_counters : all_counters).roofline(peak); !r.is_null()) {
-      r["scope"] = use_own ? "own kernels" : totals_scope;
+    if (json r = call_counters.roofline(peak); !r.is_null()) {
+      r["scope"] = call_scope;
       p["roofline"] = r;
     }
   }

@@ -269,6 +269,20 @@ void reinitialize_counter_data(const std::vector<uint8_t>& pristine, std::vector
   image.assign(pristine.begin(), pristine.end());
 }
 
+// The whole call's one user range (RangeProfiler::run with whole_call).
+void push_range(CUpti_RangeProfiler_Object* object) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
+  p.pRangeProfilerObject = object;
+  p.pRangeName = "call";
+  KAGENT_CUDA_CHECK(cuptiRangeProfilerPushRange(&p));
+}
+
+CUptiResult pop_range(CUpti_RangeProfiler_Object* object) {
+  auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
+  p.pRangeProfilerObject = object;
+  return cuptiRangeProfilerPopRange(&p);
+}
+
 // Returns whether CUPTI has all passes it needs.
 bool stop(CUpti_RangeProfiler_Object* object) {
   auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
@@ -472,27 +486,18 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
     bool pushed = false;
     try {
       if (whole_call) {
-        auto push = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PushRange_Params);
-        push.pRangeProfilerObject = s.session->get();
-        push.pRangeName = "call";
-        KAGENT_CUDA_CHECK(cuptiRangeProfilerPushRange(&push));
+        push_range(s.session->get());
         pushed = true;
       }
       run_once();
       KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
       if (whole_call) {
         pushed = false;
-        auto pop = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
-        pop.pRangeProfilerObject = s.session->get();
-        KAGENT_CUDA_CHECK(cuptiRangeProfilerPopRange(&pop));
+        KAGENT_CUDA_CHECK(pop_range(s.session->get()));
       }
       clock.mark("call");
     } catch (...) {
-      if (pushed) {
-        auto pop = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_PopRange_Params);
-        pop.pRangeProfilerObject = s.session->get();
-        (void)cuptiRangeProfilerPopRange(&pop);
-      }
+      if (pushed) (void)pop_range(s.session->get());
       auto p = KAGENT_CUPTI_PARAMS(CUpti_RangeProfiler_Stop_Params);
       p.pRangeProfilerObject = s.session->get();
       (void)cuptiRangeProfilerStop(&p);
@@ -528,28 +533,26 @@ void RangeProfiler::run(const std::function<void()>& run_once, const std::functi
 
 RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
                                           const std::function<void()>& before_pass, size_t expected_launches) {
-  if (options_.per_kernel_launches > 0 && expected_launches > options_.per_kernel_launches)
-    return profile_once(run_once, before_pass, 1, true);
+  const size_t per_kernel = options_.per_kernel_launches;  // 0: no limit
+  if (per_kernel > 0 && expected_launches > per_kernel) return profile_once(run_once, before_pass, 1, true);
   const size_t capacity = capacity_for(expected_launches);
   RangeProfileResult res = profile_once(run_once, before_pass, capacity, false);
+  const auto again = [&](size_t room, bool whole_call) {  // the result of a later try, with every try's seconds
+    const double before = res.seconds;
+    res = profile_once(run_once, before_pass, room, whole_call);
+    res.seconds += before;
+  };
   const size_t max_ranges = capacity_for(0);
   // A full image: this call may have launched more than the image sized to the hint held (CUPTI
   // drops the launches past maxRangesPerPass and, on an H200 with CUDA 13, does not count them in
   // numOfRangeDropped). Once more with room for all.
-  if (res.available && capacity < max_ranges && (res.ranges_dropped > 0 || res.ranges.size() >= capacity)) {
-    const double first = res.seconds;
-    res = profile_once(run_once, before_pass, max_ranges, false);
-    res.seconds += first;
-  }
+  if (res.available && capacity < max_ranges && (res.ranges_dropped > 0 || res.ranges.size() >= capacity))
+    again(max_ranges, false);
   // More launches than the hint said, and at least per_kernel_launches: the call is one the hint
   // would have sent to a whole-call range, and CUPTI may have dropped launches past its own limit
   // unreported (32 of 67 with the worker's metrics). Once more as one range, for totals of every launch.
-  if (res.available && options_.per_kernel_launches > 0 && res.ranges.size() >= options_.per_kernel_launches &&
-      expected_launches <= options_.per_kernel_launches && res.ranges.size() > expected_launches) {
-    const double before = res.seconds;
-    res = profile_once(run_once, before_pass, 1, true);
-    res.seconds += before;
-  }
+  if (res.available && per_kernel > 0 && res.ranges.size() >= per_kernel && res.ranges.size() > expected_launches)
+    again(1, true);
   return res;
 }
 

@@ -85,14 +85,32 @@ kagent::EvaluationSettings settings_for(const std::string& cache, bool profile, 
   return s;
 }
 
-// Seconds since `t0`, for the progress lines.
+// Seconds since `t0`.
 double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Opens `problem` in `session`, or throws the session's one-line reason.
+void open_or_throw(kagent::EvaluationSession& session, const std::string& problem) {
+  if (auto err = session.open(problem)) throw std::runtime_error(err->line);
 }
 
 // A number from the result JSON, 0 when absent or not a number (a NaN crosses the pipe as null).
 double number(const json& j, const char* key) {
   return j.is_object() && j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+}
+
+// A string from the result JSON, "?" when absent or not a string.
+std::string text(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : "?";
+}
+
+// An object of numbers from the result JSON (a phase's steps), empty when absent.
+std::map<std::string, double> numbers(const json& j, const char* key) {
+  std::map<std::string, double> out;
+  if (j.is_object() && j.contains(key) && j[key].is_object())
+    for (const auto& [k, v] : j[key].items()) out[k] = v.is_number() ? v.get<double>() : 0.0;
+  return out;
 }
 
 // Copies of real answers, one per evaluation, in a folder of their own removed with it. A worker
@@ -144,7 +162,7 @@ Sample evaluate(kagent::EvaluationSession& session, const Case& c, bool profile,
   const auto t0 = std::chrono::steady_clock::now();
   const kagent::EvalResult r = session.evaluate_file(candidate, c.format, c.name, options);
   Sample s;
-  s.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  s.wall_s = since(t0);
   if (r.status != kagent::Status::Correct)
     throw std::runtime_error(fmt::format("{}: expected correct, got {}: {}", candidate, kagent::to_string(r.status), r.message));
   if (profile != !r.profile.is_null())
@@ -157,14 +175,12 @@ Sample evaluate(kagent::EvaluationSession& session, const Case& c, bool profile,
     if (r.profile.contains("error")) throw std::runtime_error(candidate + ": profile error: " + r.profile["error"].dump());
     s.profile_s = number(r.profile, "seconds");
     const json c = r.profile.contains("counters") ? r.profile["counters"] : json::object();
-    s.counters = c.contains("status") && c["status"].is_string() ? c["status"].get<std::string>() : "?";
-    if (c.contains("steps") && c["steps"].is_object())
-      for (const auto& [k, v] : c["steps"].items()) s.steps[k] = v.is_number() ? v.get<double>() : 0.0;
-    if (r.profile.contains("steps") && r.profile["steps"].is_object())
-      for (const auto& [k, v] : r.profile["steps"].items()) s.profile_steps[k] = v.is_number() ? v.get<double>() : 0.0;
+    s.counters = text(c, "status");
+    s.steps = numbers(c, "steps");
+    s.profile_steps = numbers(r.profile, "steps");
     s.capacity = static_cast<size_t>(number(c, "capacity"));
     s.ranges = static_cast<size_t>(number(c, "ranges"));
-    s.scope = c.contains("scope") && c["scope"].is_string() ? c["scope"].get<std::string>() : "?";
+    s.scope = text(c, "scope");
     if (r.profile.contains("totals")) s.launches = static_cast<size_t>(number(r.profile["totals"], "launches"));
   }
   return s;
@@ -226,6 +242,7 @@ int main(int argc, char** argv) {
     }
     return out;
   };
+  const auto settings = [&](bool profile) { return settings_for(cache, profile, !no_compile_baseline); };
   AnswerCopies copies;
   std::vector<Case> cases;
   if (!answers_arg.empty()) {
@@ -262,14 +279,12 @@ int main(int argc, char** argv) {
       const auto case_start = std::chrono::steady_clock::now();
       double warm_up_s = 0;
       {
-        kagent::EvaluationSession on(settings_for(cache, true, !no_compile_baseline));
-        step(name + ": open (profile on)", [&] {
-          if (auto err = on.open(problem)) throw std::runtime_error(err->line);
-        });
+        kagent::EvaluationSession on(settings(true));
+        step(name + ": open (profile on)", [&] { open_or_throw(on, problem); });
         const auto warm_start = std::chrono::steady_clock::now();
         step(name + ": warm-up evaluation (profile on)", [&] { evaluate(on, c, true); });
         warm_up_s = since(warm_start);
-        const kagent::EvalOptions profile_off = settings_for(cache, false, !no_compile_baseline).options;
+        const kagent::EvalOptions profile_off = settings(false).options;
         for (int i = 0; i < repeats; ++i) {
           const bool on_first = i % 2 == 0;  // neither always follows the other
           for (bool profile : {on_first, !on_first})
@@ -278,10 +293,8 @@ int main(int argc, char** argv) {
         }
         if (two_workers > 0) {
           // Opened after the first is warm, so their first evaluations do not race on the caches.
-          kagent::EvaluationSession off(settings_for(cache, false, !no_compile_baseline));
-          step(name + ": open (profile off)", [&] {
-            if (auto err = off.open(problem)) throw std::runtime_error(err->line);
-          });
+          kagent::EvaluationSession off(settings(false));
+          step(name + ": open (profile off)", [&] { open_or_throw(off, problem); });
           step(name + ": warm-up evaluation (profile off)", [&] { evaluate(off, c, false); });
           for (int i = 0; i < two_workers; ++i) {
             const bool on_first = i % 2 == 0;
@@ -294,10 +307,10 @@ int main(int argc, char** argv) {
         const bool on_first = i % 2 == 0;
         for (bool profile : {on_first, !on_first}) {
           const auto t0 = std::chrono::steady_clock::now();
-          kagent::EvaluationSession s(settings_for(cache, profile, !no_compile_baseline));
-          if (auto err = s.open(problem)) throw std::runtime_error(err->line);
+          kagent::EvaluationSession s(settings(profile));
+          open_or_throw(s, problem);
           Sample sample = evaluate(s, c, profile);
-          sample.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          sample.wall_s = since(t0);
           (profile ? fresh_workers.on : fresh_workers.off).push_back(sample);
         }
       }

@@ -1,6 +1,7 @@
-// An on/off environment value as every kagent switch reads it.
+// On/off and whole-number environment values as every kagent switch reads them.
 #pragma once
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -24,6 +25,21 @@ inline bool environment_switch(const char* name, bool fallback) {
   if (const auto v = switch_value(env)) return *v;
   std::fprintf(stderr, "kagent: warning: %s must be on or off (1/0), not '%s': using %s\n", name, env,
                fallback ? "on" : "off");
+  return fallback;
+}
+
+// A whole number from min to max in the environment variable `name`: unset or empty gives
+// `fallback`; anything else (not a number, trailing text, out of range) is said on stderr and
+// gives `fallback` too. Callers read it once per process.
+inline long environment_number(const char* name, long fallback, long min, long max) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return fallback;
+  const std::string_view text(env);
+  long value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc() && end == text.data() + text.size() && value >= min && value <= max) return value;
+  std::fprintf(stderr, "kagent: warning: %s must be a whole number from %ld to %ld, not '%s': using %ld\n", name, min,
+               max, env, fallback);
   return fallback;
 }
 

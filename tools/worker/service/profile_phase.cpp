@@ -23,27 +23,17 @@ namespace {
 profiler::RangeProfilerOptions counter_options() {
   profiler::RangeProfilerOptions o;
   o.keep_session = environment_switch("KAGENT_PROFILER_KEEP_SESSION", true);
-  // One counter pass by default: the speed-of-light metrics. The second pass (the FP instruction
-  // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
-  // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
-  o.max_passes = kWorkerCounterPasses;
   // Off: the counters' image always has room for max_ranges launches instead of twice the
   // traced call's (the cost benchmark's comparison, profiler-cost-fixed).
   o.size_to_launches = environment_switch("KAGENT_PROFILER_SIZE_RANGES", true);
-  if (const char* passes = std::getenv("KAGENT_PROFILER_PASSES"); passes && *passes) {
-    const long n = std::strtol(passes, nullptr, 10);
-    if (n >= 1 && n <= 16) o.max_passes = static_cast<size_t>(n);
-  }
+  // One counter pass by default: the speed-of-light metrics. The second pass (the FP instruction
+  // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
+  // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
+  o.max_passes = static_cast<size_t>(environment_number("KAGENT_PROFILER_PASSES", static_cast<long>(kWorkerCounterPasses), 1, 16));
   // Above this many launches a call's counters are one range over the whole call (default 32;
   // 0: one range per launch always, the cost benchmark's comparison).
-  if (const char* launches = std::getenv("KAGENT_PROFILER_PER_KERNEL_LAUNCHES"); launches && *launches) {
-    char* end = nullptr;
-    const long n = std::strtol(launches, &end, 10);
-    if (end && *end == '\0' && n >= 0 && n <= 4096)
-      o.per_kernel_launches = static_cast<size_t>(n);
-    else
-      std::fprintf(stderr, "kagent: warning: KAGENT_PROFILER_PER_KERNEL_LAUNCHES must be 0-4096, not '%s'\n", launches);
-  }
+  o.per_kernel_launches = static_cast<size_t>(environment_number(
+      "KAGENT_PROFILER_PER_KERNEL_LAUNCHES", static_cast<long>(o.per_kernel_launches), 0, 4096));
   return o;
 }
 
