@@ -548,10 +548,13 @@ RangeProfileResult RangeProfiler::profile(const std::function<void()>& run_once,
   // numOfRangeDropped). Once more with room for all.
   if (res.available && capacity < max_ranges && (res.ranges_dropped > 0 || res.ranges.size() >= capacity))
     again(max_ranges, false);
-  // More launches than the hint said, and at least per_kernel_launches: the call is one the hint
-  // would have sent to a whole-call range, and CUPTI may have dropped launches past its own limit
-  // unreported (32 of 67 with the worker's metrics). Once more as one range, for totals of every launch.
-  if (res.available && per_kernel > 0 && res.ranges.size() >= per_kernel && res.ranges.size() > expected_launches)
+  // More launches than the hint said, and more than per_kernel_launches: the call is one the hint
+  // would have sent to a whole-call range. So is one that came back with 32 ranges or more:
+  // CUPTI may have dropped launches past its own limit unreported (32 of 67 with the worker's
+  // metrics). Once more as one range, for totals of every launch.
+  constexpr size_t kAutoRangesCuptiMayCut = 32;
+  const size_t got = res.ranges.size();
+  if (res.available && per_kernel > 0 && got > expected_launches && (got > per_kernel || got >= kAutoRangesCuptiMayCut))
     again(1, true);
   return res;
 }

@@ -64,14 +64,17 @@ struct RangeProfilerOptions {
   bool size_to_launches = true;
   // Calls expected to launch more kernels than this get one range over the whole call
   // (CUPTI_UserRange) instead of one per launch (CUPTI_AutoRange); 0: always one per launch.
-  // Auto ranges serialise every launch in the window, counted or not: a level-3 answer of 67
-  // launches took 35 ms under them with room for 16, 32, 64 or 256 ranges alike, 3 ms as one
-  // range (H200). With the worker's metric set CUPTI 13 also returned counters for the first 32
-  // of those 67 launches only, no drop reported (40 launches with 3 metrics all came back), so
-  // per-kernel attribution was lost there anyway. One range gives the call's totals (DRAM
-  // traffic, speed of light) at about the cost of a plain call. A session configured for one
-  // mode refuses the other: a switch starts a new session (about 0.2 s on an H200).
-  size_t per_kernel_launches = 32;
+  // With an SM-level metric in the set (warps or issue active, IPC, L1 hit, tensor pipe: the
+  // worker's speed of light) every auto range costs about 1 ms on an H200, on top of the 15 ms
+  // that any counter costs per profile (Start 8, Stop 7); DRAM bytes and gpu__time_duration alone
+  // cost 0.05 ms per range (`profiler_probe --range-cost`, bench/profiler/RESULTS.md). So 24
+  // launches per kernel made a 42 ms profile and one range over them 16 ms, and a quick answer's
+  // evaluation is 0.24 s: more than 4 launches per kernel would put the profile past 10% of it.
+  // Past the limit the trace still times every kernel; the counters are the call's totals. With
+  // the worker's metrics CUPTI 13 also returned counters for only the first 32 of a call's 67
+  // launches, no drop reported. A session configured for one mode refuses the other: a switch
+  // starts a new session (about 0.2 s on an H200).
+  size_t per_kernel_launches = 4;
   // Keep the range profiler session (and its counter data image) enabled between calls. The
   // first Start of a session costs about 0.3 s on an H200, the profiled call 1 ms: kept, the
   // profile phase adds 9% to an evaluation instead of 150%, and timed medians stay the same

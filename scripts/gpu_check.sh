@@ -16,6 +16,7 @@
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
+#   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
 #   profiler-cost  the profiler's cost alone, with more pairs (PROFILER_COST_REPEATS, default 12, in
 #              long-lived workers; PROFILER_COST_TWO_WORKERS, default the same, in two workers side by side;
 #              PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
@@ -171,6 +172,7 @@ for suite in "${suites[@]}"; do
   evalcli) targets+=(kagent_eval_cli_gpu_tests) ;;
   hygiene) targets+=(kagent_hygiene_suite_tests) ;;
   ncu) targets+=(profiler_probe profiler_cost) ;;
+  range-cost) targets+=(profiler_probe) ;;
   profiler-cost | profiler-cost-fixed | profiler-cost-real) targets+=(profiler_cost) ;;
   realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence) targets+=(compile_answers) ;;
   esac
@@ -201,6 +203,8 @@ for suite in "${suites[@]}"; do
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
+  # What the range profiler's steps cost per profile by metric set, launches and range mode.
+  range-cost) run_suite range-cost 120 "range-cost" $B/profiler_probe --range-cost ;;
   ncu)
     run_suite ncu 120 "^probe|within|differ|kernels" env OUT="$OUT" bash scripts/ncu_check.sh $B
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats 4 --fresh 1 --json "$OUT/profiler_cost.json" ;;

@@ -3,8 +3,9 @@
 // Per example (examples/<name>.py with its .cu), side by side in one run so that machine drift
 // hits both alike:
 //  - one long-lived worker, as `kagent solve` keeps it, the profile on and off in alternate
-//    evaluations (after a warm-up: compile, spec, baselines cached). The ratio of these is the
-//    profile's cost: the per-process drift below does not enter it;
+//    evaluations (after a warm-up: compile, spec, baselines cached). The median of the pairs'
+//    differences over the median without is the profile's cost (Series::paired_ratio; the ratio
+//    of the two medians is shown beside it): the per-process drift below does not enter it;
 //  - two long-lived workers, one with the profile and one without, evaluations interleaved:
 //    whether a worker that keeps the range profiler's session times its candidate the same
 //    (the last two columns). Their eval times drift apart by a process's own state (its
@@ -72,6 +73,17 @@ struct Series {
     std::vector<double> v;
     for (const auto& s : profile ? on : off) v.push_back(s.*field);
     return median(v);
+  }
+  // 1 + the median of the paired differences (on minus off, evaluations i of each, adjacent in
+  // time) over the median without: the paired design's estimate. Unlike the ratio of the two
+  // medians it holds where a phase outside the profile is bimodal in both arms (a level-3
+  // answer's timing phase either meets its precision early or runs to its limit): a pair whose
+  // two evaluations took the same mode differs by the profile alone, and most pairs do.
+  double paired_ratio() const {
+    std::vector<double> d;
+    for (size_t i = 0; i < std::min(on.size(), off.size()); ++i) d.push_back(on[i].eval_s - off[i].eval_s);
+    const double base = med(false, &Sample::eval_s);
+    return base > 0 ? 1.0 + median(d) / base : 0.0;
   }
 };
 
@@ -264,6 +276,7 @@ int main(int argc, char** argv) {
 
   json all = json::object();
   std::vector<double> ratios_one, ratios_two, ratios_fresh;
+  std::vector<double> paired_one;  // each case's paired estimate in the one worker (Series::paired_ratio)
   std::vector<double> warm_on;  // each case's median evaluation in the one worker, the profile on
   std::vector<double> phase_share;  // each case's median profile phase over its median evaluation without
   std::printf("%-22s | %-36s | %-26s | %-36s | %s\n", "", "one worker, profile alternated", "two workers (on, off)",
@@ -316,6 +329,7 @@ int main(int argc, char** argv) {
       }
       const double o_off = one_worker.med(false, &Sample::eval_s), o_on = one_worker.med(true, &Sample::eval_s);
       ratios_one.push_back(o_on / o_off);
+      paired_one.push_back(one_worker.paired_ratio());
       warm_on.push_back(o_on);
       phase_share.push_back(one_worker.med(true, &Sample::profile_s) / o_off);
       std::string two_cols = fmt::format("{:>8} {:>8} {:>6}", "-", "-", "-");
@@ -367,6 +381,10 @@ int main(int argc, char** argv) {
       std::printf("%-22s   profile phase steps (median ms):%s\n", "", profile_text.c_str());
       std::printf("%-22s   phases on minus off (median ms):%s; outside the profile phase %+.1f\n", "",
                   phase_text.c_str(), outside);
+      std::printf("%-22s   paired (median of on minus off over %zu adjacent pairs): x%.3f; profile phase %.1f%% of "
+                  "the evaluation without it\n",
+                  "", std::min(one_worker.on.size(), one_worker.off.size()), paired_one.back(),
+                  100 * phase_share.back());
       // Where a warm evaluation's time goes, and what the case cost (the warm-up holds the
       // compile, the spec, the fp64 truth and the baselines: once per problem).
       std::printf("%-22s   phases, profile off (median ms):%s; wall per evaluation %.3f s\n", "", phase_abs_text.c_str(),
@@ -394,16 +412,18 @@ int main(int argc, char** argv) {
   }
   constexpr double kTarget = 1.10;  // issue 27: the profile adds at most 10% to an evaluation
   const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-  std::printf("profiler cost: eval time x%.2f with the profile in one long-lived worker (worst of %zu %s; "
-              "median x%.2f); the profile phase alone %.1f%% of an evaluation (median; worst %.1f%%); "
-              "warm evaluation with it and every guard p50 %.3f s, max %.3f s",
-              worst(ratios_one), ratios_one.size(), answers_arg.empty() ? "examples" : "real answers",
-              median(ratios_one), 100 * median(phase_share), 100 * worst(phase_share), median(warm_on), worst(warm_on));
+  std::printf("profiler cost: eval time x%.2f with the profile in one long-lived worker (paired, worst of %zu %s; "
+              "median x%.2f; ratio of medians worst x%.2f, median x%.2f); the profile phase alone %.1f%% of an "
+              "evaluation (median; worst %.1f%%); warm evaluation with it and every guard p50 %.3f s, max %.3f s",
+              worst(paired_one), paired_one.size(), answers_arg.empty() ? "examples" : "real answers",
+              median(paired_one), worst(ratios_one), median(ratios_one), 100 * median(phase_share),
+              100 * worst(phase_share), median(warm_on), worst(warm_on));
   if (!ratios_two.empty())
     std::printf("; two workers x%.2f (median)", median(ratios_two));
   if (!ratios_fresh.empty())
     std::printf(", x%.2f in a fresh worker (median)", median(ratios_fresh));
-  const bool met = worst(ratios_one) <= kTarget;
+  // Judged on the paired estimate and on the phase itself: both within the target for every case.
+  const bool met = worst(paired_one) <= kTarget && worst(phase_share) <= kTarget - 1.0;
   std::printf("; target at most x%.2f -> %s\n", kTarget, met ? "met" : "NOT met");
   return met ? 0 : 1;
 }

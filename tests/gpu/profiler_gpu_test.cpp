@@ -263,6 +263,9 @@ TEST_CASE("range profiler: reused across calls, a failing call passes its except
   KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
   RangeProfilerOptions opts;
   opts.metrics = {metric::kDuration, metric::kDramRead, metric::kDramWrite};
+  // Room for 20 launches per kernel: DRAM counters alone cost little per range (the worker's
+  // speed-of-light set about 1 ms each, hence its default of 4).
+  opts.per_kernel_launches = 32;
   std::optional<RangeProfiler> kept(std::in_place, opts);  // keeps its session: ended below before the one-offs
   RangeProfiler& profiler = *kept;
   // Nothing launched: no ranges, and no exception either way.

@@ -6,9 +6,16 @@
 // no flush, both shown for contrast.
 // With --no-profile it only runs them (warm-up, then the measured launch), for
 // scripts/ncu_check.sh to measure the same launches under Nsight Compute.
+// With --range-cost it measures instead what the range profiler's steps cost per profile, by
+// metric set, launches per call and range mode, on small launches like a quick answer's:
+//   range-cost set=<name> launches=<n> mode=<kernel|call> total_ms=.. start_ms=.. call_ms=.. stop_ms=.. other_ms=..
 #include <cstdio>
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -43,22 +50,104 @@ size_t l2_bytes() {
   return static_cast<size_t>(l2 > 0 ? l2 : 1 << 20);
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// --range-cost: the medians of 9 profiles (after one warm-up profile) for each case.
+int range_cost() {
+  namespace m = kagent::profiler::metric;
+  const int64_t n = int64_t{1} << 20;  // 4 MiB: a few microseconds per launch, like a small answer's kernels
+  DeviceBuffer x(n * 4), y(n * 4);
+  check(cudaMemset(x.p, 0, n * 4), "cudaMemset");
+  kagent::L2Flush l2;
+  const auto flush = [&] {
+    l2.flush(nullptr);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  };
+  kagent_probe::launch_scale_bias(x.f(), y.f(), n, 2.0f, 1.0f, nullptr);  // module loading
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  const std::vector<std::string> worker = {m::kDuration, m::kDramRead,    m::kDramWrite, m::kDramPct, m::kWarpsActive,
+                                           m::kIssueActive, m::kIpc, m::kL1Hit,
+                                           std::string(m::kTensorPct) + "|sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"};
+  struct Case {
+    std::string set;
+    std::vector<std::string> metrics;
+    size_t launches;
+    bool whole_call;
+  };
+  std::vector<Case> cases = {{"duration", {m::kDuration}, 6, false},
+                             {"dram3", {m::kDuration, m::kDramRead, m::kDramWrite}, 6, false}};
+  for (size_t i = 3; i < worker.size(); ++i)
+    cases.push_back({"dram3+" + worker[i].substr(0, worker[i].find('.')), {m::kDuration, m::kDramRead, m::kDramWrite, worker[i]}, 6, false});
+  for (size_t launches : {1, 6, 12, 24}) cases.push_back({"worker", worker, launches, false});
+  for (size_t launches : {6, 24}) cases.push_back({"worker", worker, launches, true});
+  cases.push_back({"duration", {m::kDuration}, 24, false});
+  for (const auto& c : cases) {
+    kagent::profiler::RangeProfilerOptions opts;
+    opts.metrics = c.metrics;
+    opts.max_passes = 1;
+    opts.per_kernel_launches = c.whole_call ? 1 : 0;
+    kagent::profiler::RangeProfiler counters(opts);
+    const auto call = [&] {
+      for (size_t i = 0; i < c.launches; ++i) kagent_probe::launch_scale_bias(x.f(), y.f(), n, 2.0f, 1.0f, nullptr);
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    };
+    std::map<std::string, std::vector<double>> steps;
+    std::vector<double> total;
+    size_t ranges = 0, passes = 0;
+    for (int rep = 0; rep < 10; ++rep) {
+      const auto r = counters.profile(call, flush, c.launches);
+      if (!r.available) {
+        std::printf("range-cost counters unavailable: %s (%s)\n", r.status.c_str(), r.reason.c_str());
+        return 3;
+      }
+      if (rep == 0) continue;  // the session's first Start
+      ranges = r.ranges.size();
+      passes = r.passes;
+      total.push_back(1e3 * r.seconds);
+      for (const auto& [k, v] : r.step_seconds) steps[k].push_back(1e3 * v);
+    }
+    const double start = median(steps["start"]), stop = median(steps["stop"]), called = median(steps["call"]);
+    const double t = median(total);
+    std::printf("range-cost set=%s launches=%zu mode=%s ranges=%zu passes=%zu total_ms=%.2f start_ms=%.2f call_ms=%.2f "
+                "stop_ms=%.2f other_ms=%.2f\n",
+                c.set.c_str(), c.launches, c.whole_call ? "call" : "kernel", ranges, passes, t, start, called, stop,
+                t - start - called - stop);
+  }
+  // The same call with no profiler, for the call step's baseline.
+  std::vector<double> plain;
+  for (int rep = 0; rep < 10; ++rep) {
+    flush();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 24; ++i) kagent_probe::launch_scale_bias(x.f(), y.f(), n, 2.0f, 1.0f, nullptr);
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    plain.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::printf("range-cost plain call of 24 launches: %.3f ms\n", median(plain));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool profile = true;
+  bool range_cost_only = false;
   int64_t elements = int64_t{64} << 20;
   int gemm_n = 2048;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--no-profile")) profile = false;
+    else if (!std::strcmp(argv[i], "--range-cost")) range_cost_only = true;
     else if (!std::strcmp(argv[i], "--elements") && i + 1 < argc) elements = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--gemm") && i + 1 < argc) gemm_n = std::stoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: profiler_probe [--no-profile] [--elements N] [--gemm N]\n");
+      std::fprintf(stderr, "usage: profiler_probe [--no-profile | --range-cost] [--elements N] [--gemm N]\n");
       return 2;
     }
   }
   try {
+    if (range_cost_only) return range_cost();
     DeviceBuffer x(elements * 4), y(elements * 4);
     const size_t gemm_bytes = static_cast<size_t>(gemm_n) * gemm_n * 4;
     DeviceBuffer a(gemm_bytes), b(gemm_bytes), c(gemm_bytes);
