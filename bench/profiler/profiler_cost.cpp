@@ -3,9 +3,10 @@
 // Per example (examples/<name>.py with its .cu), side by side in one run so that machine drift
 // hits both alike:
 //  - one long-lived worker, as `kagent solve` keeps it, the profile on and off in alternate
-//    evaluations (after a warm-up: compile, spec, baselines cached). The median of the pairs'
-//    differences over the median without is the profile's cost (Series::paired_ratio; the ratio
-//    of the two medians is shown beside it): the per-process drift below does not enter it;
+//    evaluations (after a warm-up: compile, spec, baselines cached). The profile's cost is its
+//    phase plus its effect on the rest of the evaluation, from the pairs of every case pooled;
+//    each case's end-to-end paired estimate and ratio of medians are shown beside it. The
+//    per-process drift below does not enter them;
 //  - two long-lived workers, one with the profile and one without, evaluations interleaved:
 //    whether a worker that keeps the range profiler's session times its candidate the same
 //    (the last two columns). Their eval times drift apart by a process's own state (its
@@ -34,6 +35,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -55,6 +57,20 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// The median's 90% interval by bootstrap (fixed seed: the same samples give the same interval).
+std::pair<double, double> median_interval(const std::vector<double>& v) {
+  if (v.empty()) return {0, 0};
+  std::mt19937 rng(27);
+  std::uniform_int_distribution<size_t> pick(0, v.size() - 1);
+  std::vector<double> medians, resample(v.size());
+  for (int b = 0; b < 4000; ++b) {
+    for (auto& x : resample) x = v[pick(rng)];
+    medians.push_back(median(resample));
+  }
+  std::sort(medians.begin(), medians.end());
+  return {medians[medians.size() / 20], medians[medians.size() - 1 - medians.size() / 20]};
 }
 
 struct Sample {
@@ -84,6 +100,15 @@ struct Series {
     for (size_t i = 0; i < std::min(on.size(), off.size()); ++i) d.push_back(on[i].eval_s - off[i].eval_s);
     const double base = med(false, &Sample::eval_s);
     return base > 0 ? 1.0 + median(d) / base : 0.0;
+  }
+  // Per pair, what the evaluation outside its profile phase took with the profile minus without,
+  // over the median evaluation without: the profile's effect on everything else (zero if none).
+  std::vector<double> outside_effects() const {
+    std::vector<double> d;
+    const double base = med(false, &Sample::eval_s);
+    for (size_t i = 0; base > 0 && i < std::min(on.size(), off.size()); ++i)
+      d.push_back(((on[i].eval_s - on[i].profile_s) - (off[i].eval_s - off[i].profile_s)) / base);
+    return d;
   }
 };
 
@@ -277,6 +302,7 @@ int main(int argc, char** argv) {
   json all = json::object();
   std::vector<double> ratios_one, ratios_two, ratios_fresh;
   std::vector<double> paired_one;  // each case's paired estimate in the one worker (Series::paired_ratio)
+  std::vector<double> outside_all;  // every pair's Series::outside_effects, all cases pooled
   std::vector<double> warm_on;  // each case's median evaluation in the one worker, the profile on
   std::vector<double> phase_share;  // each case's median profile phase over its median evaluation without
   std::printf("%-22s | %-36s | %-26s | %-36s | %s\n", "", "one worker, profile alternated", "two workers (on, off)",
@@ -330,6 +356,8 @@ int main(int argc, char** argv) {
       const double o_off = one_worker.med(false, &Sample::eval_s), o_on = one_worker.med(true, &Sample::eval_s);
       ratios_one.push_back(o_on / o_off);
       paired_one.push_back(one_worker.paired_ratio());
+      const std::vector<double> outside_case = one_worker.outside_effects();
+      outside_all.insert(outside_all.end(), outside_case.begin(), outside_case.end());
       warm_on.push_back(o_on);
       phase_share.push_back(one_worker.med(true, &Sample::profile_s) / o_off);
       std::string two_cols = fmt::format("{:>8} {:>8} {:>6}", "-", "-", "-");
@@ -381,10 +409,11 @@ int main(int argc, char** argv) {
       std::printf("%-22s   profile phase steps (median ms):%s\n", "", profile_text.c_str());
       std::printf("%-22s   phases on minus off (median ms):%s; outside the profile phase %+.1f\n", "",
                   phase_text.c_str(), outside);
+      const auto [case_lo, case_hi] = median_interval(outside_case);
       std::printf("%-22s   paired (median of on minus off over %zu adjacent pairs): x%.3f; profile phase %.1f%% of "
-                  "the evaluation without it\n",
-                  "", std::min(one_worker.on.size(), one_worker.off.size()), paired_one.back(),
-                  100 * phase_share.back());
+                  "the evaluation without it; outside it %+.1f%% (90%% interval %+.1f%% to %+.1f%%)\n",
+                  "", outside_case.size(), paired_one.back(), 100 * phase_share.back(), 100 * median(outside_case),
+                  100 * case_lo, 100 * case_hi);
       // Where a warm evaluation's time goes, and what the case cost (the warm-up holds the
       // compile, the spec, the fp64 truth and the baselines: once per problem).
       std::printf("%-22s   phases, profile off (median ms):%s; wall per evaluation %.3f s\n", "", phase_abs_text.c_str(),
@@ -411,19 +440,26 @@ int main(int argc, char** argv) {
     return 1;
   }
   constexpr double kTarget = 1.10;  // issue 27: the profile adds at most 10% to an evaluation
+  const auto [outside_lo, outside_hi] = median_interval(outside_all);
   const auto worst = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
-  std::printf("profiler cost: eval time x%.2f with the profile in one long-lived worker (paired, worst of %zu %s; "
-              "median x%.2f; ratio of medians worst x%.2f, median x%.2f); the profile phase alone %.1f%% of an "
-              "evaluation (median; worst %.1f%%); warm evaluation with it and every guard p50 %.3f s, max %.3f s",
-              worst(paired_one), paired_one.size(), answers_arg.empty() ? "examples" : "real answers",
-              median(paired_one), worst(ratios_one), median(ratios_one), 100 * median(phase_share),
-              100 * worst(phase_share), median(warm_on), worst(warm_on));
+  // The profile's cost: its own phase, measured in every evaluation, plus what it does to the
+  // rest of the evaluation, estimated from every pair of every case pooled. A single case's
+  // end-to-end estimate cannot resolve 10% where its evaluations vary by more (a level-3
+  // answer's CPU-side phases wander by +-30% with and without the profile alike).
+  const double outside = median(outside_all);
+  const double cost = worst(phase_share) + std::max(0.0, outside);
+  std::printf("profiler cost: +%.1f%% of an evaluation at worst over %zu %s (the profile phase %.1f%%, median %.1f%%; "
+              "the rest of the evaluation %+.1f%%, 90%% interval %+.1f%% to %+.1f%%, %zu pairs pooled); end to end "
+              "in one long-lived worker x%.2f median, worst x%.2f paired, x%.2f ratio of medians; warm evaluation with "
+              "it and every guard p50 %.3f s, max %.3f s",
+              100 * cost, phase_share.size(), answers_arg.empty() ? "examples" : "real answers", 100 * worst(phase_share),
+              100 * median(phase_share), 100 * outside, 100 * outside_lo, 100 * outside_hi, outside_all.size(),
+              median(paired_one), worst(paired_one), worst(ratios_one), median(warm_on), worst(warm_on));
   if (!ratios_two.empty())
     std::printf("; two workers x%.2f (median)", median(ratios_two));
   if (!ratios_fresh.empty())
     std::printf(", x%.2f in a fresh worker (median)", median(ratios_fresh));
-  // Judged on the paired estimate and on the phase itself: both within the target for every case.
-  const bool met = worst(paired_one) <= kTarget && worst(phase_share) <= kTarget - 1.0;
+  const bool met = cost <= kTarget - 1.0;
   std::printf("; target at most x%.2f -> %s\n", kTarget, met ? "met" : "NOT met");
   return met ? 0 : 1;
 }
