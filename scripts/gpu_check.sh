@@ -19,7 +19,7 @@
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
 #   profiler-cost  the profiler's cost alone, with more pairs (PROFILER_COST_REPEATS, default 12, in
 #              long-lived workers; PROFILER_COST_TWO_WORKERS, default the same, in two workers side by side;
-#              PROFILER_COST_FRESH, default 0, fresh ones) (~1.5 min)
+#              PROFILER_COST_FRESH, default 0, fresh ones; PROFILER_COST_EXAMPLES, names, default all) (~1.5 min)
 #   profiler-cost-real  the same on six real answers of .carry/realworld (PROFILER_COST_ANSWERS, stems;
 #              8 pairs in one worker): the profile's cost and the warm evaluation on real problems (~5 min)
 #   profiler-cost-fixed  the same with the counters' image always sized for 256 launches, as before
@@ -211,7 +211,8 @@ for suite in "${suites[@]}"; do
   profiler-cost)
     run_suite profiler-cost 330 "." $B/profiler_cost --repeats "${PROFILER_COST_REPEATS:-12}" \
       --two-workers "${PROFILER_COST_TWO_WORKERS:-${PROFILER_COST_REPEATS:-12}}" \
-      --fresh "${PROFILER_COST_FRESH:-0}" --json "$OUT/profiler_cost.json" ;;
+      --fresh "${PROFILER_COST_FRESH:-0}" ${PROFILER_COST_EXAMPLES:+--examples "$PROFILER_COST_EXAMPLES"} \
+      --json "$OUT/profiler_cost.json" ;;
   profiler-cost-real)
     # Real model answers (KernelBench format) on their problems at the official sizes, two per
     # level; l3_p18_gpt4o (67 launches) and l3_p10_deepseekcoder (619) get counters over the whole call.
