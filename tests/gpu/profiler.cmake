@@ -14,6 +14,9 @@ kagent_add_test(kagent_profiler_gpu_tests
   DEPS kagent_profiler kagent_profiler_test_kernels kagent_timer
   GPU)
 set_target_properties(kagent_profiler_gpu_tests PROPERTIES BUILD_RPATH "${TORCH_INSTALL_PREFIX}/lib")
+# The busy-counters case runs profiler_probe --hold-counters as the other process.
+target_compile_definitions(kagent_profiler_gpu_tests PRIVATE KAGENT_PROFILER_PROBE="$<TARGET_FILE:profiler_probe>")
+add_dependencies(kagent_profiler_gpu_tests profiler_probe)
 
 add_executable(profiler_probe ${CMAKE_CURRENT_LIST_DIR}/profiler_probe.cpp)
 target_compile_options(profiler_probe PRIVATE ${KAGENT_WARNINGS})

@@ -6,6 +6,9 @@
 // no flush, both shown for contrast.
 // With --no-profile it only runs them (warm-up, then the measured launch), for
 // scripts/ncu_check.sh to measure the same launches under Nsight Compute.
+// With --hold-counters S it profiles one launch, keeps the range profiler's session (and with
+// it the GPU's counters) for S seconds after printing "holding", then exits: another process's
+// profiles meanwhile find the counters busy (the profiler's GPU test).
 // With --range-cost it measures instead what the range profiler's steps cost per profile, by
 // metric set, launches per call and range mode, on small launches like a quick answer's:
 //   range-cost set=<name> launches=<n> mode=<kernel|call> total_ms=.. start_ms=.. call_ms=.. stop_ms=.. other_ms=..
@@ -18,6 +21,7 @@
 #include <vector>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <cuda_runtime_api.h>
 
@@ -53,6 +57,30 @@ size_t l2_bytes() {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// --hold-counters: the counters held by a kept session for `seconds`.
+int hold_counters(double seconds) {
+  const int64_t n = int64_t{1} << 20;
+  DeviceBuffer x(n * 4), y(n * 4);
+  check(cudaMemset(x.p, 0, n * 4), "cudaMemset");
+  kagent::profiler::RangeProfilerOptions opts;
+  opts.metrics = {kagent::profiler::metric::kDuration, kagent::profiler::metric::kDramRead};
+  kagent::profiler::RangeProfiler counters(opts);  // keep_session: held until it is destroyed
+  const auto r = counters.profile(
+      [&] {
+        kagent_probe::launch_scale_bias(x.f(), y.f(), n, 2.0f, 1.0f, nullptr);
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      },
+      nullptr, 1);
+  if (!r.available) {
+    std::printf("probe counters unavailable: %s (%s)\n", r.status.c_str(), r.reason.c_str());
+    return 3;
+  }
+  std::printf("holding\n");
+  std::fflush(stdout);
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  return 0;
 }
 
 // --range-cost: the medians of 9 profiles (after one warm-up profile) for each case.
@@ -134,20 +162,23 @@ int range_cost() {
 int main(int argc, char** argv) {
   bool profile = true;
   bool range_cost_only = false;
+  double hold_seconds = 0;
   int64_t elements = int64_t{64} << 20;
   int gemm_n = 2048;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--no-profile")) profile = false;
     else if (!std::strcmp(argv[i], "--range-cost")) range_cost_only = true;
+    else if (!std::strcmp(argv[i], "--hold-counters") && i + 1 < argc) hold_seconds = std::stod(argv[++i]);
     else if (!std::strcmp(argv[i], "--elements") && i + 1 < argc) elements = std::stoll(argv[++i]);
     else if (!std::strcmp(argv[i], "--gemm") && i + 1 < argc) gemm_n = std::stoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: profiler_probe [--no-profile | --range-cost] [--elements N] [--gemm N]\n");
+      std::fprintf(stderr, "usage: profiler_probe [--no-profile | --range-cost | --hold-counters S] [--elements N] [--gemm N]\n");
       return 2;
     }
   }
   try {
     if (range_cost_only) return range_cost();
+    if (hold_seconds > 0) return hold_counters(hold_seconds);
     DeviceBuffer x(elements * 4), y(elements * 4);
     const size_t gemm_bytes = static_cast<size_t>(gemm_n) * gemm_n * 4;
     DeviceBuffer a(gemm_bytes), b(gemm_bytes), c(gemm_bytes);
