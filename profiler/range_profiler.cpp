@@ -579,9 +579,10 @@ RangeProfileResult RangeProfiler::profile_once(const std::function<void()>& run_
     // (keep_session) holds them until its worker ends.
     res.reason = busy ? std::string(kCountersBusy) + " (" + e.what() + ")" : e.what();
     if (busy && setup_) {
-      // Another process holds the counters: nothing on the host side is wrong, and rebuilding it
-      // cost a sibling worker 0.4-0.5 s of every evaluation. Only the session goes (the next
-      // profile asks again), with the images made for it.
+      // Another process holds the counters (CUPTI says so at the session's Enable or Start, where
+      // this profiler's session had ended: keep_session off, a mode switch). The host side is
+      // sound and cost up to 0.4 s to build: only the session goes, with the images made for it,
+      // and the next profile asks again (22 ms an attempt on an H200).
       setup_->session.reset();
       setup_->images.clear();
     } else {

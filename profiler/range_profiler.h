@@ -68,7 +68,7 @@ struct RangeProfilerOptions {
   // worker's speed of light) every auto range costs about 1 ms on an H200, on top of the 15 ms
   // that any counter costs per profile (Start 8, Stop 7); DRAM bytes and gpu__time_duration alone
   // cost 0.05 ms per range (`profiler_probe --range-cost`, bench/profiler/RESULTS.md). So 24
-  // launches per kernel made a 42 ms profile and one range over them 16 ms, and a quick answer's
+  // launches per kernel made a 37-42 ms profile and one range over them 16 ms, and a quick answer's
   // evaluation is 0.24 s: more than 4 launches per kernel would put the profile past 10% of it.
   // Past the limit the trace still times every kernel; the counters are the call's totals. With
   // the worker's metrics CUPTI 13 also returned counters for only the first 32 of a call's 67

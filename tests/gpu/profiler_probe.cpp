@@ -13,7 +13,6 @@
 // metric set, launches per call and range mode, on small launches like a quick answer's:
 //   range-cost set=<name> launches=<n> mode=<kernel|call> total_ms=.. start_ms=.. call_ms=.. stop_ms=.. other_ms=..
 #include <cstdio>
-#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -27,6 +26,7 @@
 
 #include "profiler/range_profiler.h"
 #include "timer/l2_flush.h"
+#include "timer/statistics.h"
 
 #include <ATen/ATen.h>
 #include "profiler_kernels.h"
@@ -52,11 +52,6 @@ size_t l2_bytes() {
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "cudaDeviceGetAttribute");
   return static_cast<size_t>(l2 > 0 ? l2 : 1 << 20);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 // --hold-counters: the counters held by a kept session for `seconds`.
@@ -137,8 +132,9 @@ int range_cost() {
       total.push_back(1e3 * r.seconds);
       for (const auto& [k, v] : r.step_seconds) steps[k].push_back(1e3 * v);
     }
-    const double start = median(steps["start"]), stop = median(steps["stop"]), called = median(steps["call"]);
-    const double t = median(total);
+    const auto med = [&](const char* step) { return kagent::stats::median(steps[step]); };
+    const double start = med("start"), stop = med("stop"), called = med("call");
+    const double t = kagent::stats::median(total);
     std::printf("range-cost set=%s launches=%zu mode=%s ranges=%zu passes=%zu total_ms=%.2f start_ms=%.2f call_ms=%.2f "
                 "stop_ms=%.2f other_ms=%.2f\n",
                 c.set.c_str(), c.launches, c.whole_call ? "call" : "kernel", ranges, passes, t, start, called, stop,
@@ -153,7 +149,7 @@ int range_cost() {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     plain.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::printf("range-cost plain call of 24 launches: %.3f ms\n", median(plain));
+  std::printf("range-cost plain call of 24 launches: %.3f ms\n", kagent::stats::median(plain));
   return 0;
 }
 
