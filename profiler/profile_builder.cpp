@@ -331,8 +331,8 @@ json build_profile(const ProfileCapture& cap, const ProfileContext& ctx) {
     p["io"] = io;
   }
 
-  // The candidate's bound call: its own kernels (all kernels when none is own), weighted by time.
-  // The candidate's own kernels where counters are per kernel and some are its own; else the totals.
+  // The candidate's bound call and roofline, weighted by time: its own kernels where counters are
+  // per kernel and some are its own; else the totals (all kernels, the whole call, or the first N).
   const bool use_own = matched && own_counters.ranges() > 0;
   const CounterSum& call_counters = use_own ? own_counters : all_counters;
   const std::string call_scope = use_own ? "own kernels" : totals_scope;

@@ -96,18 +96,23 @@ struct Series {
   // answer's timing phase either meets its precision early or runs to its limit): a pair whose
   // two evaluations took the same mode differs by the profile alone, and most pairs do.
   double paired_ratio() const {
-    std::vector<double> d;
-    for (size_t i = 0; i < std::min(on.size(), off.size()); ++i) d.push_back(on[i].eval_s - off[i].eval_s);
-    const double base = med(false, &Sample::eval_s);
-    return base > 0 ? 1.0 + median(d) / base : 0.0;
+    const std::vector<double> d = relative_differences([](const Sample& s) { return s.eval_s; });
+    return d.empty() ? 0.0 : 1.0 + median(d);
   }
   // Per pair, what the evaluation outside its profile phase took with the profile minus without,
   // over the median evaluation without: the profile's effect on everything else (zero if none).
   std::vector<double> outside_effects() const {
+    return relative_differences([](const Sample& s) { return s.eval_s - s.profile_s; });
+  }
+
+ private:
+  // Per adjacent pair, `part(on) - part(off)` over the median evaluation without; empty without one.
+  template <class Part>
+  std::vector<double> relative_differences(Part part) const {
     std::vector<double> d;
     const double base = med(false, &Sample::eval_s);
     for (size_t i = 0; base > 0 && i < std::min(on.size(), off.size()); ++i)
-      d.push_back(((on[i].eval_s - on[i].profile_s) - (off[i].eval_s - off[i].profile_s)) / base);
+      d.push_back((part(on[i]) - part(off[i])) / base);
     return d;
   }
 };

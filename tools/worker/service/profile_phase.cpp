@@ -30,8 +30,8 @@ profiler::RangeProfilerOptions counter_options() {
   // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
   // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
   o.max_passes = static_cast<size_t>(environment_number("KAGENT_PROFILER_PASSES", static_cast<long>(kWorkerCounterPasses), 1, 16));
-  // Above this many launches a call's counters are one range over the whole call (default 32;
-  // 0: one range per launch always, the cost benchmark's comparison).
+  // Above this many launches a call's counters are one range over the whole call (default
+  // RangeProfilerOptions::per_kernel_launches; 0: one range per launch always).
   o.per_kernel_launches = static_cast<size_t>(environment_number(
       "KAGENT_PROFILER_PER_KERNEL_LAUNCHES", static_cast<long>(o.per_kernel_launches), 0, 4096));
   return o;
