@@ -13,6 +13,7 @@
 // metric set, launches per call and range mode, on small launches like a quick answer's:
 //   range-cost set=<name> launches=<n> mode=<kernel|call> total_ms=.. start_ms=.. call_ms=.. stop_ms=.. other_ms=..
 #include <cstdio>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -153,6 +154,14 @@ int range_cost() {
   return 0;
 }
 
+// `text` as a whole number or decimal of T's type into `out`; false when it is not one.
+template <class T>
+bool number_arg(const char* text, T& out) {
+  const char* end = text + std::strlen(text);
+  const auto [stop, ec] = std::from_chars(text, end, out);
+  return ec == std::errc() && stop == end;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,16 +170,22 @@ int main(int argc, char** argv) {
   double hold_seconds = 0;
   int64_t elements = int64_t{64} << 20;
   int gemm_n = 2048;
-  for (int i = 1; i < argc; ++i) {
+  bool ok = true;
+  for (int i = 1; ok && i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--no-profile")) profile = false;
     else if (!std::strcmp(argv[i], "--range-cost")) range_cost_only = true;
-    else if (!std::strcmp(argv[i], "--hold-counters") && i + 1 < argc) hold_seconds = std::stod(argv[++i]);
-    else if (!std::strcmp(argv[i], "--elements") && i + 1 < argc) elements = std::stoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--gemm") && i + 1 < argc) gemm_n = std::stoi(argv[++i]);
-    else {
-      std::fprintf(stderr, "usage: profiler_probe [--no-profile | --range-cost | --hold-counters S] [--elements N] [--gemm N]\n");
-      return 2;
-    }
+    else if (!std::strcmp(argv[i], "--hold-counters") && has_value)
+      ok = number_arg(argv[++i], hold_seconds) && hold_seconds > 0;
+    else if (!std::strcmp(argv[i], "--elements") && has_value) ok = number_arg(argv[++i], elements) && elements > 0;
+    else if (!std::strcmp(argv[i], "--gemm") && has_value) ok = number_arg(argv[++i], gemm_n) && gemm_n > 0;
+    else ok = false;
+  }
+  if (!ok) {
+    std::fprintf(stderr,
+                 "usage: profiler_probe [--no-profile | --range-cost | --hold-counters S] [--elements N] [--gemm N] "
+                 "(S, N: positive numbers)\n");
+    return 2;
   }
   try {
     if (range_cost_only) return range_cost();
