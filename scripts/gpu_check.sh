@@ -12,7 +12,10 @@
 #   guards     the reward-hack guard suite: every hack of tests/gpu/hacks caught (KernelBench
 #              problems at official sizes among them), every correct kernel clean (~6 min: torch
 #              builds each KernelBench-format entry's extension in the worker, ~45 s apiece)
-#   sandbox    the sandbox suite (~1 min)
+#   sandbox    the sandbox suite: the kit, then every act at every moment (import, __init__, first
+#              call, thread, child), twice in one worker and by 4 workers at once (~4 min)
+#   sandbox-mechanisms  which process limits CUDA tolerates here (pids cgroup, PID and user
+#              namespaces), and `kagent eval`'s sandbox section (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
@@ -197,7 +200,9 @@ for suite in "${suites[@]}"; do
   cpu) run_suite cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8 ;;
   verdicts) run_suite verdicts 480 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
   guards) run_suite guards 480 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
-  sandbox) run_suite sandbox 150 "Sandbox suite:|^FAIL" $B/tests/gpu/kagent_sandbox_suite_tests ;;
+  sandbox) run_suite sandbox 420 "Sandbox suite:|Sandbox acts:|^FAIL|sandbox section:" $B/tests/gpu/kagent_sandbox_suite_tests ;;
+  sandbox-mechanisms) run_suite sandbox-mechanisms 300 "^mechanism|^kernel|mount:|^exit|^correct|^runtime|\"mechanism\"|why" \
+    env BUILD=$B PY="$PY" bash scripts/sandbox_mechanisms.sh ;;
   timer)
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests

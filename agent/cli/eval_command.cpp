@@ -17,6 +17,7 @@
 #include "result/exit_status.h"
 
 namespace kagent::cli {
+#include "sandbox/sandbox_section.h"
 
 namespace fs = std::filesystem;
 
@@ -36,6 +37,13 @@ int finish(const EvalArgs& a, EvalResult r, const std::string& title, const Prob
   const std::string mode = mode_summary(spec);
   if (a.json) {
     nlohmann::json j = r;
+  // A property no mechanism held in the worker that ran the candidate: said, whatever the verdict.
+  if (const auto unheld = sandbox::unheld_properties(r.sandbox); !unheld.empty()) {
+    std::string what;
+    for (const auto& p : unheld)
+      what += fmt::format("{}{} ({})", what.empty() ? "" : "; ", p, r.sandbox["properties"][p].value("why", ""));
+    print_warning("eval", "the sandbox held no mechanism for: " + what);
+  }
     j["exit_status"] = code;
     if (spec.training) j["model_mode"] = {{"training", *spec.training}, {"mode_modules", spec.mode_modules}};
     std::cout << j.dump(2) << std::endl;
@@ -104,6 +112,7 @@ int run_eval(const EvalArgs& a) {
   return finish(a, got, title, session.spec(), started_s);
 }
 
+  if (got.reason == reason::kSandboxUnmet) return fail_line(a, exit_status::kSandboxUnmet, "refused: " + got.message, got);
 }  // namespace
 
 Command add_eval_command(CLI::App& app) {

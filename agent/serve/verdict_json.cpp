@@ -37,7 +37,8 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
     return {{"status", "format_error"}, {"reason", fe ? fe->kind : ""}, {"message", fe ? fe->message : ""},
             {"compiled", false}, {"correct", false}, {"speedup_eager", nullptr}, {"speedup_compiled", nullptr},
             {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
-            {"policy", to_string(policy)}, {"verdicts", nullptr}, {"own_kernel_share", nullptr}, {"turn", turn}};
+            {"policy", to_string(policy)}, {"verdicts", nullptr}, {"own_kernel_share", nullptr},
+            {"sandbox", {{"candidate_ran", false}, {"why", "the answer held no code to run"}}}, {"turn", turn}};
   const auto o = rollout::outcome_of(*r, false, policy);
   const PolicyVerdict v = verdict_under(*r, policy);
   const bool not_run = r->reason == reason::kNoGpu;
@@ -57,6 +58,9 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
           {"policy", to_string(policy)},
           {"verdicts", not_run ? json(nullptr) : verdicts_json(*r)},
           {"own_kernel_share", json_or_null(r->own_kernel_share)},
+          // What held the candidate's code in the worker that ran it (sandbox/sandbox_section.h).
+          {"sandbox", r->sandbox.is_null() ? json{{"candidate_ran", false}, {"why", "no candidate code ran in a worker"}}
+                                           : r->sandbox},
           {"turn", turn}};
 }
 
@@ -78,6 +82,7 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::op
           {"decoy_kernel", flagged},
           {"guards", m["guards"]},
           {"policy", m["policy"]},
+          {"sandbox", m["sandbox"]},
           {"verdicts", m["verdicts"]},
           {"own_kernel_share", m["own_kernel_share"]},
           {"reward", reward_json(reward)},

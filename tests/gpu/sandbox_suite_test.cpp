@@ -18,6 +18,8 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -196,4 +198,130 @@ TEST_CASE("Sandbox suite: forbidden host code is blocked and reported; the next 
   }
   std::cout << fmt::format("Sandbox suite: {} blocked, next evaluation ok {}/{}, {} failed on {} ({})\n", blocked,
                            next_ok, runs.size(), failed, device.name, mechanisms(first_report));
+}
+
+namespace {
+
+// The acts of tests/gpu/sandbox/kb_act_template.py and the verdict each must get.
+struct Act {
+  const char* name;
+  const char* reason;
+};
+constexpr Act kActs[] = {{"fork_bomb", "sandbox_processes"},
+                         {"home", "sandbox_filesystem"},
+                         {"passwd_home", "sandbox_filesystem"},
+                         {"socket", "sandbox_network"},
+                         {"cwd", "sandbox_filesystem"}};
+constexpr const char* kMoments[] = {"import", "init", "call", "thread", "child"};
+
+// What got through an act, checked from outside; "" when nothing did.
+std::string escaped(const std::string& act, const Listener& listener, const fs::path& cwd) {
+  if (act == "socket") {
+    const int n = listener.connections();
+    return n ? fmt::format("{} connections reached the listener", n) : "";
+  }
+  std::vector<std::string> places = real_homes();
+  places.push_back(cwd.string());
+  for (const auto& place : places) {
+    const fs::path probe = fs::path(place) / "kagent_escape_test";
+    if (fs::exists(probe)) {
+      fs::remove(probe);  // the next case must find it absent again
+      return "written: " + probe.string();
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+// Issue 47: whenever the candidate's code runs (at import, in __init__, on its first call, in a
+// thread it starts, in a child it forks), each forbidden act is refused and reported as that
+// candidate's sandbox_* verdict: each twice in a row in one worker, then by 4 workers at once,
+// and the next evaluation in the same worker is clean.
+TEST_CASE("Sandbox suite: every act at every moment is the candidate's, reported each time") {
+  const fs::path root = KAGENT_SOURCE_DIR;
+  Listener listener;
+  const testing::TempDir answers("kagent-sandbox-acts");
+  const std::string tmpl = read_file(root / "tests/gpu/sandbox/kb_act_template.py");
+  const fs::path cwd = fs::current_path();
+  const char* home = std::getenv("HOME");
+
+  WorkerOptions wo;
+  wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+  wo.request_timeout = std::chrono::seconds(90);
+  wo.env = {fmt::format("KAGENT_SANDBOX_TEST_PORT={}", listener.port), "KAGENT_SANDBOX_TEST_CWD=" + cwd.string(),
+            std::string("KAGENT_SANDBOX_TEST_HOME=") + (home ? home : "/root")};
+  const std::string problem = (root / "tests/gpu/problems/small_gelu.py").string();
+
+  struct Run {
+    std::string label, path, reason, act;
+  };
+  std::vector<Run> cases;
+  for (const Act& act : kActs)
+    for (const char* moment : kMoments) {
+      std::string text = tmpl;
+      text.replace(text.find("__ACT__"), 7, act.name);
+      text.replace(text.find("__WHEN__"), 8, moment);
+      const std::string label = fmt::format("{}@{}", act.name, moment);
+      cases.push_back({label, answers.write(fmt::format("{}_{}.py", act.name, moment), text), act.reason, act.name});
+    }
+
+  WorkerClient first(wo);
+  const DeviceInfo device = testing::require_worker_gpu(first, "sandbox acts");
+  auto spec = first.load_problem(problem);
+  REQUIRE(std::holds_alternative<ProblemSpec>(spec));
+  CompileOptions co;
+  co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
+  co.cache_dir = KAGENT_BINARY_DIR "/test-cache/sandbox-suite/compile";
+  co.display_name = "gelu_correct.cu";
+  const CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), read_file(root / "tests/gpu/kernels/gelu_correct.cu"), co);
+  REQUIRE_MESSAGE(ci.ok, ci.errors);
+  const CandidateRef honest{"cuda", ci.artifact, ci.op_name, "", {}};
+
+  // The verdict comes before timing: what is measured here is the report, not the speed.
+  EvalOptions quick;
+  quick.measure = false;
+  quick.eager_baseline = false;
+  quick.compiled_baseline = false;
+  quick.profile = false;
+  std::mutex out_mutex;
+  int runs = 0, reported = 0, blocked = 0, next_ok = 0, failed = 0;
+  nlohmann::json section;
+  // One run of one case in `worker`, then the honest answer in the same worker.
+  const auto run_case = [&](WorkerClient& worker, const Run& c, const std::string& tag) {
+    EvalResult r = worker.evaluate(problem, CandidateRef{"kernelbench", "", "", c.path, {}}, quick);
+    const std::string leak = escaped(c.act, listener, cwd);
+    EvalResult next = worker.evaluate(problem, honest, quick);
+    const bool ok = r.reason == c.reason && leak.empty() && next.status == Status::Correct && r.sandbox.is_object() &&
+                    r.sandbox.contains("properties");
+    const std::lock_guard lock(out_mutex);
+    ++runs;
+    reported += r.reason == c.reason;
+    blocked += leak.empty();
+    next_ok += next.status == Status::Correct;
+    failed += !ok;
+    if (section.is_null()) section = r.sandbox;
+    std::cout << fmt::format("{:<4} {:<20} {:<8} {:<14} {:<19} {}{} | next: {}\n", ok ? "ok" : "FAIL", c.label, tag,
+                             to_string(r.status), r.reason, leak.empty() ? "blocked" : "NOT BLOCKED: " + leak,
+                             r.reason == c.reason ? "" : " | " + r.message.substr(0, 160), to_string(next.status));
+  };
+
+  for (const auto& c : cases)
+    for (int k = 0; k < 2; ++k) run_case(first, c, k ? "again" : "once");
+
+  // 4 workers at once, each taking every case once (in its own order, so different acts overlap).
+  std::vector<std::thread> threads;
+  for (int w = 0; w < 4; ++w)
+    threads.emplace_back([&, w] {
+      WorkerClient worker(wo);
+      for (size_t i = 0; i < cases.size(); ++i) run_case(worker, cases[(i + static_cast<size_t>(w) * 7) % cases.size()], fmt::format("4x#{}", w));
+    });
+  for (auto& t : threads) t.join();
+
+  std::cout << "sandbox section: " << section.dump() << "\n";
+  std::cout << fmt::format("Sandbox acts: {} of {} runs reported as the candidate's, {} blocked, next evaluation ok {}, "
+                           "{} failed on {} ({} acts x {} moments; twice in one worker, then 4 workers at once)\n",
+                           reported, runs, blocked, next_ok, failed, device.name, std::size(kActs), std::size(kMoments));
+  CHECK(failed == 0);
+  CHECK(runs == static_cast<int>(cases.size()) * 6);
 }

@@ -6,7 +6,9 @@
 #include <iostream>
 
 #include "common/sha256.h"
+#include "kagent_process.h"
 #include "sandbox_test_util.h"
+#include "temp_dir.h"
 #include "worker/protocol/baseline_cache.h"
 #include "worker/protocol/protocol.h"
 #include "worker/client/worker_client.h"
@@ -126,15 +128,63 @@ TEST_CASE("the real worker reports its sandbox in hello") {
   WorkerOptions o;
   o.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
   o.start_timeout = 120s;
-  WorkerClient w(o);
-  auto hello = w.hello();
+  auto w = std::make_unique<WorkerClient>(o);
+  auto hello = w->hello();
   REQUIRE_MESSAGE(std::holds_alternative<DeviceInfo>(hello),
                   std::get<WorkerError>(hello).message);
-  const auto& report = w.sandbox();
+  const nlohmann::json report = w->sandbox();
   std::cout << "worker sandbox: " << sandbox_test::mechanisms(report) << sandbox_test::notes(report) << "\n";
   CHECK(report["enabled"] == true);
   for (const char* key : {"network", "filesystem", "processes", "memory", "file_size", "cpu_time"})
     CHECK_MESSAGE(report.contains(key), key);
   CHECK(report.contains("memory_watchdog"));
   CHECK(fs::is_directory(report["scratch"].get<std::string>()));
+  // The worker's pids cgroup, where it has one, goes with it.
+  const std::string group = report.value("cgroup", "");
+  if (!group.empty()) {
+    CHECK(fs::is_directory(group));
+    w.reset();  // the worker stops
+    CHECK_MESSAGE(!fs::exists(group), group);
+  }
+}
+
+// Issue 47: a run that requires a property (KAGENT_SANDBOX_REQUIRE) is refused before any
+// candidate runs where no mechanism holds it (simulated with KAGENT_SANDBOX_DISABLE): one line,
+// exit status 17; with the property held, the same command goes on to its usual end.
+TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line, exit 17") {
+  const testing::TempDir dir("kagent-sandbox-require");
+  const std::string problem = KAGENT_SOURCE_DIR "/examples/elementwise_gelu.py";
+  const std::string candidate = KAGENT_SOURCE_DIR "/examples/elementwise_gelu.cu";
+  const std::string off_processes = "KAGENT_SANDBOX_DISABLE=cgroup_pids,rlimit_nproc,notify";
+  auto refused = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_SANDBOX_REQUIRE=processes,network", off_processes},
+                                     dir.str());
+  CHECK(refused.status == 17);
+  CHECK(refused.err_lines() == 1);
+  CHECK(testing::has(refused.err, "processes"));
+  CHECK(testing::has(refused.err, "KAGENT_SANDBOX_REQUIRE"));
+  CHECK_FALSE(testing::has(refused.err, "network ("));  // held: not named
+  // An unknown property is a usage error of the setting, said in one line.
+  auto unknown = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_SANDBOX_REQUIRE=gpus"}, dir.str());
+  CHECK(unknown.status != 0);
+  CHECK(testing::has(unknown.err, "unknown property 'gpus'"));
+  // Required and held: the worker starts (its hello), and the refusal names what is missing
+  // when the same worker lacks one.
+  ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);
+  {
+    WorkerOptions o;
+    o.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+    o.start_timeout = 120s;
+    WorkerClient held(o);
+    auto hello = held.hello();
+    CHECK_MESSAGE(std::holds_alternative<DeviceInfo>(hello), std::get<WorkerError>(hello).message);
+    sandbox::SandboxPolicy without_network;
+    without_network.disabled = {"netns", "seccomp"};
+    o.sandbox = without_network;
+    WorkerClient lacking(o);
+    auto refusal = lacking.hello();
+    REQUIRE(std::holds_alternative<WorkerError>(refusal));
+    CHECK(std::get<WorkerError>(refusal).kind == reason::kSandboxUnmet);
+    CHECK(testing::has(std::get<WorkerError>(refusal).message, "network"));
+  }
+  ::unsetenv("KAGENT_SANDBOX_REQUIRE");
 }

@@ -18,6 +18,7 @@
 
 #include "common/subprocess.h"
 #include "sandbox/apply_sandbox.h"
+#include "sandbox/cgroup_pids.h"
 #include "sandbox/process_table.h"
 #include "temp_dir.h"
 
@@ -113,6 +114,9 @@ inline Outcome run_sandboxed(const SandboxPolicy& policy, const std::function<nl
   if (o.result.is_discarded()) o.result = nlohmann::json::object();
   if (o.result.contains("report") && o.result["report"].value("uid_unique", false))
     kagent::sandbox::kill_processes_of_uid(o.result["report"].value("uid", 0u));
+  // The child's pids cgroup, as WorkerClient removes a worker's.
+  if (o.result.contains("report") && o.result["report"].contains("cgroup"))
+    kagent::sandbox::kill_and_remove_pids_cgroup(o.result["report"].value("cgroup", ""));
   return o;
 }
 

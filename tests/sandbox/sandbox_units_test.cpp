@@ -16,9 +16,11 @@
 #include <cstdlib>
 #include <map>
 
+#include "sandbox/cgroup_pids.h"
 #include "sandbox/credentials.h"
 #include "sandbox/namespaces.h"
 #include "sandbox/sandbox_policy.h"
+#include "sandbox/sandbox_section.h"
 #include "sandbox/scratch_dir.h"
 #include "sandbox/seccomp_filter.h"
 #include "sandbox/violation_monitor.h"
@@ -276,4 +278,69 @@ TEST_CASE("scratch parent: a folder under a private one is out of the sandbox ui
   CHECK(default_scratch_parent(inner) == inner);
   ::rmdir(inner.c_str());
   ::rmdir(made.c_str());
+}
+
+namespace sandbox = kagent::sandbox;
+
+TEST_CASE("pids cgroup: v1's pids hierarchy found from mountinfo and /proc/self/cgroup") {
+  const std::string mountinfo =
+      "30 25 0:26 / /sys/fs/cgroup ro,nosuid - tmpfs tmpfs ro,mode=755\n"
+      "35 30 0:31 / /sys/fs/cgroup/pids rw,nosuid,nodev,noexec,relatime shared:9 - cgroup cgroup rw,pids\n"
+      "36 30 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n";
+  std::string error;
+  auto h = sandbox::find_pids_hierarchy(mountinfo, "8:pids:/user.slice\n4:memory:/x\n0::/\n", &error);
+  REQUIRE(h.has_value());
+  CHECK(h->parent == "/sys/fs/cgroup/pids/user.slice");
+  CHECK_FALSE(h->v2);
+  // A mount whose root is a group of its own (a container's view): the path is taken below it.
+  const std::string container = "35 30 0:31 /docker/abc /sys/fs/cgroup/pids rw - cgroup cgroup rw,pids\n";
+  h = sandbox::find_pids_hierarchy(container, "8:pids:/docker/abc/sub\n", &error);
+  REQUIRE(h.has_value());
+  CHECK(h->parent == "/sys/fs/cgroup/pids/sub");
+  // No pids controller at all: none, and why.
+  CHECK_FALSE(sandbox::find_pids_hierarchy("36 30 0:32 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n",
+                                           "4:memory:/x\n", &error));
+  CHECK(error.find("no pids controller") != std::string::npos);
+}
+
+TEST_CASE("the result's sandbox section: a mechanism or none and why per property; the requirement") {
+  const nlohmann::json report = {
+      {"enabled", true},
+      {"network", "netns"},
+      {"filesystem", "uid"},
+      {"processes", "none"},
+      {"memory", "rlimit_data"},
+      {"file_size", "rlimit_fsize"},
+      {"cpu_time", "rlimit_cpu"},
+      {"violations_reported", true},
+      {"memory_watchdog", {{"limit_bytes", 1}}},
+      {"layers", {{"network", {"netns", "seccomp"}}, {"filesystem", {"uid", "seccomp_notify"}}, {"processes", nlohmann::json::array()}}},
+      {"notes", {"cgroup_pids: no pids controller is mounted", "rlimit_nproc: uid 0 is exempt from it", "landlock: x"}},
+      {"redirected", {{"HOME", "/s/home"}}},
+      {"cuda_fallback", {{"left_out", {"landlock", "mount_ns"}}}}};
+  sandbox::Violations v;
+  v.filesystem = 1;
+  v.details = {"open /root/x for writing"};
+  const nlohmann::json s = sandbox::result_section(report, v);
+  CHECK(s["properties"]["network"]["mechanism"] == "netns");
+  CHECK(s["properties"]["host_memory"]["mechanism"] == "watchdog");
+  CHECK(s["properties"]["host_memory"]["layers"] == nlohmann::json({"watchdog", "rlimit_data"}));
+  CHECK(s["properties"]["processes"]["mechanism"] == "none");
+  const std::string why = s["properties"]["processes"]["why"];
+  CHECK(why.find("uid 0 is exempt") != std::string::npos);
+  CHECK(why.find("cgroup_pids") != std::string::npos);
+  CHECK(why.find("landlock") == std::string::npos);  // another property's note
+  CHECK(s["redirected"]["HOME"] == "/s/home");
+  CHECK(s["violations"]["filesystem"] == 1);
+  CHECK(s["left_out_for_cuda"].size() == 2);
+  CHECK(sandbox::unheld_properties(s) == std::vector<std::string>{"processes"});
+  CHECK(sandbox::result_section(report, std::nullopt)["violations"].is_null());
+
+  CHECK(sandbox::required_properties(nullptr).empty());
+  CHECK(sandbox::required_properties("processes, filesystem,network").size() == 3);
+  CHECK_THROWS_AS(sandbox::required_properties("processes,gpu"), std::invalid_argument);
+  CHECK(sandbox::unmet_requirement(s, {"network", "filesystem"}).empty());
+  const std::string unmet = sandbox::unmet_requirement(s, {"processes", "network"});
+  CHECK(unmet.find("processes (") != std::string::npos);
+  CHECK(unmet.find("network") == std::string::npos);
 }

@@ -52,11 +52,13 @@ std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   problem_ = problem;
   auto problem_error = [&](const WorkerError& err) {
     OpenError e;
-    e.result.status = err.kind == "worker_start" ? Status::InternalError : Status::ProblemError;
-    e.result.reason = err.kind == "worker_start" ? "worker_start" : problem_error_reason(err.kind);
+    const bool start = err.kind == "worker_start" || err.kind == reason::kSandboxUnmet;
+    e.result.status = start ? Status::InternalError : Status::ProblemError;
+    e.result.reason = start ? err.kind : problem_error_reason(err.kind);
     e.result.message = err.message;
-    e.line = e.result.status == Status::InternalError ? "cannot start the worker: " + err.message
-                                                      : "cannot load problem " + problem + ": " + err.message;
+    e.line = err.kind == reason::kSandboxUnmet      ? "refused: " + err.message
+             : e.result.status == Status::InternalError ? "cannot start the worker: " + err.message
+                                                        : "cannot load problem " + problem + ": " + err.message;
     return e;
   };
   // A pool of our own starts now and warms this problem up in the background: seconds that
@@ -169,7 +171,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   const auto workers = started();
   if (const auto* err = std::get_if<WorkerError>(&workers)) {
     r.status = Status::InternalError;
-    r.reason = "worker_start";
+    r.reason = err->kind == reason::kSandboxUnmet ? err->kind : "worker_start";
     r.message = err->message;
     return r;
   }

@@ -277,6 +277,10 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {
+  // Every result says what held the candidate's code, or that none of it ran.
+  j["sandbox"] = r.sandbox.is_null()
+                     ? nlohmann::json{{"candidate_ran", false}, {"why", "no candidate code ran in a worker"}}
+                     : r.sandbox;
   r.status = status_from_string(j.at("status").get<std::string>());
   r.reason = j.value("reason", "");
   r.message = j.value("message", "");
@@ -297,8 +301,10 @@ void from_json(const nlohmann::json& j, EvalResult& r) {
   r.policy = get_or<std::string>(j, "policy", "");
   r.verdicts = get_or(j, "verdicts", std::map<std::string, PolicyVerdict>{});
   get_optional(j, "own_kernel_share", r.own_kernel_share);
-  r.isolation = j.value("isolation", nlohmann::json()).get<Isolation>();
-  r.startup = j.value("startup", nlohmann::json());
+  r.isolation = get_or(j, "isolation", nlohmann::json()).get<Isolation>();
+  r.startup = get_or(j, "startup", nlohmann::json());
+  r.sandbox = get_or(j, "sandbox", nlohmann::json());
+  if (r.sandbox.is_object() && r.sandbox.value("candidate_ran", true) == false) r.sandbox = nullptr;
 }
 
 }  // namespace kagent

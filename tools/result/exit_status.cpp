@@ -10,6 +10,7 @@ int for_result(const EvalResult& r) {
   if (r.reason == reason::kFileNotFound) return kFileNotFound;
   if (r.reason == reason::kProblemIncomplete) return kProblemIncomplete;
   if (r.reason == reason::kNoGpu) return kNoGpu;
+  if (r.reason == reason::kSandboxUnmet) return kSandboxUnmet;
   switch (r.status) {
     case Status::Correct: return kCorrect;
     case Status::Wrong: return kWrong;

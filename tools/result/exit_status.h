@@ -22,6 +22,7 @@ inline constexpr int kInvalidCandidate = 13;
 inline constexpr int kInternal = 14;
 inline constexpr int kNoGpu = 15;
 inline constexpr int kRejected = 16;  // a reward-hack guard caught a cheat
+inline constexpr int kSandboxUnmet = 17;  // a required sandbox property has no mechanism here (KAGENT_SANDBOX_REQUIRE)
 
 int for_result(const EvalResult& r);
 

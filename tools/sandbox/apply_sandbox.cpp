@@ -10,10 +10,12 @@
 #include <cerrno>
 #include <cstring>
 #include <regex>
+#include <thread>
 
 #include <fmt/format.h>
 
 #include "common/files.h"
+#include "sandbox/cgroup_pids.h"
 #include "sandbox/credentials.h"
 #include "sandbox/landlock.h"
 #include "sandbox/namespaces.h"
@@ -68,6 +70,9 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
   ScratchDir scratch = prepare_scratch(policy.scratch);
   export_environment(scratch);
   rep["scratch"] = scratch.root;
+  // Writes through these variables (HOME, TMPDIR, the caches) land in scratch: redirected, not refused.
+  rep["redirected"] = nlohmann::json::object();
+  for (const auto& [key, value] : scratch.environment) rep["redirected"][key] = value;
   const std::vector<std::string> writable = {scratch.root, "/dev/shm"};
   const std::vector<std::string> devices = allowed_devices();
   const bool root = ::geteuid() == 0;
@@ -114,6 +119,29 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
     // Without the monitor this process adopts what its children orphan, to kill it later.
     ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     if (scratch.made_here || policy.scratch_disposable) sb->remove_at_exit_ = scratch.root;
+  }
+
+  // Processes: a pids cgroup of the worker's own, made while this process is root and has one
+  // thread (cgroup_pids.h). Its limit comes in limit_resources, once the runtime's threads run.
+  if (!policy.allows(m::kCgroupPids)) {
+    sb->note("cgroup_pids: disabled by KAGENT_SANDBOX_DISABLE");
+  } else if (!root) {
+    sb->note("cgroup_pids: needs root");
+  } else if (auto c = enter_pids_cgroup(::getpid()); !c.group) {
+    sb->note("cgroup_pids: " + c.error);
+  } else {
+    sb->cgroup_ = *c.group;
+    rep["cgroup"] = c.group->dir;
+    if (sb->monitor_) {
+      sb->monitor_->send_cgroup(c.group->dir);
+    } else {
+      // No monitor to set the limit later, and Landlock (below) may close the group's files to
+      // this process: a limit now, with room for the threads the runtime has yet to start.
+      const int allowance = policy.processes + 4 * static_cast<int>(std::thread::hardware_concurrency()) + 256;
+      std::string error;
+      if (auto limit = limit_pids(*c.group, allowance, &error)) rep["limits"]["cgroup_tasks"] = *limit;
+      else sb->note("cgroup_pids: " + error);
+    }
   }
 
   // Landlock and seccomp need it; it also keeps setuid programs from regaining privileges.
@@ -281,6 +309,24 @@ void Sandbox::limit_resources() {
   }
   set_limit(RLIMIT_CORE, 0);  // a crashing candidate must not write a core of the whole worker
   nlohmann::json process_layers = nlohmann::json::array();
+  if (cgroup_) {
+    // The monitor sets the limit where there is one (it stays root whatever this process
+    // became); else this process tightens the one set at enter, where it still may.
+    std::string error;
+    std::optional<uint64_t> limit = monitor_ ? monitor_->limit_cgroup(policy_.processes, &error)
+                                             : limit_pids(*cgroup_, policy_.processes, &error);
+    const bool coarse = !limit && !monitor_ && rep["limits"].contains("cgroup_tasks");
+    if (limit) rep["limits"]["cgroup_tasks"] = *limit;
+    if (limit || coarse) {
+      process_layers.push_back("cgroup_pids");
+      if (coarse)
+        note(fmt::format("cgroup_pids: the limit stays at {} tasks, set before the runtime started ({})",
+                         rep["limits"]["cgroup_tasks"].get<uint64_t>(), error));
+      if (!monitor_) cgroup_refused_ = pids_refusals(*cgroup_);
+    } else {
+      note("cgroup_pids: " + error);
+    }
+  }
   if (!policy_.allows(m::kRlimitNproc)) {
     note("rlimit_nproc: disabled by KAGENT_SANDBOX_DISABLE");
   } else if (!unprivileged_) {
@@ -315,6 +361,14 @@ Violations Sandbox::end_request() {
   if (monitor_) return monitor_->end_request();
   // No monitor: this process is the subreaper of what its candidates started.
   Violations v;
+  if (cgroup_ && report_.contains("limits") && report_["limits"].contains("cgroup_tasks")) {
+    const uint64_t refused = pids_refusals(*cgroup_);
+    if (refused > cgroup_refused_) {
+      v.processes += static_cast<int>(refused - cgroup_refused_);
+      v.details.push_back(fmt::format("{} forks or threads refused at the cgroup's limit", refused - cgroup_refused_));
+    }
+    cgroup_refused_ = refused;
+  }
   for (pid_t p : descendants_of(::getpid()))
     if (::kill(p, SIGKILL) == 0) v.killed.push_back(p);
   for (pid_t p : v.killed) ::waitpid(p, nullptr, 0);

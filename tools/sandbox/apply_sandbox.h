@@ -2,7 +2,7 @@
 // report of which one holds each property (the worker's hello carries it):
 //   network:     netns (a network namespace)   > seccomp (socket families refused)  > none
 //   filesystem:  landlock > mount_ns (read-only mount table) > uid (an unprivileged uid) > none
-//   processes:   rlimit_nproc (under an unprivileged uid) > seccomp_notify (the monitor) > none
+//   processes:   cgroup_pids (binds root) > rlimit_nproc (under an unprivileged uid) > seccomp_notify (the monitor) > none
 //   memory:      rlimit_data here, the orchestrator's RSS watchdog on top
 //   file_size:   rlimit_fsize;  cpu_time: rlimit_cpu per request
 // A mechanism that is missing or fails is reported with why, and the next one is tried;
@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/cgroup_pids.h"
 #include "sandbox/sandbox_policy.h"
 #include "sandbox/scratch_dir.h"
 #include "sandbox/violation_monitor.h"
@@ -62,6 +63,8 @@ class Sandbox {
   nlohmann::json report_;
   std::optional<ScratchDir> scratch_;
   std::optional<MonitorChannel> monitor_;
+  std::optional<PidsCgroup> cgroup_;  // the worker's pids cgroup, where one could be made
+  uint64_t cgroup_refused_ = 0;       // pids.events' count already reported (no monitor)
   pid_t monitor_pid_ = -1;
   bool notify_ = false;
   bool unprivileged_ = false;       // RLIMIT_NPROC binds this process

@@ -15,7 +15,8 @@ namespace {
 constexpr std::array kMechanisms = {mechanism::kNetNs,       mechanism::kSeccomp,     mechanism::kNotify,
                                     mechanism::kLandlock,    mechanism::kMountNs,     mechanism::kUid,
                                     mechanism::kRlimitNproc, mechanism::kRlimitData,  mechanism::kRlimitFsize,
-                                    mechanism::kRlimitCpu,   mechanism::kWatchdog};
+                                    mechanism::kRlimitCpu,   mechanism::kWatchdog,
+                                    mechanism::kCgroupPids};
 
 template <class T>
 T parse_number(const char* var, std::string_view text, T min, T max) {

@@ -21,6 +21,7 @@ inline constexpr const char* kNotify = "notify";          // violations reported
 inline constexpr const char* kLandlock = "landlock";      // filesystem (and TCP) access rules of the kernel
 inline constexpr const char* kMountNs = "mount_ns";       // a mount namespace with everything read-only but scratch
 inline constexpr const char* kUid = "uid";                // root switches to an unprivileged uid
+inline constexpr const char* kCgroupPids = "cgroup_pids";  // a pids cgroup of the worker's own (binds root too)
 inline constexpr const char* kRlimitNproc = "rlimit_nproc";
 inline constexpr const char* kRlimitData = "rlimit_data";
 inline constexpr const char* kRlimitFsize = "rlimit_fsize";

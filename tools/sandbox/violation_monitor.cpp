@@ -21,12 +21,14 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "sandbox/cgroup_pids.h"
 #include "sandbox/process_table.h"
 #include "sandbox/scratch_dir.h"
 #include "sandbox/seccomp_filter.h"
@@ -39,6 +41,11 @@ constexpr size_t kMaxDetails = 16;
 constexpr char kListenerMessage[] = "listener";
 constexpr char kNoListenerMessage[] = "no-listener";
 constexpr char kEndMessage[] = "end";
+// "cgroup:<dir>" names the worker's pids cgroup (cgroup_pids.h); "limit:<extra>" asks for its
+// pids.max, answered "limit-ok:<max>" or "limit-error:<why>". Each is taken once, before any
+// candidate code runs: one sent later (by candidate code that found the channel) is ignored.
+constexpr char kCgroupPrefix[] = "cgroup:";
+constexpr char kLimitPrefix[] = "limit:";
 
 bool is_within(const std::string& path, const std::string& dir) {
   if (dir == "/") return true;
@@ -132,6 +139,9 @@ class Monitor {
   Fd channel_, listener_, signals_;
   MonitorRules rules_;
   Violations violations_;
+  std::optional<PidsCgroup> cgroup_;
+  bool cgroup_named_ = false, limit_set_ = false;
+  uint64_t pids_limit_ = 0, pids_refused_ = 0;  // pids.events' "max" count already recorded
   seccomp_notif_sizes sizes_{};
   std::unique_ptr<char[]> request_buf_, response_buf_;
 };
@@ -252,7 +262,36 @@ void Monitor::handle_channel() {
         std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
         listener_ = Fd(fd);
       }
+  } else if (std::strncmp(data, kCgroupPrefix, sizeof kCgroupPrefix - 1) == 0) {
+    if (!cgroup_named_) cgroup_ = PidsCgroup{data + sizeof kCgroupPrefix - 1, false};
+    cgroup_named_ = true;
+  } else if (std::strncmp(data, kLimitPrefix, sizeof kLimitPrefix - 1) == 0) {
+    std::string answer = "limit-error:no cgroup";
+    if (cgroup_ && !limit_set_) {
+      std::string error;
+      const int extra = std::atoi(data + sizeof kLimitPrefix - 1);
+      if (auto limit = limit_pids(*cgroup_, extra, &error)) {
+        pids_limit_ = *limit;
+        pids_refused_ = pids_refusals(*cgroup_);
+        answer = fmt::format("limit-ok:{}", *limit);
+      } else {
+        answer = "limit-error:" + error;
+      }
+    } else if (limit_set_) {
+      answer = "limit-error:already set";
+    }
+    limit_set_ = true;
+    ssize_t sent = ::send(channel_.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+    (void)sent;
   } else if (std::strcmp(data, kEndMessage) == 0) {
+    // Forks and threads the kernel refused at pids.max: it binds root too, and says how often.
+    if (cgroup_ && pids_limit_ > 0) {
+      const uint64_t refused = pids_refusals(*cgroup_);
+      if (refused > pids_refused_)
+        record(&Violations::processes, fmt::format("{} forks or threads refused at the cgroup's limit of {} tasks",
+                                                   refused - pids_refused_, pids_limit_));
+      pids_refused_ = refused;
+    }
     for (pid_t p : worker_processes())
       if (::kill(p, SIGKILL) == 0) violations_.killed.push_back(p);
     if (!violations_.killed.empty())
@@ -276,6 +315,7 @@ void Monitor::end_like_worker(int status) {
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
   if (!rules_.remove_at_end.empty()) remove_tree(rules_.remove_at_end);
+  if (cgroup_) remove_pids_cgroup(*cgroup_);
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     rlimit no_core{0, 0};
@@ -353,6 +393,9 @@ WriteVerdict classify_write(const std::string& path, const MonitorRules& rules) 
     if (is_within(path, w)) return WriteVerdict::Allowed;
   // Device files: which ones open is Landlock's (or the uid's) decision.
   if (is_within(path, "/dev")) return WriteVerdict::Allowed;
+  // Control files of cgroups: a candidate running as root would lift its process limit or
+  // leave its group through them.
+  if (is_within(path, "/sys/fs/cgroup")) return WriteVerdict::Violation;
   // Thread names (/proc/self/task/N/comm) and the like: refused by the kernel's own
   // rules where they must be, and too common to be a candidate's doing.
   if (is_within(path, "/proc") || is_within(path, "/sys")) return WriteVerdict::Unrecorded;
@@ -384,6 +427,31 @@ std::string normalize_path(const std::string& base, const std::string& path) {
 
 void run_monitor(pid_t worker, Fd channel, const MonitorRules& rules) {
   Monitor(worker, std::move(channel), rules).run();
+}
+
+bool MonitorChannel::send_cgroup(const std::string& dir) {
+  const std::string text = kCgroupPrefix + dir;
+  return ::send(channel_.get(), text.data(), text.size(), MSG_NOSIGNAL) >= 0;
+}
+
+std::optional<uint64_t> MonitorChannel::limit_cgroup(int extra, std::string* error) {
+  const std::string text = fmt::format("{}{}", kLimitPrefix, extra);
+  if (::send(channel_.get(), text.data(), text.size(), MSG_NOSIGNAL) < 0) {
+    if (error) *error = std::strerror(errno);
+    return std::nullopt;
+  }
+  pollfd p{channel_.get(), POLLIN, 0};
+  char buf[512];
+  ssize_t n = ::poll(&p, 1, 10'000) > 0 ? ::recv(channel_.get(), buf, sizeof buf - 1, 0) : -1;
+  if (n <= 0) {
+    if (error) *error = "the monitor did not answer";
+    return std::nullopt;
+  }
+  buf[n] = '\0';
+  const std::string answer(buf);
+  if (answer.rfind("limit-ok:", 0) == 0) return std::strtoull(answer.c_str() + 9, nullptr, 10);
+  if (error) *error = answer.rfind("limit-error:", 0) == 0 ? answer.substr(12) : answer;
+  return std::nullopt;
 }
 
 bool MonitorChannel::send_listener(int listener) {

@@ -21,6 +21,8 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,10 @@ class MonitorChannel {
   // Hands the seccomp listener over (and closes it here: a candidate in this process must
   // not answer its own notifications); -1 when there is none.
   bool send_listener(int listener);
+  // The worker's pids cgroup (cgroup_pids.h), named once before candidates run; then its
+  // limit: the tasks in it plus `extra`, set by the monitor (root, outside the sandbox).
+  bool send_cgroup(const std::string& dir);
+  std::optional<uint64_t> limit_cgroup(int extra, std::string* error);
   // Ends a request: the monitor kills the processes still running below the worker and
   // returns what it recorded since the last call; the killed direct children are reaped here.
   Violations end_request();
