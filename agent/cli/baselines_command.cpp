@@ -15,6 +15,7 @@
 #include "collect/baselines_table.h"
 #include "common/files.h"
 #include "common/units.h"
+#include "common/utf8.h"
 #include "evaluation/evaluation_session.h"
 #include "trajectory/trajectory.h"
 
@@ -125,7 +126,7 @@ int run_baselines(const BaselinesArgs& a) {
   const std::string stem = collect::baselines_file_stem(device.available ? device.name : "", torch);
   const fs::path json_file = fs::path(a.out) / (stem + ".json"), csv_file = fs::path(a.out) / (stem + ".csv");
   fs::create_directories(a.out);
-  write_file_atomic(json_file, table.dump(2) + "\n");
+  write_file_atomic(json_file, dump_json(table, 2) + "\n");
   write_file_atomic(csv_file, collect::baselines_csv(table));
   if (!a.quiet)
     std::cout << fmt::format("baselines {} problem(s), {} cannot run, {} timed on a shared GPU\ntable     {} (and {})\n",
@@ -164,7 +165,7 @@ Command add_baselines_command(CLI::App& app) {
                    try {
                      return run_baselines(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent baselines: error: internal: " << e.what() << "\n";
+                     print_error("baselines", std::string("internal: ") + e.what());
                      return baselines_exit::kInternal;
                    }
                  }};

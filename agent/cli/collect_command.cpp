@@ -13,6 +13,7 @@
 #include "cli/errors.h"
 #include "build_info.h"
 #include "cli/collect_view.h"
+#include "cli/input_files.h"
 #include "cli/solve_settings.h"
 #include "cli/suite_flags.h"
 #include "collect/baselines_table.h"
@@ -22,8 +23,11 @@
 #include "collect/collection_store.h"
 #include "collect/suite.h"
 #include "common/files.h"
+#include "common/json_optional.h"
+#include "common/utf8.h"
 #include "llm/cancel.h"
 #include "llm/limited_client.h"
+#include "llm/replay_client.h"
 #include "metrics/metrics_table.h"
 #include "report/report_writer.h"
 #include "result/eval_report.h"
@@ -128,13 +132,13 @@ int run_collect(CollectArgs a) {
     } catch (const collect::NotACollection& e) {
       return fail(collect_exit::kNotACollection, e.what());
     }
-    const json config = store->manifest().value("config", json::object());
+    const json config = get_or(store->manifest(), "config", json::object());
     const std::vector<int> gpus_now = a.run.eval.gpus;
     apply_run_config(a.run, config);
     if (!gpus_now.empty()) a.run.eval.gpus = gpus_now;  // this machine's GPUs, not the first run's
-    a.compile_only = config.value("compile_only", false);
-    a.order = config.value("order", a.order);
-    for (const auto& p : store->manifest().value("suite", json::object()).value("problems", json::array()))
+    a.compile_only = get_or(config, "compile_only", false);
+    a.order = get_or<std::string>(config, "order", a.order);
+    for (const auto& p : get_or(get_or(store->manifest(), "suite", json::object()), "problems", json::array()))
       problems.push_back(p.get<collect::SuiteProblem>());
   } else {
     auto s = select_problems(a.suite);
@@ -151,11 +155,20 @@ int run_collect(CollectArgs a) {
   std::unique_ptr<llm::LlmClient> client;
   try {
     llm_cfg = llm::resolve_llm_config(a.run.llm);
-    client = std::make_unique<llm::LimitedClient>(llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}}),
-                                                  llm_cfg.max_in_flight, &cancel);
+    auto model = llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}});
+    // A new collection on a replay of no answers could only run out on its first request, after
+    // the workers started and the collection folder was made.
+    if (const auto* replay = dynamic_cast<const llm::ReplayClient*>(model.get()); replay && replay->size() == 0 && !store)
+      return fail(collect_exit::kLlmConfig, "replay file " + llm_cfg.replay_file() + " holds no answers");
+    client = std::make_unique<llm::LimitedClient>(std::move(model), llm_cfg.max_in_flight, &cancel);
   } catch (const llm::LlmError& e) {
     return fail(llm_error_exit(e.kind()), e.what());
   }
+
+  // The new collection's folder, before the workers start: one that cannot be made ends here.
+  const fs::path out_dir = store ? store->dir() : a.out.empty() ? default_out(a, sel) : fs::path(a.out);
+  if (!store)
+    if (auto why = output_folder_problem(out_dir)) return fail(collect_exit::kUsage, "--out: " + *why);
 
   // 3. The workers (--workers-per-gpu on each GPU) and the compile pool, shared by every problem.
   EvaluationSettings settings = evaluation_settings(a.run.eval);
@@ -184,7 +197,7 @@ int run_collect(CollectArgs a) {
                      {"shard", sel.shard ? json{{"index", sel.shard->first}, {"count", sel.shard->second}} : json(nullptr)},
                      {"suite", suite_json(sel.suite.root, problems)},
                      {"created_at", traj::now_iso8601()}};
-    const fs::path out = a.out.empty() ? default_out(a, sel) : fs::path(a.out);
+    const fs::path& out = out_dir;
     try {
       store = collect::CollectionStore::create(out, manifest);
     } catch (const std::exception& e) {
@@ -238,7 +251,7 @@ int run_collect(CollectArgs a) {
     const fs::path file = store->dir() / collect::kBaselinesFile;
     json table = collect::baselines_table(device.name, device.torch_version, out.baseline_rows);
     if (fs::exists(file)) table = collect::merge_baselines(json::parse(read_file(file), nullptr, false), table);
-    store->write_file(collect::kBaselinesFile, table.dump(2) + "\n");
+    store->write_file(collect::kBaselinesFile, dump_json(table, 2) + "\n");
   }
   const json m = collect::write_collection_metrics(store->dir(), "kagent collect");
   const collect::IndexState index = collect::read_index(store->dir() / collect::kIndexFile);
@@ -274,13 +287,17 @@ int run_collect(CollectArgs a) {
                          {"shared_by_workers_seconds", g.lock.shared_by},
                          {"draining_seconds", g.lock.draining_seconds},
                          {"free_seconds", g.lock.free_seconds}});
+  json sample_errors = json::array();
+  for (const auto& f : out.sample_failures)
+    sample_errors.push_back({{"problem", f.problem}, {"sample", f.sample}, {"error", f.what}});
   store->write_file(collect::kSummaryFile,
-                    json({{"problems", problems.size()},
+                    dump_json(json({{"problems", problems.size()},
                           {"problem_errors", index.problem_errors.size()},
                           {"samples_expected", problems.size() * static_cast<size_t>(a.run.samples)},
                           {"samples_done", index.samples.size()},
                           {"samples_failed", failed_samples},
                           {"samples_stopped", out.samples_stopped},
+                          {"sample_errors", sample_errors},
                           {"evaluations", counters.evaluations},
                           {"compiles", counters.compiles},
                           {"gpus", device.available ? gpus_n : 0},
@@ -294,8 +311,8 @@ int run_collect(CollectArgs a) {
                           {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},
                           {"gpu_locks", gpu_locks},
-                          {"updated_at", traj::now_iso8601()}})
-                            .dump(2) +
+                          {"updated_at", traj::now_iso8601()}}),
+                              2) +
                         "\n");
   if (!a.quiet) {
     std::cout << "\n" << metrics::render_metrics_table(m);
@@ -329,7 +346,7 @@ int run_collect(CollectArgs a) {
       report::write_report(store->dir(), page);
       if (!a.quiet) std::cout << "report    " << page.string() << "\n";
     } catch (const std::exception& e) {
-      std::cerr << "kagent collect: warning: no report: " << e.what() << "\n";
+      print_warning("collect", std::string("no report: ") + e.what());
     }
   } else if (!a.quiet) {
     std::cout << "report    kagent report " << store->dir().string() << "\n";
@@ -345,6 +362,16 @@ int run_collect(CollectArgs a) {
   if (out.samples_stopped > 0)
     return fail(collect_exit::kLlmFailed, fmt::format("{} sample(s) stopped on model failures (resume: kagent collect --resume {})",
                                                       out.samples_stopped, store->dir().string()));
+  if (!out.sample_failures.empty()) {
+    std::string names;
+    for (size_t i = 0; i < out.sample_failures.size() && i < 5; ++i)
+      names += fmt::format("{}{} sample {} ({})", i ? "; " : "", out.sample_failures[i].problem, out.sample_failures[i].sample,
+                           out.sample_failures[i].what.substr(0, 160));
+    if (out.sample_failures.size() > 5) names += fmt::format("; and {} more", out.sample_failures.size() - 5);
+    return fail(collect_exit::kSampleErrors,
+                fmt::format("{} sample(s) could not be run or recorded, the others were: {} (retry: kagent collect --resume {})",
+                            out.sample_failures.size(), names, store->dir().string()));
+  }
   if (!out.problem_errors.empty()) {
     std::string names;
     for (size_t i = 0; i < out.problem_errors.size() && i < 5; ++i)
@@ -393,7 +420,7 @@ Command add_collect_command(CLI::App& app) {
                      if (!a->merge.empty()) return run_merge(*a);
                      return run_collect(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent collect: error: internal: " << e.what() << "\n";
+                     print_error("collect", std::string("internal: ") + e.what());
                      return collect_exit::kInternal;
                    }
                  }};

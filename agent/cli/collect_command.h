@@ -20,6 +20,7 @@ inline constexpr int kLlmFailed = solve_exit::kLlmFailed;  // the model failed (
 inline constexpr int kNotACollection = 7;  // --resume/--metrics/--merge of a folder that holds no collection
 inline constexpr int kProblemErrors = 8;   // some problems cannot run (listed; the others ran)
 inline constexpr int kMixedConfig = 9;     // --merge of runs collected with different settings
+inline constexpr int kSampleErrors = 11;   // some samples could not be run or recorded (listed); the others were; --resume retries them
 inline constexpr int kInternal = 14;
 inline constexpr int kNoGpu = 15;          // no CUDA device and no --compile-only: answers were compiled, not run
 inline constexpr int kInterrupted = solve_exit::kInterrupted;

@@ -57,13 +57,14 @@ std::string CollectView::status_locked() const {
   const PoolCounters now = counters_ ? counters_() : PoolCounters{};
   const double evals = static_cast<double>(now.evaluations - pool_at_start_.evaluations);
   const double per_gpu_minute = elapsed > 0 ? evals / (gpus_ * elapsed / 60.0) : 0;
-  const int in_flight = samples_started_ - samples_done_ - samples_stopped_;
+  const int in_flight = samples_started_ - samples_done_ - samples_stopped_ - samples_failed_;
   const int left = samples_ - samples_before_ - samples_done_;
   const double rate = elapsed > 0 ? samples_done_ / elapsed : 0;
   return fmt::format(
-      "samples {}/{} (in flight {}, stopped {}) | problems {}/{} (failed {}) | {:.0f} evals, {:.1f}/GPU-min | "
+      "samples {}/{} (in flight {}, stopped {}{}) | problems {}/{} (failed {}) | {:.0f} evals, {:.1f}/GPU-min | "
       "{:.0f} tok/s | {} elapsed, {} left",
-      samples_before_ + samples_done_, samples_, in_flight, samples_stopped_, problems_done_, problems_, problems_failed_,
+      samples_before_ + samples_done_, samples_, in_flight, samples_stopped_,
+      samples_failed_ ? fmt::format(", failed {}", samples_failed_) : std::string(), problems_done_, problems_, problems_failed_,
       evals, per_gpu_minute, elapsed > 0 ? static_cast<double>(completion_tokens_) / elapsed : 0.0, duration(elapsed),
       left <= 0 ? std::string("0s") : rate > 0 ? fmt::format("~{}", duration(left / rate)) : std::string("-"));
 }
@@ -118,6 +119,10 @@ void CollectView::on_event(const collect::CollectEvent& e) {
       ++samples_stopped_;
       line = fmt::format("{} sample {} stopped: {}", e.problem, e.sample, e.note);
       break;
+    case Kind::SampleFailed:
+      ++samples_failed_;
+      line = fmt::format("{} sample {} failed: {}", e.problem, e.sample, e.note);
+      break;
     case Kind::ProblemDone:
       ++problems_done_;
       return;
@@ -126,7 +131,7 @@ void CollectView::on_event(const collect::CollectEvent& e) {
   if (mode_ == ViewMode::Lines) {
     out_ << line << "  [" << status_locked() << "]\n";
     out_.flush();
-  } else if (mode_ == ViewMode::Table && e.kind == Kind::ProblemFailed) {
+  } else if (mode_ == ViewMode::Table && (e.kind == Kind::ProblemFailed || e.kind == Kind::SampleFailed)) {
     // Failures stay on screen above the redrawn block.
     if (drawn_lines_ > 0) out_ << fmt::format("\x1b[{}A\x1b[J", drawn_lines_);
     out_ << line << "\n";

@@ -48,7 +48,8 @@ class CollectView {
   std::string last_;
   int problems_ = 0, problems_done_ = 0, problems_failed_ = 0;
   int failed_now_ = 0, samples_per_problem_ = 0;
-  int samples_ = 0, samples_before_ = 0, samples_done_ = 0, samples_started_ = 0, samples_stopped_ = 0;
+  int samples_ = 0, samples_before_ = 0, samples_done_ = 0, samples_started_ = 0, samples_stopped_ = 0,
+      samples_failed_ = 0;
   int64_t completion_tokens_ = 0;
   PoolCounters pool_at_start_{};
   std::jthread redraw_;

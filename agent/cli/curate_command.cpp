@@ -57,7 +57,7 @@ int run_curate(CurateArgs a) {
                               {"versions", src.versions}, {"reasoning", a.reasoning}};
     write_file_atomic(fs::path(a.out) / "curate.json", summary.dump(2) + "\n", true);
   } catch (const std::exception& e) {
-    std::cerr << "kagent curate: error: cannot write " << a.out << ": " << e.what() << "\n";
+    print_error("curate", "cannot write " + a.out + ": " + e.what());
     return dataset_exit::kCannotWrite;
   }
   if (!a.quiet)
@@ -88,7 +88,7 @@ Command add_curate_command(CLI::App& app) {
                    try {
                      return run_curate(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent curate: error: internal: " << e.what() << "\n";
+                     print_error("curate", std::string("internal: ") + e.what());
                      return dataset_exit::kInternal;
                    }
                  }};

@@ -7,13 +7,58 @@
 #include <string>
 #include <vector>
 
+#include "common/utf8.h"
+
 namespace kagent::cli {
 
 namespace {
+
 void print_line(std::string_view command, std::string_view kind, std::string_view message) {
-  std::cerr << "kagent" << (command.empty() ? "" : " ") << command << ": " << kind << ": " << message << "\n";
+  std::cerr << "kagent" << (command.empty() ? "" : " ") << command << ": " << kind << ": " << plain_message(message)
+            << "\n";
 }
+
+// What nlohmann's exception says after its "[json.exception.<kind>.<id>] ", in plain words.
+std::string plain_json_error(const std::string& kind, const std::string& text) {
+  std::smatch m;
+  if (kind.rfind("parse_error", 0) == 0) {
+    std::string where;
+    if (std::regex_search(text, m, std::regex(R"(at line (\d+), column (\d+))")))
+      where = " (line " + m[1].str() + ", column " + m[2].str() + ")";
+    if (text.find("empty input") != std::string::npos) return "empty: no JSON in it";
+    if (text.find("unexpected end of input") != std::string::npos) return "cut short: the JSON ends early" + where;
+    if (text.find("UTF-8") != std::string::npos || text.find("utf-8") != std::string::npos)
+      return "not UTF-8 text" + where;
+    return "not valid JSON" + where;
+  }
+  if (std::regex_search(text, m, std::regex(R"(type must be (\w+), but is (\w+))")))
+    return "a value is " + m[2].str() + " where " + (m[1] == "array" || m[1] == "object" ? "an " : "a ") + m[1].str() +
+           " is expected";
+  if (std::regex_search(text, m, std::regex(R"(key '([^']*)' not found)"))) return "the key \"" + m[1].str() + "\" is missing";
+  if (text.find("invalid UTF-8 byte") != std::string::npos) return "text that is not UTF-8";
+  return text;
+}
+
 }  // namespace
+
+std::string plain_message(std::string_view message) {
+  std::string s = valid_utf8(message);
+  // Control bytes (a NUL of a binary file's "name", an escape sequence) are no text either.
+  for (char& c : s)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') c = '?';
+  std::smatch m;
+  // nlohmann: "[json.exception.parse_error.101] parse error at line 1, column 1: ...; last read: '...'".
+  // (Searched for first: std::regex over a long compiler message is slow.)
+  if (s.find("[json.exception.") != std::string::npos &&
+      std::regex_search(s, m, std::regex(R"(\[json\.exception\.(\w+)\.\d+\] ?)")))
+    s = m.prefix().str() + plain_json_error(m[1], m.suffix().str());
+  // libstdc++: "filesystem error: cannot create directories: Permission denied [/a/b]".
+  if (s.find("filesystem error: ") != std::string::npos &&
+      std::regex_search(s, m, std::regex(R"(filesystem error: ([^:]*): ([^\[]*?) \[([^\]]*)\](?: \[([^\]]*)\])?)")))
+    s = m.prefix().str() + m[1].str() + " " + m[3].str() + (m[4].matched ? " and " + m[4].str() : "") + ": " + m[2].str() +
+        m.suffix().str();
+  return s;
+}
 
 void print_error(std::string_view command, std::string_view message) { print_line(command, "error", message); }
 void print_warning(std::string_view command, std::string_view message) { print_line(command, "warning", message); }

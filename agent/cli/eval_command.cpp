@@ -11,13 +11,15 @@
 #include "cli/eval_flags.h"
 #include "cli/progress.h"
 #include "cli/flag_checks.h"
+#include "cli/input_files.h"
 #include "common/files.h"
+#include "common/utf8.h"
 #include "evaluation/evaluation_session.h"
 #include "result/eval_report.h"
 #include "result/exit_status.h"
+#include "sandbox/sandbox_section.h"
 
 namespace kagent::cli {
-#include "sandbox/sandbox_section.h"
 
 namespace fs = std::filesystem;
 
@@ -35,8 +37,6 @@ int finish(const EvalArgs& a, EvalResult r, const std::string& title, const Prob
   r.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() - started_s;
   int code = exit_status::for_result(r);
   const std::string mode = mode_summary(spec);
-  if (a.json) {
-    nlohmann::json j = r;
   // A property no mechanism held in the worker that ran the candidate: said, whatever the verdict.
   if (const auto unheld = sandbox::unheld_properties(r.sandbox); !unheld.empty()) {
     std::string what;
@@ -44,9 +44,11 @@ int finish(const EvalArgs& a, EvalResult r, const std::string& title, const Prob
       what += fmt::format("{}{} ({})", what.empty() ? "" : "; ", p, r.sandbox["properties"][p].value("why", ""));
     print_warning("eval", "the sandbox held no mechanism for: " + what);
   }
+  if (a.json) {
+    nlohmann::json j = r;
     j["exit_status"] = code;
     if (spec.training) j["model_mode"] = {{"training", *spec.training}, {"mode_modules", spec.mode_modules}};
-    std::cout << j.dump(2) << std::endl;
+    std::cout << dump_json(j, 2) << std::endl;
   } else {
     std::cout << render_eval_report(r, title, mode.empty() ? std::vector<std::string>{} : std::vector{"model     " + mode}, a.verbose);
   }
@@ -58,7 +60,7 @@ int fail_line(const EvalArgs& a, int code, const std::string& line, EvalResult r
   if (a.json) {
     nlohmann::json j = r;
     j["exit_status"] = code;
-    std::cout << j.dump(2) << std::endl;
+    std::cout << dump_json(j, 2) << std::endl;
   }
   return code;
 }
@@ -67,13 +69,22 @@ int run_eval(const EvalArgs& a) {
   const double started_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   EvalResult r;
   r.format = a.format;
-  for (const auto& path : {a.problem, a.candidate}) {
-    if (!fs::is_regular_file(path)) {
+  // Both files before anything starts (the worker, nvcc): a folder, an empty file, one far
+  // larger than any problem or kernel, or bytes that are not text end here, in one line.
+  for (const bool is_problem : {true, false}) {
+    const std::string& path = is_problem ? a.problem : a.candidate;
+    const auto err = check_input_file(path, is_problem ? "problem file" : "candidate", kMaxSourceBytes, /*text=*/true);
+    if (!err) continue;
+    using Kind = InputFileError::Kind;
+    r.message = err->line;
+    if (err->kind == Kind::Missing || err->kind == Kind::Folder || err->kind == Kind::NotAFile) {
       r.status = Status::ProblemError;
       r.reason = reason::kFileNotFound;
-      r.message = "no such file: " + path;
       return fail_line(a, exit_status::kFileNotFound, r.message, r);
     }
+    r.status = is_problem ? Status::ProblemError : Status::Invalid;
+    r.reason = is_problem ? reason::kProblemLoad : "";
+    return fail_line(a, is_problem ? exit_status::kProblemLoad : exit_status::kInvalidCandidate, r.message, r);
   }
   const std::string problem = fs::absolute(a.problem).string();
   const std::string candidate_path = fs::absolute(a.candidate).string();
@@ -101,6 +112,7 @@ int run_eval(const EvalArgs& a) {
     got = session.evaluate_file(candidate_path, format, fs::path(a.candidate).filename().string());
     step.done("evaluated");
   }
+  if (got.reason == reason::kSandboxUnmet) return fail_line(a, exit_status::kSandboxUnmet, "refused: " + got.message, got);
   if (got.reason == "worker_start")
     return fail_line(a, exit_status::kInternal, "cannot start the worker: " + got.message, got);
   if (got.status == Status::Invalid && !got.compile) return fail_line(a, exit_status::kInvalidCandidate, got.message, got);
@@ -112,7 +124,6 @@ int run_eval(const EvalArgs& a) {
   return finish(a, got, title, session.spec(), started_s);
 }
 
-  if (got.reason == reason::kSandboxUnmet) return fail_line(a, exit_status::kSandboxUnmet, "refused: " + got.message, got);
 }  // namespace
 
 Command add_eval_command(CLI::App& app) {

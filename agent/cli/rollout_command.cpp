@@ -75,7 +75,7 @@ int run_rollout(const RolloutArgs& a) {
                            {"versions", src.versions}};
     write_file_atomic(fs::path(a.out) / "rollout.json", info.dump(2) + "\n", true);
   } catch (const std::exception& e) {
-    std::cerr << "kagent rollout: error: cannot write " << a.out << ": " << e.what() << "\n";
+    print_error("rollout", "cannot write " + a.out + ": " + e.what());
     return dataset_exit::kCannotWrite;
   }
   if (!a.quiet)
@@ -100,7 +100,7 @@ Command add_rollout_command(CLI::App& app) {
                    try {
                      return run_rollout(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent rollout: error: internal: " << e.what() << "\n";
+                     print_error("rollout", std::string("internal: ") + e.what());
                      return dataset_exit::kInternal;
                    }
                  }};

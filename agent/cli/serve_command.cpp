@@ -12,6 +12,7 @@
 #include "cli/errors.h"
 #include "cli/eval_flags.h"
 #include "cli/flag_checks.h"
+#include "cli/listen_address.h"
 #include "rollout/reward_preset.h"
 
 #ifdef KAGENT_WITH_SERVE
@@ -140,6 +141,10 @@ int run_serve(ServeArgs a) {
   serve::HttpServer server({a.host, a.port, a.token, static_cast<size_t>(a.max_body_mb * (1 << 20)), static_cast<size_t>(a.threads)},
                            episodes, evaluations, metrics, std::move(state));
   // The port before the workers: a port in use ends here, in a second, with nothing started.
+  if (auto why = listen_address_problem(a.host)) {
+    print_error("serve", "--host " + *why);
+    return serve_exit::kCannotListen;
+  }
   int port = 0;
   try {
     port = server.bind();
@@ -206,7 +211,7 @@ Command add_serve_command(CLI::App& app) {
                    try {
                      return run_serve(*a);
                    } catch (const std::exception& e) {
-                     std::cerr << "kagent serve: error: internal: " << e.what() << "\n";
+                     print_error("serve", std::string("internal: ") + e.what());
                      return serve_exit::kInternal;
                    }
 #else

@@ -12,14 +12,17 @@
 #include "cli/errors.h"
 #include "cli/eval_flags.h"
 #include "cli/flag_checks.h"
+#include "cli/input_files.h"
 #include "cli/live_view.h"
 #include "cli/progress.h"
 #include "cli/solve_settings.h"
 #include "cli/solve_summary.h"
 #include "common/json_optional.h"
+#include "common/utf8.h"
 #include "evaluation/evaluation_session.h"
 #include "llm/cancel.h"
 #include "llm/llm_config.h"
+#include "llm/replay_client.h"
 #include "loop/problem_run.h"
 #include "result/eval_report.h"
 #include "report/report_writer.h"
@@ -56,7 +59,13 @@ int run_solve(SolveArgs a) {
     }
     a.problem = apply_run_config(a.run, store->config(), a.problem);
   }
-  if (!fs::is_regular_file(a.problem)) return fail(solve_exit::kFileNotFound, "no such file: " + a.problem);
+  // The problem file before the model and the worker: a folder, an empty file, one far larger
+  // than any problem or bytes that are not text end here.
+  if (const auto err = check_input_file(a.problem, "problem file", kMaxSourceBytes, /*text=*/true)) {
+    using Kind = InputFileError::Kind;
+    const bool missing = err->kind == Kind::Missing || err->kind == Kind::Folder || err->kind == Kind::NotAFile;
+    return fail(missing ? solve_exit::kFileNotFound : solve_exit::kProblemLoad, err->line);
+  }
   a.problem = fs::absolute(a.problem).string();
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
@@ -67,6 +76,10 @@ int run_solve(SolveArgs a) {
   try {
     llm_cfg = llm::resolve_llm_config(a.run.llm);
     client = llm::make_client(llm_cfg, llm::ClientHooks{&cancel, {}});
+    // A new run on a replay of no answers could only run out on its first request, after the
+    // worker started and the run folder was made.
+    if (const auto* replay = dynamic_cast<const llm::ReplayClient*>(client.get()); replay && replay->size() == 0 && !store)
+      return fail(solve_exit::kLlmConfig, "replay file " + llm_cfg.replay_file() + " holds no answers");
   } catch (const llm::LlmError& e) {
     return fail(llm_error_exit(e.kind()), e.what());
   }
@@ -148,7 +161,7 @@ int run_solve(SolveArgs a) {
   } else if (sigint.interrupted()) {
     code = solve_exit::kInterrupted;
   }
-  if (a.json) std::cout << solve_summary_json(*store, out, seconds, code).dump(2) << std::endl;
+  if (a.json) std::cout << dump_json(solve_summary_json(*store, out, seconds, code), 2) << std::endl;
   else if (!a.quiet) std::cout << "\n" << render_solve_summary(*store, out, seconds);
   else if (auto b = store->best()) std::cout << (store->dir() / b->file).string() << "\n";
   // The run's page: written with --report; otherwise the command that writes it.

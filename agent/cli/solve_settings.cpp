@@ -47,32 +47,30 @@ nlohmann::json run_config(const SolveSettings& s, const std::string& problem, co
 }
 
 std::string apply_run_config(SolveSettings& s, const nlohmann::json& c, const std::string& problem) {
-  s.format = c.value("format", s.format);
-  s.samples = c.value("samples", s.samples);
-  s.turns = c.value("turns", s.turns);
-  s.history = c.value("history", s.history);
-  auto get = [&](const char* k, auto& dst) {
-    if (c.contains(k) && !c[k].is_null()) dst = c[k].get<typename std::decay_t<decltype(dst)>::value_type>();
-  };
-  get("history_tokens", s.history_tokens);
-  get("target_speedup", s.target_speedup);
-  get("max_tokens", s.max_tokens);
-  get("max_seconds", s.max_seconds);
-  s.prompts = c.value("prompts", s.prompts);
+  // A null anywhere (a hand-edited file, an older kagent) keeps the default: get_or, never value().
+  s.format = get_or<std::string>(c, "format", s.format);
+  s.samples = get_or(c, "samples", s.samples);
+  s.turns = get_or(c, "turns", s.turns);
+  s.history = get_or<std::string>(c, "history", s.history);
+  get_optional(c, "history_tokens", s.history_tokens);
+  get_optional(c, "target_speedup", s.target_speedup);
+  get_optional(c, "max_tokens", s.max_tokens);
+  get_optional(c, "max_seconds", s.max_seconds);
+  s.prompts = get_or<std::string>(c, "prompts", s.prompts);
   // Runs recorded before the evaluation flags were grouped kept a few of them at the top level.
-  from_json(c.contains("eval") ? c["eval"] : c, s.eval);
-  const nlohmann::json llm = c.value("llm", nlohmann::json::object());
+  from_json(c.contains("eval") && c["eval"].is_object() ? c["eval"] : c, s.eval);
+  const nlohmann::json llm = get_or(c, "llm", nlohmann::json::object());
   llm::LlmFlags& f = s.llm;
-  if (!f.provider && llm.contains("provider")) f.provider = llm["provider"].get<std::string>();
-  if (!f.model && llm.contains("model") && !llm["model"].get<std::string>().empty()) f.model = llm["model"].get<std::string>();
-  if (!f.base_url && llm.contains("base_url") && !llm["base_url"].get<std::string>().empty())
-    f.base_url = llm["base_url"].get<std::string>();
-  const nlohmann::json smp = llm.value("sampling", nlohmann::json::object());
-  if (!f.temperature && smp.contains("temperature")) f.temperature = smp["temperature"].get<double>();
-  if (!f.top_p && smp.contains("top_p")) f.top_p = smp["top_p"].get<double>();
-  if (!f.max_tokens && smp.contains("max_tokens")) f.max_tokens = smp["max_tokens"].get<int>();
-  if (!f.reasoning_effort && smp.contains("reasoning_effort")) f.reasoning_effort = smp["reasoning_effort"].get<std::string>();
-  return c.value("problem", problem);
+  auto text = [](const nlohmann::json& j, const char* key) { return get_or<std::string>(j, key, ""); };
+  if (!f.provider && !text(llm, "provider").empty()) f.provider = text(llm, "provider");
+  if (!f.model && !text(llm, "model").empty()) f.model = text(llm, "model");
+  if (!f.base_url && !text(llm, "base_url").empty()) f.base_url = text(llm, "base_url");
+  const nlohmann::json smp = get_or(llm, "sampling", nlohmann::json::object());
+  if (!f.temperature) get_optional(smp, "temperature", f.temperature);
+  if (!f.top_p) get_optional(smp, "top_p", f.top_p);
+  if (!f.max_tokens) get_optional(smp, "max_tokens", f.max_tokens);
+  if (!f.reasoning_effort) get_optional(smp, "reasoning_effort", f.reasoning_effort);
+  return get_or<std::string>(c, "problem", problem);
 }
 
 loop::ProblemRunOptions problem_run_options(const SolveSettings& s) {

@@ -7,6 +7,7 @@
 
 #include "common/fd.h"
 #include "common/files.h"
+#include "common/utf8.h"
 #include "trajectory/trajectory.h"
 
 namespace kagent::collect {
@@ -17,7 +18,7 @@ void append_charges(const std::filesystem::path& dir, const std::vector<WorkerCh
   for (const auto& c : charges) {
     nlohmann::json j = c;
     j["at"] = traj::now_iso8601();
-    lines += j.dump() + "\n";
+    lines += dump_json(j) + "\n";  // messages quote the candidate
   }
   const auto path = dir / kChargesFile;
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));

@@ -9,6 +9,7 @@
 #include "collect/collection_metrics_file.h"
 #include "collect/collection_store.h"
 #include "common/files.h"
+#include "common/utf8.h"
 #include "trajectory/run_store.h"
 
 namespace kagent::collect {
@@ -199,7 +200,7 @@ MergeSummary merge_collections(const fs::path& out, const std::vector<fs::path>&
     for (const auto& w : run->resume().warnings) summary.warnings.push_back(name + ": " + w);
   }
   summary.problems = static_cast<int>(problems.size());
-  if (!baselines.empty()) store->write_file(kBaselinesFile, baselines.dump(2) + "\n");
+  if (!baselines.empty()) store->write_file(kBaselinesFile, dump_json(baselines, 2) + "\n");
   write_collection_metrics(out, "kagent collect --merge");
   store->write_file(kSummaryFile, json({{"problems", summary.problems},
                                         {"samples_done", summary.samples},

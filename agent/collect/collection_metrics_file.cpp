@@ -5,6 +5,7 @@
 #include "collect/collection_store.h"
 #include "common/files.h"
 #include "common/json_optional.h"
+#include "common/utf8.h"
 #include "metrics/collection_metrics.h"
 #include "metrics/metrics_table.h"
 #include "trajectory/run_store.h"
@@ -63,7 +64,7 @@ json collection_metrics(const fs::path& dir, const std::string& computed_by) {
 
 json write_collection_metrics(const fs::path& dir, const std::string& computed_by) {
   json m = collection_metrics(dir, computed_by);
-  write_file_atomic(dir / kMetricsFile, m.dump(2) + "\n", true);
+  write_file_atomic(dir / kMetricsFile, dump_json(m, 2) + "\n", true);
   write_file_atomic(dir / kMetricsCsvFile, metrics::metrics_csv(m), true);
   return m;
 }

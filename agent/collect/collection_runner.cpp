@@ -282,10 +282,13 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
         cancel.cancel();
         return;
       } catch (const std::exception& e) {
-        std::lock_guard lock(mu);
-        if (out.internal_error.empty()) out.internal_error = e.what();
-        cancel.cancel();
-        return;
+        // One sample's defect (a record that cannot be written or read, a value kagent did not
+        // expect), not the collection's: logged with its name, and the others go on.
+        {
+          std::lock_guard lock(mu);
+          out.sample_failures.push_back({name, sample, e.what()});
+        }
+        emit({CollectEvent::Kind::SampleFailed, name, sample, nullptr, nullptr, e.what()});
       }
     }
   };

@@ -41,6 +41,7 @@ struct CollectEvent {
     Turn,            // a turn was recorded (turn set)
     SampleRecorded,  // a sample finished and is in the index (trajectory set)
     SampleStopped,   // a sample stopped without finishing (model failure; note: why); resumable
+    SampleFailed,    // kagent could not run or record a sample (note: why); the others go on; resumable
     ProblemDone,     // every sample of the problem is recorded
   } kind;
   std::string problem;
@@ -72,6 +73,15 @@ struct CollectOutcome {
   std::string internal_error;               // kagent failed (a worker could not start, a folder unwritable)
   int samples_recorded = 0;                 // by this run
   int samples_stopped = 0;                  // by this run, resumable
+  // Samples kagent could not run or record (an exception: a record it cannot write or read
+  // back): one sample's defect each, logged with its name; the collection went on without them
+  // and --resume runs them again.
+  struct SampleFailure {
+    std::string problem;
+    int sample = -1;
+    std::string what;
+  };
+  std::vector<SampleFailure> sample_failures;
   std::vector<std::pair<std::string, std::string>> problem_errors;  // every problem that cannot run, with why
   std::vector<nlohmann::json> baseline_rows;  // of the problems this run prepared (baselines_table.h)
   double wall_seconds = 0;

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "common/files.h"
 #include "common/json_optional.h"
 #include "common/sha256.h"
+#include "common/utf8.h"
 
 namespace kagent::collect {
 
@@ -17,9 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+constexpr std::uintmax_t kMaxListBytes = 16u << 20;
+
 // "level3" -> 3.
 std::optional<int> level_of_folder(const std::string& name) {
-  if (name.size() <= 5 || name.rfind("level", 0) != 0) return std::nullopt;
+  if (name.size() <= 5 || name.size() > 11 || name.rfind("level", 0) != 0) return std::nullopt;  // stoi's range
   const std::string digits = name.substr(5);
   if (!std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
     return std::nullopt;
@@ -121,6 +125,15 @@ Suite load_suite(const fs::path& path) {
       throw SuiteError("empty", fmt::format("the suite folder {} holds no problem files (*.py, or level1/ level2/ ... of them)",
                                             path.string()));
   } else {
+    // A list names problem files, one a line: a file far larger than any list, or bytes that are
+    // not text, is the wrong file (and its "names" would be quoted back in the error line).
+    const std::uintmax_t bytes = fs::file_size(path, ec);
+    if (ec || !fs::is_regular_file(path)) throw SuiteError("unreadable", "cannot read the list file " + path.string());
+    if (bytes > kMaxListBytes)
+      throw SuiteError("unreadable", fmt::format("the list file {} is {} bytes; a list of problem files is at most {}",
+                                                 path.string(), bytes, kMaxListBytes));
+    if (!is_valid_utf8(read_file(path)))
+      throw SuiteError("unreadable", "the list file " + path.string() + " is not UTF-8 text (not a list of problem files)");
     std::ifstream in(path);
     if (!in) throw SuiteError("unreadable", "cannot read the list file " + path.string());
     std::string line;

@@ -1,9 +1,12 @@
 #include "llm/replay_client.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
+
+#include "common/utf8.h"
 
 namespace kagent::llm {
 
@@ -11,6 +14,13 @@ using nlohmann::json;
 
 ReplayClient::ReplayClient(const LlmConfig& cfg, ClientHooks hooks) : cfg_(cfg), hooks_(std::move(hooks)) {
   const std::string path = cfg_.replay_file();
+  // A folder opens as a stream that reads nothing: it would pass for a file of 0 answers, and a
+  // run would start (a run folder made) only to run out on its first request.
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw TerminalError(ErrorKind::Config, fmt::format("replay file {} is a folder, not a file", path));
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw TerminalError(ErrorKind::Config, fmt::format("replay file {} is not a regular file", path));
   std::ifstream in(path);
   if (!in) throw TerminalError(ErrorKind::Config, fmt::format("cannot read replay file {}", path));
   std::string line;
@@ -19,7 +29,8 @@ ReplayClient::ReplayClient(const LlmConfig& cfg, ClientHooks hooks) : cfg_(cfg),
     if (first == std::string::npos || line[first] == '#') continue;
     json j = json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.is_object())
-      throw TerminalError(ErrorKind::Config, fmt::format("{}:{}: not a JSON object", path, n));
+      throw TerminalError(ErrorKind::Config, fmt::format("{}:{}: not a JSON object{}", path, n,
+                                                         is_valid_utf8(line) ? "" : " (not UTF-8 text)"));
     bool has_text = j.contains("text") && j["text"].is_string();
     bool has_error = j.contains("error") && j["error"].is_object();
     if (!has_text && !has_error)

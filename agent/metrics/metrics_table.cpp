@@ -1,9 +1,11 @@
 #include "metrics/metrics_table.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
+#include "common/json_optional.h"
 #include "metrics/collection_metrics.h"
 
 namespace kagent::metrics {
@@ -42,14 +44,17 @@ std::vector<std::string> keys_of(const json& groups, const char* member, const c
   if (!o->is_object()) return keys;
   for (auto it = o->begin(); it != o->end(); ++it) keys.push_back(it.key());
   // nlohmann's object sorts keys as strings ("16" before "2"): order them as numbers.
-  std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) { return std::stod(a) < std::stod(b); });
+  // strtod, not stod: a key that is no number (a hand-edited file) sorts as 0 instead of throwing.
+  std::sort(keys.begin(), keys.end(), [](const std::string& a, const std::string& b) {
+    return std::strtod(a.c_str(), nullptr) < std::strtod(b.c_str(), nullptr);
+  });
   return keys;
 }
 
 }  // namespace
 
 std::string render_metrics_table(const json& m) {
-  const json groups = m.value("groups", json::array());
+  const json groups = get_or(m, "groups", json::array());
   std::string out;
   auto row = [&](const std::string& label, auto cell) {
     out += fmt::format("{:<24}", label);
@@ -57,7 +62,7 @@ std::string render_metrics_table(const json& m) {
     out += "\n";
   };
   row("", [](const json& g) {
-    const std::string l = g.value("level", "");
+    const std::string l = get_or<std::string>(g, "level", "");
     return l == "all" ? std::string("all") : "level " + l;
   });
   row("problems", [](const json& g) { return number(get(g, {"problems"})); });
@@ -65,7 +70,7 @@ std::string render_metrics_table(const json& m) {
   row("correct", [](const json& g) { return percent(get(g, {"correct_rate"})); });
   for (const auto& k : keys_of(groups, "pass_at_k"))
     row("pass@" + k, [&](const json& g) { return percent(get(g, {"pass_at_k", k})); });
-  const int turns = m.value("turns", 0);
+  const int turns = get_or(m, "turns", 0);
   for (const auto& [key, label] : kBaselines) {
     out += fmt::format("vs {}\n", label);
     for (const auto& p : kFastP) row("  fast_" + p, [&](const json& g) { return percent(get(g, {"fast_p", key, p})); });
@@ -85,13 +90,13 @@ std::string render_metrics_table(const json& m) {
     return v.is_number() ? fmt::format("{:.2f}", v.get<double>()) : std::string("-");
   });
   // Every policy's headline numbers, the table's own (m["policy"]) among them, same columns.
-  const json policies = m.value("policies", json::object());
+  const json policies = get_or(m, "policies", json::object());
   if (policies.is_object() && !policies.empty()) {
-    out += fmt::format("by policy (the table above: {})\n", m.value("policy", std::string("?")));
+    out += fmt::format("by policy (the table above: {})\n", get_or<std::string>(m, "policy", std::string("?")));
     for (auto it = policies.begin(); it != policies.end(); ++it) {
       auto level_group = [&](const json& g) {
         for (const auto& pg : it.value())
-          if (pg.value("level", "") == g.value("level", "")) return pg;
+          if (get_or<std::string>(pg, "level", "") == get_or<std::string>(g, "level", "")) return pg;
         return json();
       };
       row("  " + it.key() + " correct", [&](const json& g) { return percent(get(level_group(g), {"correct_rate"})); });
@@ -103,16 +108,16 @@ std::string render_metrics_table(const json& m) {
 }
 
 std::string metrics_csv(const json& m) {
-  const json groups = m.value("groups", json::array());
+  const json groups = get_or(m, "groups", json::array());
   const std::vector<std::string> ks = keys_of(groups, "pass_at_k");
-  const int turns = m.value("turns", 0);
+  const int turns = get_or(m, "turns", 0);
   // One block of rows per policy; metrics.json without "policies" (older) has one, its own.
   std::vector<std::pair<std::string, json>> blocks;
-  const json policies = m.value("policies", json::object());
+  const json policies = get_or(m, "policies", json::object());
   if (policies.is_object() && !policies.empty())
     for (auto it = policies.begin(); it != policies.end(); ++it) blocks.emplace_back(it.key(), it.value());
   else
-    blocks.emplace_back(m.value("policy", std::string()), groups);
+    blocks.emplace_back(get_or<std::string>(m, "policy", std::string()), groups);
   std::string out = "policy,level,baseline,problems,samples,correct_rate";
   for (const auto& p : kFastP) out += fmt::format(",fast_{}", p);
   out += ",geomean_speedup";
@@ -129,7 +134,7 @@ std::string metrics_csv(const json& m) {
     for (const auto& [key, label] : kBaselines) {
       out += policy;
       out += ',';
-      out += g.value("level", "");
+      out += get_or<std::string>(g, "level", "");
       out += ',';
       out += key;
       cell(get(g, {"problems"}));

@@ -170,6 +170,32 @@ TEST_CASE("bad input: one clear line and a distinct exit status") {
     CHECK(table["failures"].size() == 1);
     CHECK(kagent::read_file(fs::path(table_file).replace_extension(".csv")).rfind("problem,level,eager_ms", 0) == 0);
   }
+  SUBCASE("a sample whose record cannot be written: named, the others recorded (exit 11), --resume records it") {
+    // Before, one such sample ended the whole collection (exit 14, the exception's raw text).
+    write_tiny_suite(dir, "suite");
+    // A folder where sample 1 of 1_relu saves its progress: its save fails, and no other's.
+    const fs::path blocker = dir.path() / "c/problems/1_relu/partial/sample-1.json";
+    fs::create_directories(blocker / "in-the-way");
+    KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--llm", "replay:" + nocode, "--compile-only", "--out",
+                              dir.str() + "/c", "-n", "2", "-t", "1"},
+                             {}, dir.str());
+    CHECK(r.status == 11);
+    one_error_line(r, "collect");
+    CHECK(has(r.err, "1 sample(s) could not be run or recorded, the others were: 1_relu sample 1 ("));
+    CHECK(has(r.err, "--resume"));
+    CHECK(has(r.out, "1_relu sample 1 failed: "));  // logged when it happened, with its name
+    CHECK(digest_collection(dir.path() / "c").trajectories.size() == 5);  // 3 problems x 2 samples but that one
+    const json summary = json::parse(kagent::read_file(dir.path() / "c/summary.json"));
+    REQUIRE(summary["sample_errors"].size() == 1);
+    CHECK(summary["sample_errors"][0]["problem"] == "1_relu");
+    CHECK(summary["sample_errors"][0]["sample"] == 1);
+
+    fs::remove_all(blocker);
+    KagentRun again = run_kagent({"collect", "--resume", dir.str() + "/c", "--llm", "replay:" + nocode}, {}, dir.str());
+    INFO(again.err);
+    CHECK(again.status == 0);
+    CHECK(digest_collection(dir.path() / "c").trajectories.size() == 6);
+  }
   SUBCASE("--shard 3/2") {
     write_tiny_suite(dir, "suite");
     KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--shard", "3/2", "--llm", "replay:" + nocode}, {}, dir.str());

@@ -125,6 +125,7 @@ struct Synopsis {
   std::string where;                 // file:line
   std::set<std::string> required;    // flags outside [...]
   std::set<std::string> optional;    // flags inside [...]
+  bool code = false;                 // a code-block line (a full synopsis), not a heading
 };
 
 
@@ -148,7 +149,7 @@ std::vector<Synopsis> synopses(const std::string& command) {
       std::string text;
       if (code && line.rfind(head + " ", 0) == 0) {
         text = line;
-        out.push_back({file.filename().string() + ":" + std::to_string(n), {}, {}});
+        out.push_back({file.filename().string() + ":" + std::to_string(n), {}, {}, true});
         continuing = true;
       } else if (code && continuing && !line.empty() && line[0] == ' ') {
         text = line;
@@ -191,5 +192,26 @@ TEST_CASE("the synopses of serve, curate and rollout mark the flags --help requi
                                           << " ...]");
       }
     }
+  }
+}
+
+// A code-block synopsis of curate or rollout is the whole command: it names every flag --help
+// lists (the README's curate synopsis once lacked --keep-duplicates and --allow-empty).
+TEST_CASE("the code-block synopses of curate and rollout name every flag --help lists") {
+  for (const std::string command : {"curate", "rollout"}) {
+    CAPTURE(command);
+    const CommandHelp help = command_help(command);
+    int checked = 0;
+    for (const auto& s : synopses(command)) {
+      if (!s.code) continue;
+      CAPTURE(s.where);
+      ++checked;
+      for (const auto& opt : help.options) {
+        bool named = false;
+        for (const auto& n : opt.names) named |= s.required.count(n) > 0 || s.optional.count(n) > 0;
+        CHECK_MESSAGE(named, s.where << ": the synopsis of kagent " << command << " lacks " << opt.names.back());
+      }
+    }
+    CHECK_MESSAGE(checked > 0, "no code-block synopsis of kagent " << command);
   }
 }

@@ -26,6 +26,10 @@ struct EvalCli {
   std::string write(const std::string& name, const std::string& text) const { return dir.write(name, text); }
 };
 
+// A candidate for the tests whose problem or worker fails first (an empty file is refused
+// before the problem loads: "candidate k.cu is empty").
+constexpr const char* kNotReached = "// never compiled: the problem or the worker fails first\n";
+
 // One line: the whole diagnostic on stderr is a single "kagent eval: ..." line.
 void check_one_line(const KagentRun& r, const std::string& needle) {
   INFO(r.err);
@@ -46,7 +50,7 @@ TEST_CASE("a missing file") {
 TEST_CASE("a problem with a syntax error") {
   EvalCli cli;
   std::string p = cli.write("syntax.py", "import torch\nclass Model(torch.nn.Module:\n    pass\n");
-  KagentRun r = cli.eval({p, cli.write("k.cu", "")});
+  KagentRun r = cli.eval({p, cli.write("k.cu", kNotReached)});
   CHECK(r.status == exit_status::kProblemLoad);
   check_one_line(r, "SyntaxError");
 }
@@ -55,7 +59,7 @@ TEST_CASE("a problem without get_inputs") {
   EvalCli cli;
   std::string p = cli.write("noinputs.py", "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x): return x\n"
                                        "def get_init_inputs(): return []\n");
-  KagentRun r = cli.eval({p, cli.write("k.cu", "")});
+  KagentRun r = cli.eval({p, cli.write("k.cu", kNotReached)});
   CHECK(r.status == exit_status::kProblemIncomplete);
   check_one_line(r, "get_inputs");
 }
@@ -82,7 +86,7 @@ TEST_CASE("a candidate without forward, and one with the wrong signature (real n
 
 TEST_CASE("the worker cannot start: 14, internal error") {
   EvalCli cli;
-  KagentRun r = cli.eval({cli.write("relu.py", test::kReluProblem), cli.write("k.cu", "")},
+  KagentRun r = cli.eval({cli.write("relu.py", test::kReluProblem), cli.write("k.cu", kNotReached)},
                          {"KAGENT_WORKER=/nonexistent/kagent-worker"});
   CHECK(r.status == exit_status::kInternal);
   check_one_line(r, "/nonexistent/kagent-worker");

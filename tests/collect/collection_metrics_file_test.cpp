@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "collect/collection_metrics_file.h"
+#include "common/files.h"
 #include "collection_builder.h"
 #include "report/collection_data.h"
 #include "temp_dir.h"
@@ -110,4 +111,58 @@ TEST_CASE("kagent report computes the same numbers from the same folder") {
   // Once written, the report shows metrics.json as it is.
   const json written = collect::write_collection_metrics(dir.path(), "kagent collect");
   CHECK(report::collection_page_data(dir.path())["metrics"] == written);
+}
+
+// A candidate whose outputs hold NaN gives NaN errors and mismatches; nlohmann writes a NaN as
+// null. Read back by json.value(key, 0.0) that null threw "type must be number, but is null":
+// the record was dropped on resume and from the metrics, and a live collection ended (exit 14).
+TEST_CASE("a record with a null where a number is expected: read back, counted, resumed") {
+  const double nan = std::nan("");
+  traj::Trajectory odd = trajectory("a", 1, 1, {{WRONG}, {OK, 1.5, 1.1}});
+  {
+    EvalResult& r = *odd.turns[0].eval;
+    Correctness c;
+    c.trials = 5;
+    c.max_abs_error = nan;
+    c.max_rel_error = nan;
+    OutputCheck first;
+    first.ok = false;
+    first.max_abs_error = nan;
+    first.samples = {{{3}, nan, 1.0}};
+    c.first_failure = first;
+    r.correctness = c;
+    CompileInfo compile;
+    compile.ok = true;
+    compile.steps = {{"nvcc", nan, nan}};
+    r.compile = compile;
+    TimingStats candidate;
+    candidate.median_ms = 0.5;
+    candidate.stdev_ms = nan;
+    odd.turns[1].eval->timing->candidate = candidate;
+  }
+  TempDir dir("kagent-null-records");
+  build_collection(dir.path(), {{"a", 1, {trajectory("a", 1, 0, {{OK, 2.0, 1.2}}), odd}, ""}}, 2, 2);
+  const std::string lines = kagent::read_file(dir.path() / "problems/a/trajectories.jsonl");
+  REQUIRE(lines.find("\"max_abs_error\":null") != std::string::npos);  // what the test is about
+
+  // The resume path: the run folder's records, as --resume reads them.
+  const traj::ResumeState st = traj::RunStore::scan(dir.path() / "problems/a");
+  CHECK(st.warnings.empty());
+  REQUIRE(st.finished.count(1));
+  const EvalResult& back = *st.finished.at(1).turns[0].eval;
+  CHECK(std::isnan(back.correctness->max_abs_error));  // not a number stays not a number, never 0
+  CHECK(std::isnan(back.correctness->first_failure->samples.at(0).got));
+  CHECK(back.correctness->first_failure->samples.at(0).expected == 1.0);
+  CHECK(st.finished.at(1).turns[1].eval->timing->candidate->median_ms == 0.5);
+  CHECK_NOTHROW(traj::RunStore::open(dir.path() / "problems/a"));
+
+  // The metrics and the report count both samples (b's second is the correct 1.5x).
+  const collect::CollectionOutcomes o = collect::read_collection_outcomes(dir.path());
+  CHECK(o.warnings.empty());
+  const json m = collect::collection_metrics(dir.path(), "test");
+  CHECK(group(m, "1")["samples"] == 2);
+  CHECK(group(m, "1")["correct_rate"].get<double>() == doctest::Approx(1.0));
+  json page;
+  CHECK_NOTHROW(page = report::collection_page_data(dir.path()));
+  CHECK(page["metrics"]["groups"] == m["groups"]);
 }

@@ -8,6 +8,7 @@
 #include "collect/charges_file.h"
 #include "collection_builder.h"
 #include "common/files.h"
+#include "common/utf8.h"
 #include "temp_dir.h"
 
 using namespace kagent;
@@ -66,4 +67,41 @@ TEST_CASE("charges.jsonl: candidates blamed afterwards, appended one line each")
     CHECK(j.contains("at"));
   }
   CHECK(lines == 3);
+}
+
+// A candidate's bytes reach the records: compiler output quoting a .cu of random bytes, an
+// exception message, the worker's output. nlohmann refuses to write text that is not UTF-8
+// (type_error.316, which aborted `kagent eval` of such a file); the records replace those bytes.
+TEST_CASE("text that is not UTF-8 in a result, a charge and an index line is written, the bytes replaced") {
+  const std::string bad = "garbage \xff\xfe\xc3\x28 end";
+  CHECK_FALSE(kagent::is_valid_utf8(bad));
+  CHECK(kagent::valid_utf8(bad) == "garbage \xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD( end");
+  CHECK(kagent::valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  CHECK_FALSE(kagent::is_valid_utf8("\xed\xa0\x80"));  // a surrogate
+  CHECK_FALSE(kagent::is_valid_utf8("\xc0\xaf"));      // an overlong '/'
+
+  EvalResult r;
+  r.status = Status::CompileError;
+  r.message = bad;
+  r.worker_log_tail = bad;
+  CompileInfo c;
+  c.errors = bad;
+  c.log = bad;
+  r.compile = c;
+  std::string text;
+  CHECK_NOTHROW(text = nlohmann::json(r).dump());  // plain dump: the result itself is UTF-8 now
+  const EvalResult back = nlohmann::json::parse(text).get<EvalResult>();
+  CHECK(back.compile->log == kagent::valid_utf8(bad));
+
+  TempDir dir;
+  WorkerCharge charge{"a.cu", "/suite/a.py", "b.cu", "/suite/b.py", "runtime_error", "", bad};
+  CHECK_NOTHROW(append_charges(dir.path(), {charge}));
+  CHECK(kagent::is_valid_utf8(read_file(dir.path() / kChargesFile)));
+
+  auto store = CollectionStore::create(dir.path() / "c", test_manifest({{"a", 1, {}, ""}}, 1, 1));
+  auto t = trajectory("a", 1, 0, {{Status::CompileError}});
+  t.turns[0].answer = bad;
+  t.turns[0].eval->message = bad;
+  CHECK(store->record_sample("a", t));
+  CHECK(kagent::is_valid_utf8(read_file(dir.path() / "c" / kIndexFile)));
 }

@@ -174,3 +174,23 @@ TEST_CASE("The table and the CSV show every policy's numbers") {
   CHECK(csv.find("\nkernelbench,1,eager,1,1,1,") != std::string::npos);
   CHECK(csv.find("\nstrict,1,eager,1,1,0,") != std::string::npos);
 }
+
+// metrics.json read back (kagent collect --merge prints it, kagent report shows it): a null
+// where a number or a word is expected (a NaN written as null, a hand-edited file) shows as
+// "-" or nothing, never nlohmann's "type must be number, but is null".
+TEST_CASE("the table and the CSV of a metrics.json holding nulls") {
+  std::vector<SampleOutcomeRow> rows(2);
+  for (auto& r : rows) r.problem.assign(1, 'p'), r.level.assign(1, '1');
+  rows[0].correct = true;
+  rows[0].speedup_eager = 1.5;
+  nlohmann::json m = compute_metrics(rows, {}, 2, 2, "test");
+  m["turns"] = nullptr;
+  m["policy"] = nullptr;
+  m["groups"][0]["level"] = nullptr;
+  m["groups"][0]["correct_rate"] = nullptr;
+  std::string table, csv;
+  CHECK_NOTHROW(table = render_metrics_table(m));
+  CHECK_NOTHROW(csv = metrics_csv(m));
+  CHECK(table.find("correct") != std::string::npos);
+  CHECK(csv.rfind("policy,level,baseline", 0) == 0);
+}

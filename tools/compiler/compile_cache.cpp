@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/paths.h"
+#include "common/utf8.h"
 
 namespace fs = std::filesystem;
 
@@ -132,7 +133,7 @@ CompileInfo CompileCache::publish(const std::string& key, TempDir& staging, Comp
   if (info.sass) info.sass->file = replace_all(info.sass->file, from, to);
   CompileInfo stored = info;
   stored.cache_hit = false;
-  write_file(staging.path() / kInfoFile, nlohmann::json(stored).dump(2));
+  write_file(staging.path() / kInfoFile, dump_json(nlohmann::json(stored), 2));  // a log of any bytes
   fs::create_directories(entry.parent_path());
   std::error_code ec;
   fs::rename(staging.path(), entry, ec);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "common/json_optional.h"
 #include "common/units.h"
 #include "result/policy.h"
 
@@ -240,7 +241,7 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
   s += render_guard_lines(r);
   s += render_isolation(r.isolation);
   if (r.profile.is_object() && r.profile.contains("text") && r.profile["text"].is_string())
-    s += fmt::format("profile   ({:.2f} s)\n", r.profile.value("seconds", 0.0)) +
+    s += fmt::format("profile   ({:.2f} s)\n", get_or(r.profile, "seconds", 0.0)) +
          indent(r.profile["text"].get<std::string>(), 30);
   if (!r.worker_log_tail.empty() && (r.status == Status::Crash || r.status == Status::Timeout ||
                                      r.reason == reason::kCudaFatal))

@@ -2,6 +2,7 @@
 
 #include "common/enum_names.h"
 #include "common/json_optional.h"
+#include "common/utf8.h"
 #include "result/policy.h"
 
 #include <array>
@@ -37,15 +38,15 @@ const char* problem_error_reason(const std::string& kind) {
   return reason::kProblemLoad;
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(KernelResources, kernel, registers, shared_static_bytes,
+KAGENT_DEFINE_JSON_NULL_SAFE(KernelResources, kernel, registers, shared_static_bytes,
                                                 stack_frame_bytes, spill_store_bytes, spill_load_bytes,
                                                 constant_bytes)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SassKernel, kernel, mangled, registers, shared_bytes, local_bytes,
+KAGENT_DEFINE_JSON_NULL_SAFE(SassKernel, kernel, mangled, registers, shared_bytes, local_bytes,
                                                 stack_bytes, instructions, global_loads, global_stores,
                                                 shared_loads, shared_stores, ldmatrix, async_copies, atomics,
                                                 local_loads, local_stores, local_in_loops, ffma, fmul, fadd, fp64,
                                                 fp16, tensor, branches, loops, barriers)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(SassInfo, available, missing_reason, file, arch, kernels)
+KAGENT_DEFINE_JSON_NULL_SAFE(SassInfo, available, missing_reason, file, arch, kernels)
 
 int SassKernel::tensor_instructions() const {
   int n = 0;
@@ -72,11 +73,12 @@ int SassKernel::scalar_global_accesses() const {
   return accesses_by_width(global_loads, false) + accesses_by_width(global_stores, false);
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(CompileStep, name, seconds, cpu_seconds)
+KAGENT_DEFINE_JSON_NULL_SAFE(CompileStep, name, seconds, cpu_seconds)
 
 void to_json(nlohmann::json& j, const CompileInfo& c) {
-  j = {{"ok", c.ok},           {"cache_hit", c.cache_hit}, {"seconds", c.seconds},   {"errors", c.errors},
-       {"log", c.log},         {"command", c.command},     {"artifact", c.artifact}, {"op_name", c.op_name},
+  // The compiler's output quotes the candidate, whatever its bytes: JSON text is UTF-8 (utf8.h).
+  j = {{"ok", c.ok},           {"cache_hit", c.cache_hit}, {"seconds", c.seconds},   {"errors", valid_utf8(c.errors)},
+       {"log", valid_utf8(c.log)}, {"command", valid_utf8(c.command)}, {"artifact", valid_utf8(c.artifact)}, {"op_name", c.op_name},
        {"reason", c.reason},   {"limit", c.limit},         {"peak_rss_mb", c.peak_rss_mb},
        {"resources", c.resources}};
   put_optional(j, "sass", c.sass);
@@ -85,26 +87,26 @@ void to_json(nlohmann::json& j, const CompileInfo& c) {
 
 void from_json(const nlohmann::json& j, CompileInfo& c) {
   const CompileInfo d;
-  c.ok = j.value("ok", d.ok);
-  c.cache_hit = j.value("cache_hit", d.cache_hit);
-  c.seconds = j.value("seconds", d.seconds);
-  c.errors = j.value("errors", d.errors);
-  c.log = j.value("log", d.log);
-  c.command = j.value("command", d.command);
-  c.artifact = j.value("artifact", d.artifact);
-  c.op_name = j.value("op_name", d.op_name);
-  c.reason = j.value("reason", d.reason);
-  c.limit = j.value("limit", d.limit);
-  c.peak_rss_mb = j.value("peak_rss_mb", d.peak_rss_mb);
-  c.resources = j.value("resources", d.resources);
+  c.ok = get_measured(j, "ok", d.ok);
+  c.cache_hit = get_measured(j, "cache_hit", d.cache_hit);
+  c.seconds = get_or(j, "seconds", d.seconds);
+  c.errors = get_measured(j, "errors", d.errors);
+  c.log = get_measured(j, "log", d.log);
+  c.command = get_measured(j, "command", d.command);
+  c.artifact = get_measured(j, "artifact", d.artifact);
+  c.op_name = get_measured(j, "op_name", d.op_name);
+  c.reason = get_measured(j, "reason", d.reason);
+  c.limit = get_measured(j, "limit", d.limit);
+  c.peak_rss_mb = get_measured(j, "peak_rss_mb", d.peak_rss_mb);
+  c.resources = get_measured(j, "resources", d.resources);
   get_optional(j, "sass", c.sass);
-  c.steps = j.value("steps", d.steps);
+  c.steps = get_measured(j, "steps", d.steps);
 }
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Mismatch, index, got, expected)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(OutputCheck, output, ok, reason, message, max_abs_error,
+KAGENT_DEFINE_JSON_NULL_SAFE(Mismatch, index, got, expected)
+KAGENT_DEFINE_JSON_NULL_SAFE(OutputCheck, output, ok, reason, message, max_abs_error,
                                                 max_rel_error, worst_index, mismatched, numel, atol, rtol,
                                                 samples)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TimingStats, median_ms, mean_ms, stdev_ms, min_ms, max_ms,
+KAGENT_DEFINE_JSON_NULL_SAFE(TimingStats, median_ms, mean_ms, stdev_ms, min_ms, max_ms,
                                                 rel_stdev, iterations, total_s, stop_reason, host_median_ms,
                                                 preemptions)
 
@@ -119,12 +121,12 @@ void to_json(nlohmann::json& j, const Correctness& c) {
 }
 
 void from_json(const nlohmann::json& j, Correctness& c) {
-  c.trials = j.value("trials", 0);
-  c.trials_passed = j.value("trials_passed", 0);
-  c.max_abs_error = j.value("max_abs_error", 0.0);
-  c.max_rel_error = j.value("max_rel_error", 0.0);
-  c.first_failure_trial = j.value("first_failure_trial", -1);
-  c.first_failure_run = j.value("first_failure_run", "");
+  c.trials = get_measured(j, "trials", 0);
+  c.trials_passed = get_measured(j, "trials_passed", 0);
+  c.max_abs_error = get_measured(j, "max_abs_error", 0.0);
+  c.max_rel_error = get_measured(j, "max_rel_error", 0.0);
+  c.first_failure_trial = get_measured(j, "first_failure_trial", -1);
+  c.first_failure_run = get_or<std::string>(j, "first_failure_run", "");
   get_optional(j, "first_failure", c.first_failure);
 }
 
@@ -176,7 +178,7 @@ void from_json(const nlohmann::json& j, Timing& t) {
   get_optional(j, "compiled", t.compiled);
   get_optional(j, "speedup_eager", t.speedup_eager);
   get_optional(j, "speedup_compiled", t.speedup_compiled);
-  t.baseline_cache_hit = j.value("baseline_cache_hit", false);
+  t.baseline_cache_hit = get_measured(j, "baseline_cache_hit", false);
   get_optional(j, "baseline_recheck", t.baseline_recheck);
   get_optional(j, "contention", t.contention);
 }
@@ -191,10 +193,10 @@ void to_json(nlohmann::json& j, const GuardFinding& g) {
 }
 
 void from_json(const nlohmann::json& j, GuardFinding& g) {
-  g.name = j.value("name", "");
-  g.action = j.value("action", "");
-  g.message = j.value("message", "");
-  g.kernelbench_action = j.value("kernelbench_action", "");
+  g.name = get_or<std::string>(j, "name", "");
+  g.action = get_or<std::string>(j, "action", "");
+  g.message = get_or<std::string>(j, "message", "");
+  g.kernelbench_action = get_or<std::string>(j, "kernelbench_action", "");
 }
 
 void to_json(nlohmann::json& j, const PolicyVerdict& v) {
@@ -203,8 +205,8 @@ void to_json(nlohmann::json& j, const PolicyVerdict& v) {
 
 void from_json(const nlohmann::json& j, PolicyVerdict& v) {
   v.status = status_from_string(j.at("status").get<std::string>());
-  v.reason = j.value("reason", "");
-  v.message = j.value("message", "");
+  v.reason = get_or<std::string>(j, "reason", "");
+  v.message = get_or<std::string>(j, "message", "");
 }
 
 void to_json(nlohmann::json& j, const PhaseRecord& p) {
@@ -252,10 +254,11 @@ const PhaseRecord* EvalResult::phase(const std::string& name) const {
 }
 
 void to_json(nlohmann::json& j, const EvalResult& r) {
+  // Messages and the worker's output quote the candidate and its exceptions: made UTF-8 (utf8.h).
   j = {{"status", to_string(r.status)},
        {"reason", r.reason},
-       {"message", r.message},
-       {"runtime_error", r.runtime_error},
+       {"message", valid_utf8(r.message)},
+       {"runtime_error", valid_utf8(r.runtime_error)},
        {"format", r.format},
        {"device", r.device},
        {"profile", r.profile},
@@ -267,34 +270,34 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
        {"footprint_bytes", r.footprint_bytes},
        {"eval_seconds", r.eval_seconds},
        {"total_seconds", r.total_seconds},
-       {"worker_log_tail", r.worker_log_tail}};
+       {"worker_log_tail", valid_utf8(r.worker_log_tail)}};
   put_optional(j, "compile", r.compile);
   put_optional(j, "correctness", r.correctness);
   put_optional(j, "timing", r.timing);
   put_optional(j, "own_kernel_share", r.own_kernel_share);
   if (!r.isolation.empty()) j["isolation"] = r.isolation;
   if (!r.startup.is_null()) j["startup"] = r.startup;
-}
-
-void from_json(const nlohmann::json& j, EvalResult& r) {
   // Every result says what held the candidate's code, or that none of it ran.
   j["sandbox"] = r.sandbox.is_null()
                      ? nlohmann::json{{"candidate_ran", false}, {"why", "no candidate code ran in a worker"}}
                      : r.sandbox;
+}
+
+void from_json(const nlohmann::json& j, EvalResult& r) {
   r.status = status_from_string(j.at("status").get<std::string>());
-  r.reason = j.value("reason", "");
-  r.message = j.value("message", "");
-  r.runtime_error = j.value("runtime_error", "");
-  r.format = j.value("format", "");
-  r.device = j.value("device", nlohmann::json()).get<DeviceInfo>();
-  r.profile = j.value("profile", nlohmann::json());
-  r.guards = j.value("guards", std::vector<GuardFinding>{});
+  r.reason = get_or<std::string>(j, "reason", "");
+  r.message = get_or<std::string>(j, "message", "");
+  r.runtime_error = get_or<std::string>(j, "runtime_error", "");
+  r.format = get_or<std::string>(j, "format", "");
+  r.device = get_or(j, "device", nlohmann::json()).get<DeviceInfo>();
+  r.profile = get_or(j, "profile", nlohmann::json());
+  r.guards = get_or(j, "guards", std::vector<GuardFinding>{});
   r.phases = get_or(j, "phases", std::vector<PhaseRecord>{});
   r.extensions = get_or(j, "extensions", std::vector<ExtensionBuild>{});
   r.footprint_bytes = get_or<int64_t>(j, "footprint_bytes", 0);
-  r.eval_seconds = j.value("eval_seconds", 0.0);
-  r.total_seconds = j.value("total_seconds", 0.0);
-  r.worker_log_tail = j.value("worker_log_tail", "");
+  r.eval_seconds = get_or(j, "eval_seconds", 0.0);
+  r.total_seconds = get_or(j, "total_seconds", 0.0);
+  r.worker_log_tail = get_or<std::string>(j, "worker_log_tail", "");
   get_optional(j, "compile", r.compile);
   get_optional(j, "correctness", r.correctness);
   get_optional(j, "timing", r.timing);

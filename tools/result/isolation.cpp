@@ -1,5 +1,6 @@
 #include "result/isolation.h"
 
+#include "common/json_optional.h"
 #include "result/eval_result.h"
 #include "result/policy.h"
 
@@ -23,10 +24,10 @@ void to_json(nlohmann::json& j, const LeftBehind& l) {
 }
 
 void from_json(const nlohmann::json& j, LeftBehind& l) {
-  l.item = j.value("item", "");
-  l.detail = j.value("detail", "");
-  l.action = j.value("action", "");
-  l.charged = j.value("charged", false);
+  l.item = get_or<std::string>(j, "item", "");
+  l.detail = get_or<std::string>(j, "detail", "");
+  l.action = get_or<std::string>(j, "action", "");
+  l.charged = get_measured(j, "charged", false);
 }
 
 void to_json(nlohmann::json& j, const WorkerRetry& r) {
@@ -35,11 +36,11 @@ void to_json(nlohmann::json& j, const WorkerRetry& r) {
 }
 
 void from_json(const nlohmann::json& j, WorkerRetry& r) {
-  r.first_status = j.value("first_status", "");
-  r.first_reason = j.value("first_reason", "");
-  r.first_message = j.value("first_message", "");
-  r.why = j.value("why", "");
-  r.after = j.value("after", "");
+  r.first_status = get_or<std::string>(j, "first_status", "");
+  r.first_reason = get_or<std::string>(j, "first_reason", "");
+  r.first_message = get_or<std::string>(j, "first_message", "");
+  r.why = get_or<std::string>(j, "why", "");
+  r.after = get_or<std::string>(j, "after", "");
 }
 
 void to_json(nlohmann::json& j, const Isolation& i) {
@@ -53,10 +54,10 @@ void to_json(nlohmann::json& j, const Isolation& i) {
 void from_json(const nlohmann::json& j, Isolation& i) {
   i = Isolation{};
   if (!j.is_object()) return;
-  i.left_behind = j.value("left_behind", std::vector<LeftBehind>{});
+  i.left_behind = get_measured(j, "left_behind", std::vector<LeftBehind>{});
   if (j.contains("retry") && j["retry"].is_object()) i.retry = j["retry"].get<WorkerRetry>();
-  i.memory_wait_seconds = j.value("memory_wait_seconds", 0.0);
-  i.timing_lock_wait_seconds = j.value("timing_lock_wait_seconds", 0.0);
+  i.memory_wait_seconds = get_or(j, "memory_wait_seconds", 0.0);
+  i.timing_lock_wait_seconds = get_or(j, "timing_lock_wait_seconds", 0.0);
 }
 
 void to_json(nlohmann::json& j, const WorkerCharge& c) {
@@ -67,13 +68,13 @@ void to_json(nlohmann::json& j, const WorkerCharge& c) {
 }
 
 void from_json(const nlohmann::json& j, WorkerCharge& c) {
-  c.candidate = j.value("candidate", "");
-  c.problem = j.value("problem", "");
-  c.next = j.value("next", "");
-  c.next_problem = j.value("next_problem", "");
-  c.failed_status = j.value("failed_status", "");
-  c.failed_reason = j.value("failed_reason", "");
-  c.failed_message = j.value("failed_message", "");
+  c.candidate = get_or<std::string>(j, "candidate", "");
+  c.problem = get_or<std::string>(j, "problem", "");
+  c.next = get_or<std::string>(j, "next", "");
+  c.next_problem = get_or<std::string>(j, "next_problem", "");
+  c.failed_status = get_or<std::string>(j, "failed_status", "");
+  c.failed_reason = get_or<std::string>(j, "failed_reason", "");
+  c.failed_message = get_or<std::string>(j, "failed_message", "");
 }
 
 void charge_left_behind(EvalResult& r) {
