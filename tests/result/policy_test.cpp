@@ -63,6 +63,21 @@ TEST_CASE("Bypasses are rejected under both policies; flags reject under neither
   CHECK_FALSE(rejected_under_all(f.guards));
 }
 
+TEST_CASE("cudnn.benchmark alone: noted under kernelbench, rejected under strict; a bypass beside it names the verdict") {
+  EvalResult r = correct_with({{"cudnn_benchmark", kGuardReject, "torch.backends.cudnn.benchmark set to True"}});
+  CHECK_FALSE(rejected_under_all(r.guards));
+  apply_policies(r, Policy::KernelBench);
+  CHECK(r.status == Status::Correct);
+  CHECK(r.verdicts.at("strict").status == Status::Rejected);
+  CHECK(r.verdicts.at("strict").reason == "cudnn_benchmark");
+  CHECK(action_under(r.guards[0], Policy::KernelBench) == kGuardFlag);
+  // KernelBench's static checker would fail an answer without a kernel of its own: that names it.
+  EvalResult both = correct_with({{"cudnn_benchmark", kGuardReject, "set to True"}, {"no_kernel", kGuardReject, "none"}});
+  apply_policies(both, Policy::KernelBench);
+  CHECK(both.status == Status::Rejected);
+  CHECK(both.reason == "no_kernel");
+}
+
 TEST_CASE("Hard-coded sizes are flagged under kernelbench, rejected under strict") {
   EvalResult r = correct_with({{"shape_generalization", kGuardReject, "wrong at batch 63"}});
   CHECK_FALSE(rejected_under_all(r.guards));

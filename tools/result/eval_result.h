@@ -46,13 +46,13 @@ inline constexpr const char* kProblemLoad = "problem_load_error";
 inline constexpr const char* kProblemIncomplete = "problem_incomplete";
 inline constexpr const char* kCudaFatal = "cuda_fatal";
 inline constexpr const char* kNoGpu = "no_gpu";
-// A property KAGENT_SANDBOX_REQUIRE names has no mechanism in the worker: refused before any
-// candidate ran (sandbox/sandbox_section.h).
-inline constexpr const char* kSandboxUnmet = "sandbox_unmet";
 inline constexpr const char* kCandidateOom = "candidate_oom";    // the candidate ran out of GPU memory itself
 inline constexpr const char* kEvaluatorError = "evaluator_error";  // a step of kagent's own failed (internal_error)
 inline constexpr const char* kEvaluatorOom = "evaluator_oom";      // ... by running out of GPU memory
 inline constexpr const char* kReferenceFailed = "reference_failed";  // the problem's reference failed (internal_error)
+// The reference failed beside the candidate and ran alone (runtime_error): the candidate changed
+// what it depends on (torch's default dtype or device, a patched function, ...).
+inline constexpr const char* kReferenceBrokenByCandidate = "reference_broken_by_candidate";
 inline constexpr const char* kLoadInlineOption = "load_inline_option";  // load_inline/load called with an option torch lacks (compile_error)
 // A compiler process ran past one of its limits and was killed (CompileInfo::limit).
 inline constexpr const char* kCompileTimeout = "compile_timeout";
@@ -289,9 +289,6 @@ struct EvalResult {
 
   double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
   const PhaseRecord* phase(const std::string& name) const;  // null when it did not run
-  // What held each sandbox property in the worker that ran the candidate, where writes were
-  // redirected, what was refused (sandbox/sandbox_section.h); null: no candidate code ran.
-  nlohmann::json sandbox;
 };
 
 void to_json(nlohmann::json& j, const KernelResources& r);

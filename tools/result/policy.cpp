@@ -47,6 +47,9 @@ const std::vector<GuardRule>& guard_rules() {
       {"timing_tampered", kReject, kReject, "timing patched"},
       {"reply_forged", kReject, kReject, "a verdict written by the candidate on the worker's reply pipe"},
       {"torch_patched", kReject, kReject, "torch functions, the reference or precision settings patched"},
+      {"cudnn_benchmark", kReject, kFlag,
+       "cuDNN's autotuning changes no precision and KernelBench's harness accepts it (put back, noted); strict "
+       "rewards the candidate's own kernels and leaves no process-wide switch to the candidate"},
       {"threads", kReject, kReject, "work in threads escapes the timed call"},
       {"excessive_speedup", kFlag, kFlag, "a speedup over 10x eager asks for a human look"},
       {"stateful_module", kFlag, kFlag,

@@ -1,7 +1,8 @@
 # Hygiene culprit (torch.backends flags): forward turns on cudnn.benchmark and TF32 matmuls and
-# turns flash attention off. Expected: left_behind torch.backends.cudnn.benchmark,
-# torch.backends.cuda.matmul.allow_tf32, torch.backends.cuda.flash_sdp_enabled() (restored);
-# the guards reject it (torch_patched: precision settings); the next evaluation unaffected.
+# turns flash attention off. Expected: left_behind torch.backends.cuda.matmul.allow_tf32,
+# torch.backends.cuda.flash_sdp_enabled() (restored); the guards reject it (torch_patched:
+# precision settings) and put cudnn.benchmark back themselves (their cudnn_benchmark finding);
+# the next evaluation unaffected.
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,7 +1,7 @@
 // A stand-in for kagent-worker that misbehaves on request, so the client's crash
 // classification is tested with real processes and real signals on a machine without a
 // GPU (the real worker needs one to run a candidate). It speaks the same protocol:
-// candidate.artifact names the fault: segv, abort, exit, hang, garbage, slow, ok; and, for the
+// candidate.artifact names the fault (its file name): segv, abort, exit, hang, garbage, slow, ok; and, for the
 // isolation tests:
 //   poison     correct, but every later evaluation in this process is a problem_error (as a
 //              CUDA generator left in graph-capture mode made "Model(...) failed")
@@ -107,6 +107,8 @@ int main() {
     if (msg.state != kagent::JsonLineReader::State::Message) return 0;
     const auto& req = msg.message;
     std::string fault = req.contains("candidate") ? req["candidate"].value("artifact", "ok") : "ok";
+    // The client sends paths absolute (worker/client/request_paths.h): the fault is the file's name.
+    fault = std::filesystem::path(fault).filename().string();
     std::printf("fake worker: %s\n", fault.c_str());
     std::fflush(stdout);
     if (realistic && req.contains("candidate")) {

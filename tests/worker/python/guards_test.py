@@ -5,7 +5,8 @@ import time
 
 import torch
 
-from kagent_worker.guards import guard_snapshot, guard_tampering, new_python_threads, python_threads
+from kagent_worker.guards import (guard_snapshot, guard_tampering, new_python_threads, put_back_autotuning,
+                                  python_threads)
 
 
 def test_tampering_with_timing_and_torch_is_found_and_nothing_else():
@@ -31,6 +32,53 @@ def test_a_changed_precision_setting_is_found():
         assert any("allow_tf32" in f["message"] for f in guard_tampering(snap))
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+def test_cudnn_benchmark_is_no_precision_setting_but_is_put_back_and_noted_once():
+    # 8 of CUDA-L1's answers switch only cudnn.benchmark on: KernelBench's harness judges them
+    # correct. Not torch_patched ("precision settings changed"): a cudnn_benchmark finding (reject
+    # is strict's action; the policy table makes it a flag under kernelbench), once, and the
+    # switch is put back so that the reference's calls and the baselines run as they would alone.
+    snap = guard_snapshot()
+    saved = torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cudnn.benchmark = not saved
+        found = guard_tampering(snap)
+        assert [f["name"] for f in found] == ["cudnn_benchmark"]
+        assert found[0]["action"] == "reject"
+        assert f"set to {not saved!r}" in found[0]["message"]
+        assert torch.backends.cudnn.benchmark == saved  # put back
+        torch.backends.cudnn.benchmark = not saved  # a forward that switches it on every call
+        assert guard_tampering(snap) == []  # noted once
+        assert torch.backends.cudnn.benchmark == saved
+    finally:
+        torch.backends.cudnn.benchmark = saved
+
+
+def test_cudnn_benchmark_switched_at_load_is_put_back_at_once_and_reported_later():
+    snap = guard_snapshot()
+    saved = torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cudnn.benchmark = not saved  # an answer's module-level switch
+        put_back_autotuning(snap)  # right after the candidate loaded: its trials run as the reference's
+        assert torch.backends.cudnn.benchmark == saved
+        assert [f["name"] for f in guard_tampering(snap)] == ["cudnn_benchmark"]
+    finally:
+        torch.backends.cudnn.benchmark = saved
+
+
+def test_tf32_beside_cudnn_benchmark_is_still_a_precision_change():
+    snap = guard_snapshot()
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark
+    try:
+        torch.backends.cuda.matmul.allow_tf32 = not saved[0]
+        torch.backends.cudnn.benchmark = not saved[1]
+        found = {f["name"]: f["message"] for f in guard_tampering(snap)}
+        assert "allow_tf32" in found["torch_patched"]  # TF32 lowers the reference's precision too: rejected
+        assert "cudnn.benchmark" not in found["torch_patched"]
+        assert "cudnn_benchmark" in found
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.benchmark = saved
 
 
 def test_new_threads_are_named():

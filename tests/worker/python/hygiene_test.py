@@ -55,6 +55,23 @@ def test_default_dtype_and_device():
     assert not any(f["charged"] for f in found.values())
 
 
+def test_working_directory_put_back(tmp_path):
+    # The worker's working directory is its scratch folder: a candidate that changes directory
+    # must not send the next one's relative build folder elsewhere.
+    import os
+    home = os.getcwd()
+    snap = hygiene.capture()
+    os.chdir(tmp_path)
+    try:
+        found = items(hygiene.restore(snap))
+    finally:
+        os.chdir(home)
+    assert found["os.getcwd()"]["action"] == "restored"
+    assert str(tmp_path) in found["os.getcwd()"]["detail"]
+    assert not found["os.getcwd()"]["charged"]
+    assert hygiene.restore(hygiene.capture()) == []
+
+
 def test_grad_mode_and_backend_flags():
     snap = hygiene.capture()
     before = torch.backends.cudnn.benchmark
@@ -86,6 +103,39 @@ def test_patched_functions_put_back():
     assert "torch.nn.functional.gelu" in found["patched_function"]["detail"]
     assert F.gelu is original_gelu and torch.Tensor.add is original_add
     assert torch.nn.functional.relu(torch.tensor([-1.0])).item() == 0.0
+
+
+def test_a_problems_class_patched_through_its_names_is_put_back(tmp_path):
+    # An answer runs in its problem's names (problem.py): `Model.forward = ...` in it would change
+    # the reference of every later evaluation of that problem in the worker.
+    from kagent_worker.problem import Problem
+    path = tmp_path / "problem.py"
+    path.write_text("import torch\n\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x + 1\n\n"
+                    "def get_inputs():\n    return [torch.zeros(2)]\n\ndef get_init_inputs():\n    return []\n")
+    problem = Problem(str(path))
+    original = problem.module.Model.forward
+    snap = hygiene.capture()
+    problem.module.Model.forward = lambda self, x: x
+    found = items(hygiene.restore(snap))
+    assert "Model.forward" in found["patched_function"]["detail"]
+    assert problem.module.Model.forward is original
+    assert problem.make_model("cpu")(torch.zeros(2)).tolist() == [1.0, 1.0]
+
+
+def test_during_an_evaluation_its_own_no_grad_stays():
+    # A reference that failed beside the candidate: the state is put back mid-evaluation, where
+    # no_grad is kagent's own (evaluation.cpp), not the candidate's change.
+    snap = hygiene.capture()
+    try:
+        torch.set_grad_enabled(False)
+        torch.set_default_dtype(torch.float64)
+        found = items(hygiene.restore(snap, during_evaluation=True))
+        assert "torch.is_grad_enabled()" not in found
+        assert not torch.is_grad_enabled()
+        assert found["torch.get_default_dtype()"]["detail"] == "torch.float64 -> torch.float32"
+    finally:
+        torch.set_grad_enabled(True)
+        torch.set_default_dtype(torch.float32)
 
 
 def test_function_mode_left_active():

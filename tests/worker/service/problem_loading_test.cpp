@@ -125,6 +125,56 @@ TEST_CASE("bad problems give one classified error each") {
   CHECK(std::get<WorkerError>(missing).kind == "file_not_found");
 }
 
+namespace {
+// The test process's working directory for a scope.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const fs::path& dir) : before_(fs::current_path()) { fs::current_path(dir); }
+  ~WorkingDirectory() {
+    std::error_code ec;
+    fs::current_path(before_, ec);
+  }
+  WorkingDirectory(const WorkingDirectory&) = delete;
+  WorkingDirectory& operator=(const WorkingDirectory&) = delete;
+
+ private:
+  fs::path before_;
+};
+}  // namespace
+
+TEST_CASE("the worker runs in its scratch folder; the caller's relative paths still name the caller's files") {
+  // As 2 of CUDA-L1's answers build their extension (`os.makedirs("cuda_extensions")`, then
+  // `build_directory="cuda_extensions"`): a folder relative to the working directory. In the
+  // caller's folder the sandbox refuses it; in the scratch folder, the worker's own, it is made.
+  const kagent::testing::TempDir dir("kagent-relative-build");
+  dir.write("relative_build.py", R"py(import os
+import torch
+
+os.makedirs("cuda_extensions", exist_ok=True)
+with open(os.path.join("cuda_extensions", "built"), "w") as f:
+    f.write(os.getcwd())
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+def get_inputs():
+    return [torch.randn(4)]
+
+def get_init_inputs():
+    return []
+)py");
+  const WorkingDirectory in_caller_folder(dir.path());
+  // A fresh worker: one started before would be in another folder, which proves nothing here.
+  WorkerOptions o;
+  o.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+  WorkerClient worker(o);
+  auto r = worker.load_problem("relative_build.py");  // relative to this process's folder, not the worker's
+  if (auto* e = std::get_if<WorkerError>(&r)) FAIL("relative_build.py: " << e->kind << ": " << e->message);
+  CHECK(std::get<ProblemSpec>(r).name == "relative_build");
+  CHECK_MESSAGE(!fs::exists(dir.path() / "cuda_extensions"), "the folder was made in the caller's working directory");
+}
+
 TEST_CASE("the worker reports its device; without a GPU an evaluation says so") {
   auto hello = shared_worker().hello();
   REQUIRE(std::holds_alternative<DeviceInfo>(hello));

@@ -17,11 +17,10 @@
 #include "build_info.h"
 #include "common/elapsed.h"
 #include "common/paths.h"
-#include "sandbox/cgroup_pids.h"
-#include "sandbox/sandbox_section.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/cuda_probe_memo.h"
 #include "worker/client/python_bytecode.h"
+#include "worker/client/request_paths.h"
 #include "sandbox/process_table.h"
 #include "sandbox/scratch_dir.h"
 #include "sandbox/violation_verdict.h"
@@ -126,10 +125,6 @@ void WorkerClient::stop() {
   if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
     sandbox::kill_processes_of_uid(sandbox_.value("uid", 0u));
   if (!scratch_.empty()) {
-  // The worker's pids cgroup (sandbox/cgroup_pids.h): its monitor, killed with the group,
-  // could not remove it.
-  if (was_running && sandbox_.is_object() && sandbox_.contains("cgroup"))
-    sandbox::kill_and_remove_pids_cgroup(sandbox_.value("cgroup", ""));
     // Not fs::remove_all: it stops at its first error (the monitor may be removing the same tree
     // when the group's kill reaches it), and in a process that links libtorch the name resolves to
     // the wheel's own copy (tests/support/temp_dir.h). This removes all it can.
@@ -190,7 +185,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
       startup_["bytecode"] = seconds_since(asked);
       if (!*bytecode_ready_) notice("the worker's Python compiles torch from source (no bytecode cache): " + why);
     }
-    if (*bytecode_ready_) so.env_set.push_back("PYTHONPYCACHEPREFIX=" + opts_.pycache);
+    if (*bytecode_ready_) so.env_set.push_back("PYTHONPYCACHEPREFIX=" + absolute_path(opts_.pycache));
   }
   if (opts_.gpu) so.env_set.push_back(fmt::format("CUDA_VISIBLE_DEVICES={}", *opts_.gpu));
   sandbox::SandboxPolicy policy = *policy_;
@@ -214,7 +209,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
     // hello its GPU's UUID is not known: every GPU's of the machine.
     lock_files = create_gpu_timing_locks(lock_folder(), device_.uuid.empty() ? GpuWatch::machine_uuids()
                                                                              : std::vector<std::string>{device_.uuid});
-    so.env_set.push_back(std::string(kTimingLockDirEnv) + "=" + lock_folder());
+    so.env_set.push_back(std::string(kTimingLockDirEnv) + "=" + absolute_path(lock_folder()));
     // A replacement joins its GPU's lock before CUDA starts (worker_service.h).
     if (!device_.uuid.empty()) so.env_set.push_back(std::string(kTimingLockUuidEnv) + "=" + device_.uuid);
   }
@@ -310,19 +305,6 @@ std::optional<WorkerError> WorkerClient::start_once() {
   }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
   if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
-  // The properties this run requires (KAGENT_SANDBOX_REQUIRE): a worker that holds one with no
-  // mechanism is refused before any candidate runs in it.
-  try {
-    const auto required = sandbox::required_properties(std::getenv("KAGENT_SANDBOX_REQUIRE"));
-    if (const std::string unmet = sandbox::unmet_requirement(sandbox::result_section(sandbox_, std::nullopt), required);
-        !unmet.empty()) {
-      stop();
-      return WorkerError{reason::kSandboxUnmet, unmet};
-    }
-  } catch (const std::invalid_argument& e) {
-    stop();
-    return WorkerError{"worker_start", e.what()};
-  }
     gpu_watch_tried_ = true;
     gpu_watch_ = GpuWatch::open(device_.uuid);
   }
@@ -481,7 +463,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
   const int ran_before = candidates_in_worker_;
   const auto started = std::chrono::steady_clock::now();
   std::optional<GpuAdmission::Ticket> ticket = admit("load", path, false);
-  Reply r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
+  Reply r = request(protocol::LoadProblemRequest{absolute_path(path)}, opts_.start_timeout);
   ticket.reset();
   if (!startup_.contains("problem_load"))
     startup_["problem_load"] = seconds_since(started);
@@ -490,7 +472,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
     stop();
     if (auto err = ensure_started()) return *err;
     ticket = admit("load", path, false);
-    r = request(protocol::LoadProblemRequest{path}, opts_.start_timeout);
+    r = request(protocol::LoadProblemRequest{absolute_path(path)}, opts_.start_timeout);
   }
   switch (r.kind) {
     case Reply::Kind::Ok: return r.body["result"].get<ProblemSpec>();
@@ -518,7 +500,7 @@ void WorkerClient::prepare(const std::string& path) {
                                       proc_->pid(), "prepare " + fs::path(path).stem().string()});
     if (!ticket) return;
   }
-  Reply r = request(protocol::PrepareRequest{path}, opts_.request_timeout);
+  Reply r = request(protocol::PrepareRequest{absolute_path(path)}, opts_.request_timeout);
   if (!startup_.contains("prepare"))
     startup_["prepare"] = seconds_since(started);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.
@@ -557,7 +539,8 @@ std::optional<Timing> WorkerClient::baselines(const std::string& problem_path, c
     std::optional<GpuAdmission::Ticket> ticket = admit("baselines", problem_path, false);
     ContentionRecorder contention(gpu_watch_.get(), timing_lock_);
     contention.start(own_processes());
-    r = request(protocol::BaselinesRequest{problem_path, options}, opts_.request_timeout, &contention);
+    r = request(protocol::BaselinesRequest{absolute_path(problem_path), with_absolute_paths(options)},
+                opts_.request_timeout, &contention);
     seen = contention.finish(own_processes());
     if (r.kind == Reply::Kind::Ok) break;
     if (r.kind != Reply::Kind::Error || ran_before > 0) stop();  // hung, died, or maybe broken by a candidate
@@ -655,7 +638,6 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     result.status = Status::InternalError;
     result.message = err->message;
     return result;
-    if (err->kind == reason::kSandboxUnmet) result.reason = err->kind;
   }
   std::optional<GpuAdmission::Ticket> ticket = admit("evaluate", problem_path, exclusive);
   const double waited = ticket ? ticket->waited_seconds() : 0.0;
@@ -667,7 +649,9 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
                  (candidate.format == "kernelbench" ? opts_.kernelbench_build_allowance : std::chrono::milliseconds(0));
   ContentionRecorder contention(gpu_watch_.get(), timing_lock_);
   contention.start(own_processes());
-  Reply r = request(protocol::EvaluateRequest{problem_path, candidate, options, trusted_eager_ms}, timeout, &contention);
+  Reply r = request(protocol::EvaluateRequest{absolute_path(problem_path), with_absolute_paths(candidate),
+                                              with_absolute_paths(options), trusted_eager_ms},
+                    timeout, &contention);
   const double lock_waited = lock_waited_;
   const GpuContention seen = contention.finish(own_processes());
   last_shared_ = seen.shared || shared_at_start || (admission_ && admission_->others_hold(ticket ? &*ticket : nullptr));
@@ -684,17 +668,9 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
       result.isolation.memory_wait_seconds = waited;
-  // What held the candidate's code in this worker, and what it tried (sandbox_section.h);
-  // without the worker's answer the refusals are unknown, the mechanisms are not.
-  std::optional<sandbox::Violations> refused;
-  if (r.kind == Reply::Kind::Ok && r.body.contains("violations") && r.body["violations"].is_object())
-    refused = r.body["violations"].get<sandbox::Violations>();
-  const nlohmann::json section = sandbox::result_section(sandbox_, refused);
-  result.sandbox = section;
       result.isolation.timing_lock_wait_seconds = lock_waited;
       ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
-      result.sandbox = section;
       if (!r.forged.empty()) {
         // Off with the guards (the guard suite shows each hack passes without its guard): the
         // forged lines are still no verdict, only the rejection is left out.

@@ -65,7 +65,10 @@ void GuardPass::native_loaded(const Values& params, std::vector<std::string> own
   format_ = "cuda";
   params_ = params;
   own_kernels_ = std::move(own_kernels);
-  if (watch_) watch_->mark_threads();
+  if (watch_) {
+    watch_->mark_threads();
+    watch_->put_back_autotuning();
+  }
 }
 
 void GuardPass::kernelbench_loaded(PyRef model, std::string source_path, bool built_extensions) {
@@ -77,7 +80,10 @@ void GuardPass::kernelbench_loaded(PyRef model, std::string source_path, bool bu
   } catch (const std::exception&) {
     no_own_code_ = false;  // unreadable: judged as before
   }
-  if (watch_) watch_->mark_threads();
+  if (watch_) {
+    watch_->mark_threads();
+    watch_->put_back_autotuning();  // an answer's module-level `cudnn.benchmark = True`
+  }
 }
 
 void GuardPass::add(std::optional<GuardFinding> finding) {

@@ -21,6 +21,8 @@ std::vector<GuardFinding> PythonWatch::tampering() const {
   return findings_from_python(findings.get());
 }
 
+void PythonWatch::put_back_autotuning() const { py_.call(PyFn::PutBackAutotuning, {snapshot_}); }
+
 std::optional<GuardFinding> PythonWatch::new_threads() const {
   const auto names = to_json(py_.call(PyFn::NewPythonThreads, {threads_}).get()).get<std::vector<std::string>>();
   if (names.empty()) return std::nullopt;

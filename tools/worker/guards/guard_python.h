@@ -23,8 +23,12 @@ class PythonWatch {
   // may legitimately start library threads; forward may not).
   void mark_threads();
 
-  // timing_tampered / torch_patched findings for what changed since construction.
+  // timing_tampered / torch_patched findings for what changed since construction; cudnn.benchmark
+  // put back, and a cudnn_benchmark finding the first time it was seen changed.
   std::vector<GuardFinding> tampering() const;
+  // cudnn.benchmark put back where the candidate changed it (reported by the next tampering()):
+  // right after it loads, so that its trials and the reference's run with cuDNN's default choice.
+  void put_back_autotuning() const;
   // A threads finding for Python threads started since mark_threads() and still alive.
   std::optional<GuardFinding> new_threads() const;
 

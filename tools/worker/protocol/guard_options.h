@@ -26,6 +26,8 @@ inline constexpr const char* kTryExceptFallback = "try_except_fallback";
 inline constexpr const char* kTorchOpsInForward = "torch_ops_in_forward";
 inline constexpr const char* kTimingTampered = "timing_tampered";
 inline constexpr const char* kTorchPatched = "torch_patched";
+// torch.backends.cudnn.benchmark switched by the candidate: put back; noted under kernelbench.
+inline constexpr const char* kCudnnBenchmark = "cudnn_benchmark";
 inline constexpr const char* kThreads = "threads";
 inline constexpr const char* kInconsistent = "inconsistent_result";
 // Not a hack: a problem whose forward changes its model's plain tensor state (correctness.h).

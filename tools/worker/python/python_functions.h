@@ -20,6 +20,7 @@ enum class PyFn {
   PrecisionInputs,
   GuardSnapshot,
   GuardTampering,
+  PutBackAutotuning,
   PythonThreads,
   NewPythonThreads,
   ScanKernelbenchSource,
@@ -30,7 +31,7 @@ enum class PyFn {
   RestoreModuleState,
 };
 
-inline constexpr EnumNames<PyFn, 20> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 21> kPyFunctionNames{{
     {PyFn::Preload, "preload"},
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
@@ -43,6 +44,7 @@ inline constexpr EnumNames<PyFn, 20> kPyFunctionNames{{
     {PyFn::PrecisionInputs, "precision_inputs"},
     {PyFn::GuardSnapshot, "guard_snapshot"},
     {PyFn::GuardTampering, "guard_tampering"},
+    {PyFn::PutBackAutotuning, "put_back_autotuning"},
     {PyFn::PythonThreads, "python_threads"},
     {PyFn::NewPythonThreads, "new_python_threads"},
     {PyFn::ScanKernelbenchSource, "scan_kernelbench_source"},

@@ -126,8 +126,8 @@ std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs) 
   } catch (const std::exception& e) {
     const std::string what = message_of(e);
     rethrow_if_context_lost(what);
-    throw EvaluatorError("the reference failed: " + what,
-                         is_out_of_memory(e) ? reason::kEvaluatorOom : reason::kReferenceFailed);
+    if (is_out_of_memory(e)) throw EvaluatorError("the reference failed: " + what, reason::kEvaluatorOom);
+    throw EvaluatorError("the reference failed: " + what, reason::kReferenceFailed, std::make_shared<const Values>(inputs));
   }
 }
 

@@ -6,6 +6,7 @@
 // the candidate's, and the worker must be replaced.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -21,8 +22,12 @@ struct CandidateError : std::runtime_error {
 };
 
 struct EvaluatorError : std::runtime_error {
-  EvaluatorError(const std::string& what, std::string reason_) : std::runtime_error(what), reason(std::move(reason_)) {}
+  EvaluatorError(const std::string& what, std::string reason_, std::shared_ptr<const Values> inputs_ = nullptr)
+      : std::runtime_error(what), reason(std::move(reason_)), inputs(std::move(inputs_)) {}
   std::string reason;  // reason::kEvaluatorError, kEvaluatorOom or kReferenceFailed
+  // kReferenceFailed: the inputs the reference failed on, for running it alone on them
+  // (reference_check.h). The same tensors, not copies: nothing is cloned unless it fails.
+  std::shared_ptr<const Values> inputs;
 };
 
 // torch's out-of-memory error, or its message from a candidate's own allocator use.

@@ -12,6 +12,7 @@
 #include "worker/service/correctness.h"
 #include "worker/service/cut_text.h"
 #include "worker/service/phase_runner.h"
+#include "worker/service/reference_check.h"
 #include "worker/service/worker_state.h"
 
 namespace kagent::worker {
@@ -27,7 +28,7 @@ EvalResult Evaluation::operator()() {
   at::NoGradGuard no_grad;
   PhaseRunner phases(result_, ctx_.lock);
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
-    return phases.run(name, [&] { return (this->*body)(); });
+    return phases.run(name, [&] { return blaming_broken_reference([&] { return (this->*body)(); }); });
   };
   const auto guard_run = [&] {
     const bool go_on = phase("guards_before_timing", &Evaluation::guards_before_timing);
@@ -51,6 +52,17 @@ EvalResult Evaluation::operator()() {
   apply_policies(result_, options_.policy);
   result_.eval_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::move(result_);
+}
+
+bool Evaluation::blaming_broken_reference(const std::function<bool()>& body) {
+  try {
+    return body();
+  } catch (const EvaluatorError& e) {
+    if (!candidate_) throw;  // nothing of the candidate's has run: kagent's or the problem's
+    if (auto message = reference_broken_by_candidate(problem_, ctx_.state, e, options_.seed, "cuda"))
+      throw CandidateError(*message, reason::kReferenceBrokenByCandidate);
+    throw;
+  }
 }
 
 bool Evaluation::load() {

@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -35,6 +36,8 @@
 
 namespace kagent::worker {
 
+class WorkerState;
+
 // What an evaluation borrows from the worker that runs it.
 struct WorkerContext {
   PythonRuntime& py;
@@ -42,6 +45,9 @@ struct WorkerContext {
   ProfilePhase& profiler;
   LibraryInstances& libraries;  // a native candidate's shared object, fresh for each evaluation
   GpuTimingLock* lock = nullptr;  // the GPU's timing lock, held shared by the request; null: none
+  // The worker's state as the request found it (worker_state.h): put back where the reference
+  // fails beside the candidate, to run it alone (reference_check.h). Null: nothing put back.
+  WorkerState* state = nullptr;
 };
 
 class Evaluation {
@@ -63,6 +69,9 @@ class Evaluation {
   bool guards_after_timing();
   bool baselines();
   bool profile();
+  // A phase's body, where a reference that fails beside the loaded candidate and runs alone is
+  // the candidate's failure (CandidateError, reference_broken_by_candidate).
+  bool blaming_broken_reference(const std::function<bool()>& body);
 
   WorkerContext ctx_;
   ProblemSession& problem_;

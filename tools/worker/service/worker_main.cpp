@@ -6,11 +6,14 @@
 #include <ATen/Parallel.h>
 #include <cuda_runtime_api.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -60,6 +63,20 @@ int probe_cuda(const std::string& python) {
     std::fprintf(stderr, "kagent-worker: CUDA probe: %s\n", e.what());
     return 2;
   }
+}
+
+// The candidates' working directory: the scratch folder, the one place the sandbox lets them
+// write. An answer that builds its extension in a folder relative to it
+// (`build_directory="cuda_extensions"`, `os.makedirs(...)`) works there as it does in
+// KernelBench's harness; in the caller's folder the sandbox refused it. Entered once Python has
+// started (site made sys.path absolute against the caller's folder) and before any request: the
+// client sends every path absolute (worker/client/request_paths.h). Without the sandbox there is
+// no scratch folder and the worker stays where it was started.
+void enter_scratch(const nlohmann::json& sandbox_report) {
+  const std::string scratch = sandbox_report.value("scratch", "");
+  if (scratch.empty()) return;
+  if (::chdir(scratch.c_str()) != 0)
+    throw std::runtime_error("cannot enter the scratch folder " + scratch + ": " + std::strerror(errno));
 }
 
 // Seconds since the last call: the start-up's steps, one after the other.
@@ -155,6 +172,7 @@ int main(int argc, char** argv) {
     nlohmann::json report = sandbox->report();
     if (!cuda_layers.left_out.empty() || !cuda_layers.device_found) report["cuda_fallback"] = cuda_layers.report();
     if (cuda_layers.probed) report["cuda_probe_seconds"] = cuda_layers.seconds;
+    enter_scratch(report);
     service.set_sandbox_report(std::move(report));
     nlohmann::json hello = kagent::protocol::ok_line(service.on(kagent::protocol::HelloRequest{}));
     hello["id"] = 0;
@@ -174,32 +192,17 @@ int main(int argc, char** argv) {
       const auto violations = sandbox->end_request();
       const bool evaluate = msg.message.value("op", "") == kagent::enum_name(kagent::protocol::kOpNames,
                                                                               kagent::protocol::Op::Evaluate, "");
-      // An evaluation runs the candidate's code (its import, __init__, calls, threads and
-      // children): whatever was refused during it is the candidate's. The other requests run
-      // the problem's own code alone: reported in the log only.
-      if (evaluate) {
-        kagent::sandbox::apply_violations(reply, violations);
-        reply["violations"] = violations;  // the result's sandbox section (sandbox_section.h)
-      } else if (violations.any()) {
+      if (evaluate) kagent::sandbox::apply_violations(reply, violations);
+      else if (violations.any())  // problem code: the user's own, reported in the log only
         std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
       reply["id"] = msg.message.value("id", 0);
       reply["nonce"] = msg.message.value("nonce", "");  // what the client checks the reply by
       kagent::write_json_line(kReplyFd, reply);
       std::fflush(stdout);
       std::fflush(stderr);
-    bool tainted = false;  // an earlier candidate's leftovers acted between requests
-      // The CUDA context is gone (a fresh worker takes over), kagent asked it to stop, or an
-      // earlier candidate's leftovers acted between requests.
-      if (service.must_exit() || leave) std::_Exit(reply.value("fatal", false) ? 3 : 0);
+      // The CUDA context is gone (a fresh worker takes over), or kagent asked it to stop.
+      if (service.must_exit()) std::_Exit(reply.value("fatal", false) ? 3 : 0);
     }
-      // Refusals between two requests come from code a candidate left behind (a thread, a
-      // child that outlived its request): logged, and the worker is replaced after this
-      // evaluation so that nothing of it meets the next candidate. They never count against
-      // the candidate of this request.
-      const auto between = sandbox->end_request();
-      if (between.any())
-        std::fprintf(stderr, "kagent-worker: sandbox refusals between requests (left by an earlier candidate): %s\n",
-                     nlohmann::json(between).dump().c_str());
   } catch (const kagent::worker::PythonError& e) {
     write_start_error(kReplyFd, e.message);
     return 1;
@@ -208,7 +211,3 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
-      }
-      tainted = tainted || between.any();
-      const bool leave = evaluate && tainted;  // the client replaces a worker only after an evaluation
-      if (leave) reply["replace"] = true;

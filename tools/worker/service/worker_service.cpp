@@ -156,7 +156,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
   }
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
-    Evaluation evaluation({py_, device_, profiler_, libraries_, lock()}, *session, r);
+    Evaluation evaluation({py_, device_, profiler_, libraries_, lock(), &state}, *session, r);
     try {
       result = evaluation();
     } catch (const std::exception& e) {

@@ -156,12 +156,33 @@ bool WorkerState::check_cuda(std::vector<LeftBehind>& out) {
 }
 
 void WorkerState::check_python(std::vector<LeftBehind>& out) {
+  // What was put back during the evaluation is what the candidate left too (named once).
+  for (const auto& early : put_back_early_) {
+    bool again = false;
+    for (const auto& o : out) again = again || o.item == early.item;
+    if (!again) add(out, early);
+  }
   if (!snapshot_) {
     add(out, {"python_state", "the state could not be captured: " + capture_error_, kLeftReplaced, false});
     return;
   }
   const nlohmann::json found = to_json(py_.call(PyFn::RestoreWorkerState, {snapshot_}).get());
-  for (const auto& f : found) add(out, f.get<LeftBehind>());
+  for (const auto& f : found) {
+    LeftBehind item = f.get<LeftBehind>();
+    bool again = false;
+    for (const auto& o : out) again = again || (o.item == item.item && o.detail == item.detail);
+    if (!again) add(out, std::move(item));
+  }
+}
+
+std::vector<LeftBehind> WorkerState::put_back_python_now() {
+  if (!snapshot_) return {};
+  PyRef during_evaluation = PyRef::borrow(Py_True);
+  const nlohmann::json found = to_json(py_.call(PyFn::RestoreWorkerState, {snapshot_, during_evaluation}).get());
+  std::vector<LeftBehind> out;
+  for (const auto& f : found) out.push_back(f.get<LeftBehind>());
+  put_back_early_.insert(put_back_early_.end(), out.begin(), out.end());
+  return out;
 }
 
 void WorkerState::check_threads(std::vector<LeftBehind>& out) {

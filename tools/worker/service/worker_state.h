@@ -37,6 +37,10 @@ class WorkerState {
   // After the request: what differs, put back where possible. `context_lost`: the evaluation
   // already found the CUDA context gone (the worker exits anyway; nothing else is checked).
   std::vector<LeftBehind> check_and_restore(bool context_lost);
+  // During the evaluation, where the reference failed beside the candidate: the Python state
+  // put back as captured (the evaluation's own no_grad kept), so that the reference can be run
+  // alone (reference_check.h). Returns what differed; check_and_restore reports it too.
+  std::vector<LeftBehind> put_back_python_now();
   // Threads that kagent's own steps started during the request (torch.compile's pools in the
   // baselines phase): not the candidate's, so not checked.
   void adopt_threads(const std::set<pid_t>& threads) { threads_.insert(threads.begin(), threads.end()); }
@@ -60,6 +64,7 @@ class WorkerState {
   int64_t allocated_bytes_ = 0;
   std::string allocator_settings_;
   bool replace_ = false;
+  std::vector<LeftBehind> put_back_early_;  // by put_back_python_now, for the report after the request
 };
 
 // The tasks (threads) of this process, from /proc/self/task.

@@ -63,7 +63,6 @@ def _precision_settings():
             b.cuda.matmul.allow_bf16_reduced_precision_reduction,
         "torch.backends.cudnn.allow_tf32": b.cudnn.allow_tf32,
         "torch.backends.cudnn.enabled": b.cudnn.enabled,
-        "torch.backends.cudnn.benchmark": b.cudnn.benchmark,
         "torch.backends.cudnn.deterministic": b.cudnn.deterministic,
         "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
         "torch.get_default_dtype()": torch.get_default_dtype(),
@@ -115,12 +114,38 @@ def guard_snapshot():
     for key in [k for k, obj in patched.items() if k == "torch.manual_seed" or k.endswith(".__setstate__") or
                 (k.endswith(".__init__") and obj is module_init)]:
         del patched[key]
-    return {"timing": timing, "patched": patched, "settings": _precision_settings()}
+    return {"timing": timing, "patched": patched, "settings": _precision_settings(),
+            "autotuning": torch.backends.cudnn.benchmark, "autotuning_seen": [], "autotuning_reported": False}
+
+
+# -- cuDNN's autotuning: no precision setting, but a process-wide switch --
+
+def put_back_autotuning(snapshot):
+    """torch.backends.cudnn.benchmark as the snapshot found it, where the candidate switched it:
+    autotuning changes no precision (KernelBench's harness judges such answers correct), but it
+    is process-wide: left on, the reference's trials, the guards and the eager baseline would
+    run on whatever algorithms cuDNN's autotuning picks, and a baseline measured so would be
+    cached for every later candidate. What was seen is kept for guard_tampering to report once."""
+    before, now = snapshot["autotuning"], torch.backends.cudnn.benchmark
+    if now != before:
+        torch.backends.cudnn.benchmark = before
+        snapshot["autotuning_seen"].append(f"{now!r}")
+
+
+def _autotuning_finding(snapshot):
+    put_back_autotuning(snapshot)
+    if not snapshot["autotuning_seen"] or snapshot["autotuning_reported"]:
+        return []
+    snapshot["autotuning_reported"] = True
+    return [finding("cudnn_benchmark", "reject",
+                    f"torch.backends.cudnn.benchmark set to {snapshot['autotuning_seen'][0]} by the candidate; put back "
+                    f"to {snapshot['autotuning']!r} after it loaded and after each guard check, so the trials, the "
+                    "guards and the baselines ran with cuDNN's default algorithm choice (it changes no precision)")]
 
 
 def guard_tampering(snapshot):
     """Findings for whatever differs from `snapshot` now: replaced or deleted attributes,
-    changed precision settings."""
+    changed precision settings; cudnn.benchmark put back and reported once (cudnn_benchmark)."""
     now = guard_snapshot()
     missing = object()
     findings = []
@@ -136,7 +161,7 @@ def guard_tampering(snapshot):
         findings.append(finding("torch_patched", "reject",
                                  "precision settings changed by the candidate (they change the reference): "
                                  + "; ".join(settings)))
-    return findings
+    return findings + _autotuning_finding(snapshot)
 
 
 # -- threads --

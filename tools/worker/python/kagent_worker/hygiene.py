@@ -3,7 +3,9 @@ the next, captured before a request and checked and put back after it. The C++ h
 (tools/worker/service/worker_state.h) adds what only it sees: CUDA errors, graph captures in
 progress, native threads, GPU memory, the allocator's settings.
 
-capture() -> a snapshot; restore(snapshot) -> findings [{item, detail, action, charged}]:
+capture() -> a snapshot; restore(snapshot) -> findings [{item, detail, action, charged}]
+(restore(snapshot, during_evaluation=True) in the middle of an evaluation, where a reference
+failed beside the candidate: the evaluation's own grad mode, no_grad, is kagent's and stays):
   action "restored": put back, the worker serves on;
   action "replaced": cannot be put back from here, the worker must be replaced;
   charged: the state made the worker unusable, the candidate's verdict names it.
@@ -35,6 +37,11 @@ _DYNAMO_DIR = os.path.join(_TORCH_DIR, "_dynamo")
 # them (found on an H100: every evaluation with the torch.compile baseline was charged with it).
 _LIBRARY_MODULES = ("torch", "triton", "concurrent", "threading", "multiprocessing", "queue", "asyncio",
                     "tqdm", "kagent_worker")
+
+
+# What Python itself stores on a class the first time anyone reads it (typing, inspect and
+# torch.compile read a model class's annotations): no candidate's patch (guards.py says more).
+_LAZY_CLASS_ATTRIBUTES = frozenset({"__annotations__", "__annotate__", "__annotations_cache__", "__annotate_func__"})
 
 
 def _settings():
@@ -105,6 +112,14 @@ def _owners():
     for name, module in list(sys.modules.items()):
         if name.startswith("kagent_worker") and module is not None:
             owners.append((name, module))
+        # The loaded problems (and earlier answers), kept across evaluations: an answer runs in
+        # its problem's names (problem.py), so `Model.forward = ...` would change the reference
+        # of every later evaluation of that problem in this worker.
+        if name.startswith("kagent_loaded_") and module is not None:
+            owners.append((name, module))
+            for cls_name, cls in list(vars(module).items()):
+                if isinstance(cls, type) and cls.__module__ == name:
+                    owners.append((f"{name}.{cls_name}", cls))
     return owners
 
 
@@ -148,6 +163,13 @@ def _device_context():
     return getattr(torch._GLOBAL_DEVICE_CONTEXT, "device_context", None)
 
 
+def _cwd():
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was removed under the process
+        return None
+
+
 def capture():
     """The state now: before a request, while nothing of a candidate has run."""
     cuda_gens = _cuda_generators()
@@ -165,6 +187,7 @@ def capture():
         "dispatch_modes": torch._C._len_torch_dispatch_stack(),
         "device_context": _device_context(),
         "streams": streams,
+        "cwd": _cwd(),
     }
 
 
@@ -192,12 +215,18 @@ def _restore_modes(snap, out):
             out.append(_finding(item, f"{snap[key] - length()} of kagent's own removed", "replaced", True))
 
 
-def _restore_settings(snap, out):
+# What an evaluation itself sets for its whole length (evaluation.cpp runs under no_grad).
+_EVALUATION_SETTINGS = frozenset({"torch.is_grad_enabled()"})
+
+
+def _restore_settings(snap, out, during_evaluation=False):
     # Every setting is read before any is put back: some are one switch seen two ways
     # (torch.backends.cuda.matmul.allow_tf32 and torch.get_float32_matmul_precision()), and
     # putting one back would hide the other from the finding.
     changed = []
     for name, (get, put, before) in snap["settings"].items():
+        if during_evaluation and name in _EVALUATION_SETTINGS:
+            continue
         try:
             now = _read(get)
         except Exception as exc:  # a getter that fails now did not before: the state is broken
@@ -237,7 +266,7 @@ def _restore_functions(snap, out):
         if isinstance(owner, type):
             # A method added to a class shadows the one it inherits (torch.Tensor.add lives on
             # TensorBase): the candidate's, unless torch's own wrapper of the inherited one.
-            for key in set(now) - set(before):
+            for key in set(now) - set(before) - _LAZY_CLASS_ATTRIBUTES:
                 current = now[key]
                 if callable(current) and not _torch_wrapper_of(current, getattr(owner.__mro__[1], key, None)):
                     put_back(name, owner, key, _MISSING)
@@ -273,6 +302,19 @@ def _restore_streams(snap, out):
                                                               "left current; the default put back"))
 
 
+def _restore_cwd(snap, out):
+    # The worker's working directory is its scratch folder (worker_main.cpp): an answer that
+    # builds in a relative folder after one that changed directory must find it there.
+    before, now = snap["cwd"], _cwd()
+    if before is None or now == before:
+        return
+    try:
+        os.chdir(before)
+        out.append(_finding("os.getcwd()", f"{now!r} -> {before!r}"))
+    except OSError as exc:
+        out.append(_finding("os.getcwd()", f"{now!r}, cannot go back to {before!r}: {exc}", "replaced", True))
+
+
 def _check_threads(snap, out):
     left = [t for t in threading.enumerate() if t.ident not in snap["threads"] and t.is_alive()]
     theirs = [t.name for t in left if not _library_thread(t)]
@@ -281,13 +323,14 @@ def _check_threads(snap, out):
                             "replaced", True))
 
 
-def restore(snap):
+def restore(snap, during_evaluation=False):
     """Findings for whatever differs from `snap` now, after putting back what can be."""
     out = []
     _restore_modes(snap, out)
-    _restore_settings(snap, out)
+    _restore_settings(snap, out, during_evaluation)
     _restore_functions(snap, out)
     _restore_streams(snap, out)
     _restore_generators(snap, out)
+    _restore_cwd(snap, out)
     _check_threads(snap, out)
     return out

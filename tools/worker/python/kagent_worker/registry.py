@@ -23,6 +23,7 @@ FUNCTIONS = {
     "precision_inputs": precision.precision_inputs,
     "guard_snapshot": guards.guard_snapshot,
     "guard_tampering": guards.guard_tampering,
+    "put_back_autotuning": guards.put_back_autotuning,
     "python_threads": guards.python_threads,
     "new_python_threads": guards.new_python_threads,
     "scan_kernelbench_source": source_scan.scan_kernelbench_source,
