@@ -46,6 +46,9 @@ inline constexpr const char* kProblemLoad = "problem_load_error";
 inline constexpr const char* kProblemIncomplete = "problem_incomplete";
 inline constexpr const char* kCudaFatal = "cuda_fatal";
 inline constexpr const char* kNoGpu = "no_gpu";
+// A property KAGENT_SANDBOX_REQUIRE names has no mechanism in the worker: refused before any
+// candidate ran (sandbox/sandbox_section.h).
+inline constexpr const char* kSandboxUnmet = "sandbox_unmet";
 inline constexpr const char* kCandidateOom = "candidate_oom";    // the candidate ran out of GPU memory itself
 inline constexpr const char* kEvaluatorError = "evaluator_error";  // a step of kagent's own failed (internal_error)
 inline constexpr const char* kEvaluatorOom = "evaluator_oom";      // ... by running out of GPU memory
@@ -289,6 +292,9 @@ struct EvalResult {
 
   double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
   const PhaseRecord* phase(const std::string& name) const;  // null when it did not run
+  // What held each sandbox property in the worker that ran the candidate, where writes were
+  // redirected, what was refused (sandbox/sandbox_section.h); null: no candidate code ran.
+  nlohmann::json sandbox;
 };
 
 void to_json(nlohmann::json& j, const KernelResources& r);

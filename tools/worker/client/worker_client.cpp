@@ -17,6 +17,8 @@
 #include "build_info.h"
 #include "common/elapsed.h"
 #include "common/paths.h"
+#include "sandbox/cgroup_pids.h"
+#include "sandbox/sandbox_section.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/cuda_probe_memo.h"
 #include "worker/client/python_bytecode.h"
@@ -125,6 +127,10 @@ void WorkerClient::stop() {
   if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
     sandbox::kill_processes_of_uid(sandbox_.value("uid", 0u));
   if (!scratch_.empty()) {
+  // The worker's pids cgroup (sandbox/cgroup_pids.h): its monitor, killed with the group,
+  // could not remove it.
+  if (was_running && sandbox_.is_object() && sandbox_.contains("cgroup"))
+    sandbox::kill_and_remove_pids_cgroup(sandbox_.value("cgroup", ""));
     // Not fs::remove_all: it stops at its first error (the monitor may be removing the same tree
     // when the group's kill reaches it), and in a process that links libtorch the name resolves to
     // the wheel's own copy (tests/support/temp_dir.h). This removes all it can.
@@ -305,6 +311,19 @@ std::optional<WorkerError> WorkerClient::start_once() {
   }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
   if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
+  // The properties this run requires (KAGENT_SANDBOX_REQUIRE): a worker that holds one with no
+  // mechanism is refused before any candidate runs in it.
+  try {
+    const auto required = sandbox::required_properties(std::getenv("KAGENT_SANDBOX_REQUIRE"));
+    if (const std::string unmet = sandbox::unmet_requirement(sandbox::result_section(sandbox_, std::nullopt), required);
+        !unmet.empty()) {
+      stop();
+      return WorkerError{reason::kSandboxUnmet, unmet};
+    }
+  } catch (const std::invalid_argument& e) {
+    stop();
+    return WorkerError{"worker_start", e.what()};
+  }
     gpu_watch_tried_ = true;
     gpu_watch_ = GpuWatch::open(device_.uuid);
   }
@@ -638,6 +657,7 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     result.status = Status::InternalError;
     result.message = err->message;
     return result;
+    if (err->kind == reason::kSandboxUnmet) result.reason = err->kind;
   }
   std::optional<GpuAdmission::Ticket> ticket = admit("evaluate", problem_path, exclusive);
   const double waited = ticket ? ticket->waited_seconds() : 0.0;
@@ -668,9 +688,17 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     case Reply::Kind::Ok:
       result = r.body["result"].get<EvalResult>();
       result.isolation.memory_wait_seconds = waited;
+  // What held the candidate's code in this worker, and what it tried (sandbox_section.h);
+  // without the worker's answer the refusals are unknown, the mechanisms are not.
+  std::optional<sandbox::Violations> refused;
+  if (r.kind == Reply::Kind::Ok && r.body.contains("violations") && r.body["violations"].is_object())
+    refused = r.body["violations"].get<sandbox::Violations>();
+  const nlohmann::json section = sandbox::result_section(sandbox_, refused);
+  result.sandbox = section;
       result.isolation.timing_lock_wait_seconds = lock_waited;
       ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
+      result.sandbox = section;
       if (!r.forged.empty()) {
         // Off with the guards (the guard suite shows each hack passes without its guard): the
         // forged lines are still no verdict, only the rejection is left out.

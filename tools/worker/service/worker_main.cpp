@@ -192,17 +192,32 @@ int main(int argc, char** argv) {
       const auto violations = sandbox->end_request();
       const bool evaluate = msg.message.value("op", "") == kagent::enum_name(kagent::protocol::kOpNames,
                                                                               kagent::protocol::Op::Evaluate, "");
-      if (evaluate) kagent::sandbox::apply_violations(reply, violations);
-      else if (violations.any())  // problem code: the user's own, reported in the log only
+      // An evaluation runs the candidate's code (its import, __init__, calls, threads and
+      // children): whatever was refused during it is the candidate's. The other requests run
+      // the problem's own code alone: reported in the log only.
+      if (evaluate) {
+        kagent::sandbox::apply_violations(reply, violations);
+        reply["violations"] = violations;  // the result's sandbox section (sandbox_section.h)
+      } else if (violations.any()) {
         std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
       reply["id"] = msg.message.value("id", 0);
       reply["nonce"] = msg.message.value("nonce", "");  // what the client checks the reply by
       kagent::write_json_line(kReplyFd, reply);
       std::fflush(stdout);
       std::fflush(stderr);
-      // The CUDA context is gone (a fresh worker takes over), or kagent asked it to stop.
-      if (service.must_exit()) std::_Exit(reply.value("fatal", false) ? 3 : 0);
+    bool tainted = false;  // an earlier candidate's leftovers acted between requests
+      // The CUDA context is gone (a fresh worker takes over), kagent asked it to stop, or an
+      // earlier candidate's leftovers acted between requests.
+      if (service.must_exit() || leave) std::_Exit(reply.value("fatal", false) ? 3 : 0);
     }
+      // Refusals between two requests come from code a candidate left behind (a thread, a
+      // child that outlived its request): logged, and the worker is replaced after this
+      // evaluation so that nothing of it meets the next candidate. They never count against
+      // the candidate of this request.
+      const auto between = sandbox->end_request();
+      if (between.any())
+        std::fprintf(stderr, "kagent-worker: sandbox refusals between requests (left by an earlier candidate): %s\n",
+                     nlohmann::json(between).dump().c_str());
   } catch (const kagent::worker::PythonError& e) {
     write_start_error(kReplyFd, e.message);
     return 1;
@@ -211,3 +226,7 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
+      }
+      tainted = tainted || between.any();
+      const bool leave = evaluate && tainted;  // the client replaces a worker only after an evaluation
+      if (leave) reply["replace"] = true;
