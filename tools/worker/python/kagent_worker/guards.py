@@ -138,9 +138,10 @@ def _autotuning_finding(snapshot):
         return []
     snapshot["autotuning_reported"] = True
     return [finding("cudnn_benchmark", "reject",
-                    f"torch.backends.cudnn.benchmark set to {snapshot['autotuning_seen'][0]} by the candidate; put back "
-                    f"to {snapshot['autotuning']!r} after it loaded and after each guard check, so the trials, the "
-                    "guards and the baselines ran with cuDNN's default algorithm choice (it changes no precision)")]
+                    f"torch.backends.cudnn.benchmark set to {snapshot['autotuning_seen'][0]} by the candidate (it "
+                    f"changes no precision); put back to {snapshot['autotuning']!r} after the candidate loaded and at "
+                    "each guard check, so the baselines and whatever ran after it was put back used cuDNN's default "
+                    "algorithm choice")]
 
 
 def guard_tampering(snapshot):
