@@ -2,6 +2,7 @@
 # state every evaluation relies on, raising with what it found changed; then it returns exact
 # GELU through PyTorch (evaluated with the guards off, its verdict is `correct` in a clean
 # worker). Run after each candidate of manifest.json in the same worker.
+import os
 import threading
 
 import torch
@@ -11,6 +12,8 @@ import torch.nn.functional as F
 
 def _dirty():
     found = []
+    if os.getcwd() == "/":
+        found.append("the working directory is / (not the scratch folder)")
     if F.gelu is not torch._C._nn.gelu:
         found.append("torch.nn.functional.gelu replaced")
     if torch.get_default_dtype() != torch.float32:
