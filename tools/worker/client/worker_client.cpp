@@ -126,11 +126,11 @@ void WorkerClient::stop() {
   // own uid, which nothing else uses.
   if (sandbox_.is_object() && sandbox_.value("uid_unique", false))
     sandbox::kill_processes_of_uid(sandbox_.value("uid", 0u));
-  if (!scratch_.empty()) {
   // The worker's pids cgroup (sandbox/cgroup_pids.h): its monitor, killed with the group,
   // could not remove it.
   if (was_running && sandbox_.is_object() && sandbox_.contains("cgroup"))
     sandbox::kill_and_remove_pids_cgroup(sandbox_.value("cgroup", ""));
+  if (!scratch_.empty()) {
     // Not fs::remove_all: it stops at its first error (the monitor may be removing the same tree
     // when the group's kill reaches it), and in a process that links libtorch the name resolves to
     // the wheel's own copy (tests/support/temp_dir.h). This removes all it can.
@@ -310,7 +310,6 @@ std::optional<WorkerError> WorkerClient::start_once() {
            cuda_fallback_});
   }
   if (policy.allows(sandbox::mechanism::kWatchdog)) sandbox_["memory_watchdog"] = {{"limit_bytes", policy.memory_bytes}};
-  if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
   // The properties this run requires (KAGENT_SANDBOX_REQUIRE): a worker that holds one with no
   // mechanism is refused before any candidate runs in it.
   try {
@@ -324,6 +323,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
     stop();
     return WorkerError{"worker_start", e.what()};
   }
+  if (!gpu_watch_tried_ && device_.available && opts_.contention_poll.count() > 0) {
     gpu_watch_tried_ = true;
     gpu_watch_ = GpuWatch::open(device_.uuid);
   }
@@ -655,9 +655,9 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
   result.format = candidate.format;
   if (auto err = ensure_started()) {
     result.status = Status::InternalError;
+    if (err->kind == reason::kSandboxUnmet) result.reason = err->kind;
     result.message = err->message;
     return result;
-    if (err->kind == reason::kSandboxUnmet) result.reason = err->kind;
   }
   std::optional<GpuAdmission::Ticket> ticket = admit("evaluate", problem_path, exclusive);
   const double waited = ticket ? ticket->waited_seconds() : 0.0;
@@ -684,10 +684,6 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     size_t fresh = size > log_start ? size - log_start : 0;  // only what this evaluation printed
     return fresh < tail.size() ? tail.substr(tail.size() - fresh) : tail;
   };
-  switch (r.kind) {
-    case Reply::Kind::Ok:
-      result = r.body["result"].get<EvalResult>();
-      result.isolation.memory_wait_seconds = waited;
   // What held the candidate's code in this worker, and what it tried (sandbox_section.h);
   // without the worker's answer the refusals are unknown, the mechanisms are not.
   std::optional<sandbox::Violations> refused;
@@ -695,10 +691,14 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
     refused = r.body["violations"].get<sandbox::Violations>();
   const nlohmann::json section = sandbox::result_section(sandbox_, refused);
   result.sandbox = section;
+  switch (r.kind) {
+    case Reply::Kind::Ok:
+      result = r.body["result"].get<EvalResult>();
+      result.sandbox = section;
+      result.isolation.memory_wait_seconds = waited;
       result.isolation.timing_lock_wait_seconds = lock_waited;
       ++candidates_in_worker_;
       if (result.timing && gpu_watch_) result.timing->contention = seen;
-      result.sandbox = section;
       if (!r.forged.empty()) {
         // Off with the guards (the guard suite shows each hack passes without its guard): the
         // forged lines are still no verdict, only the rejection is left out.

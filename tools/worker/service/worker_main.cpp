@@ -182,9 +182,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "kagent-worker: sandbox refusals during start-up: %s\n", nlohmann::json(v).dump().c_str());
     kagent::write_json_line(kReplyFd, hello);
     kagent::JsonLineReader reader(kRequestFd);
+    bool tainted = false;  // an earlier candidate's leftovers acted between requests
     for (;;) {
       auto msg = reader.read(std::nullopt);
       if (msg.state != kagent::JsonLineReader::State::Message) return 0;  // kagent closed the pipe
+      // Refusals between two requests come from code a candidate left behind (a thread, a
+      // child that outlived its request): logged, and the worker is replaced after this
+      // evaluation so that nothing of it meets the next candidate. They never count against
+      // the candidate of this request.
+      const auto between = sandbox->end_request();
+      if (between.any())
+        std::fprintf(stderr, "kagent-worker: sandbox refusals between requests (left by an earlier candidate): %s\n",
+                     nlohmann::json(between).dump().c_str());
       sandbox->begin_request();
       request_id = msg.message.value("id", 0);
       request_nonce = msg.message.value("nonce", "");
@@ -200,24 +209,19 @@ int main(int argc, char** argv) {
         reply["violations"] = violations;  // the result's sandbox section (sandbox_section.h)
       } else if (violations.any()) {
         std::fprintf(stderr, "kagent-worker: sandbox refusals: %s\n", nlohmann::json(violations).dump().c_str());
+      }
+      tainted = tainted || between.any();
+      const bool leave = evaluate && tainted;  // the client replaces a worker only after an evaluation
+      if (leave) reply["replace"] = true;
       reply["id"] = msg.message.value("id", 0);
       reply["nonce"] = msg.message.value("nonce", "");  // what the client checks the reply by
       kagent::write_json_line(kReplyFd, reply);
       std::fflush(stdout);
       std::fflush(stderr);
-    bool tainted = false;  // an earlier candidate's leftovers acted between requests
       // The CUDA context is gone (a fresh worker takes over), kagent asked it to stop, or an
       // earlier candidate's leftovers acted between requests.
       if (service.must_exit() || leave) std::_Exit(reply.value("fatal", false) ? 3 : 0);
     }
-      // Refusals between two requests come from code a candidate left behind (a thread, a
-      // child that outlived its request): logged, and the worker is replaced after this
-      // evaluation so that nothing of it meets the next candidate. They never count against
-      // the candidate of this request.
-      const auto between = sandbox->end_request();
-      if (between.any())
-        std::fprintf(stderr, "kagent-worker: sandbox refusals between requests (left by an earlier candidate): %s\n",
-                     nlohmann::json(between).dump().c_str());
   } catch (const kagent::worker::PythonError& e) {
     write_start_error(kReplyFd, e.message);
     return 1;
@@ -226,7 +230,3 @@ int main(int argc, char** argv) {
     return 1;
   }
 }
-      }
-      tainted = tainted || between.any();
-      const bool leave = evaluate && tainted;  // the client replaces a worker only after an evaluation
-      if (leave) reply["replace"] = true;
