@@ -13,7 +13,8 @@
 #              problems at official sizes among them), every correct kernel clean (~6 min: torch
 #              builds each KernelBench-format entry's extension in the worker, ~45 s apiece)
 #   sandbox    the sandbox suite: the kit, then every act at every moment (import, __init__, first
-#              call, thread, child), twice in one worker and by 4 workers at once (~4 min)
+#              call, thread, child), twice in one worker and by 4 workers at once (~4 min);
+#              SANDBOX_SUITE_ARGS passes doctest's arguments (-tc='*every act*': the acts alone)
 #   sandbox-mechanisms  which process limits CUDA tolerates here (pids cgroup, PID and user
 #              namespaces), and `kagent eval`'s sandbox section (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
@@ -80,6 +81,10 @@
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
+#   serve-roundtrip  issue 49's round trip with real evaluation: 20 leaderboard answers collected,
+#              rollout, each prompt row through every adapter against `kagent serve`; each reward
+#              against rollout's for the same turn (scripts/serve_roundtrip_gpu.sh; needs
+#              .carry/realworld; ~5 min)
 #   hygiene    one candidate per kind of state it can leave in a worker, each named in its
 #              result and cleaned, the next evaluation in the same worker correct (~1 min)
 #   shared-gpu 4 `kagent eval` processes at once over the 10 largest level-1 problems with
@@ -200,7 +205,7 @@ for suite in "${suites[@]}"; do
   cpu) run_suite cpu 300 "$CTEST_SUMMARY" ctest --test-dir $B --output-on-failure --timeout 280 -LE gpu -j 8 ;;
   verdicts) run_suite verdicts 480 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
   guards) run_suite guards 480 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
-  sandbox) run_suite sandbox 420 "Sandbox suite:|Sandbox acts:|^FAIL|sandbox section:" $B/tests/gpu/kagent_sandbox_suite_tests ;;
+  sandbox) run_suite sandbox 420 "Sandbox suite:|Sandbox acts:|^FAIL|sandbox section:" $B/tests/gpu/kagent_sandbox_suite_tests ${SANDBOX_SUITE_ARGS:-} ;;
   sandbox-mechanisms) run_suite sandbox-mechanisms 300 "^mechanism|^kernel|mount:|^exit|^correct|^runtime|\"mechanism\"|why" \
     env BUILD=$B PY="$PY" bash scripts/sandbox_mechanisms.sh ;;
   timer)
@@ -304,6 +309,8 @@ for suite in "${suites[@]}"; do
   fidelity-recheck) run_suite fidelity-recheck 400 "^recheck:" env OUT="$OUT" bash bench/fidelity/recheck.sh ;;
   serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
+  serve-roundtrip) run_suite serve-roundtrip 540 "^roundtrip:|serve_roundtrip_gpu:|Error" \
+      env OUT="$OUT" bash scripts/serve_roundtrip_gpu.sh $B/kagent ;;
   hygiene) run_suite hygiene 180 "Hygiene suite:|^FAIL" $B/tests/gpu/kagent_hygiene_suite_tests ;;
   shared-gpu)
     kb=${KAGENT_KERNELBENCH_DIR:-../shared/kernelbench}

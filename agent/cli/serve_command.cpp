@@ -22,6 +22,7 @@
 #include "common/files.h"
 #include "serve/api_error.h"
 #include "serve/api_schema.h"
+#include "serve/data_lock.h"
 #include "serve/http_server.h"
 #include "serve/machine_gpus.h"
 #endif
@@ -33,7 +34,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct ServeArgs {
-  std::string host = "127.0.0.1", token, data = "serve-data", problems, prompts_dir, reward = "kevin";
+  std::string host = "127.0.0.1", token, data = "serve-data", problems, prompts_dir, reward = "kevin", format = "cuda";
   int port = 8000, max_turns = 4, queue = 256, threads = 128, workers_per_gpu = 0;  // 0: EvaluationPool's default_workers_per_gpu
   double max_body_mb = 8;
   bool compile_only = false;
@@ -71,6 +72,7 @@ int run_serve(ServeArgs a) {
   const fs::path data = fs::absolute(a.data);
   std::unique_ptr<serve::TaskSource> tasks;
   std::unique_ptr<serve::EpisodeStore> store;
+  std::unique_ptr<serve::DataLock> data_lock;  // held to the end: one server per --data folder
   prompt::PromptBuilder prompts(a.prompts_dir);
   try {
     check_start_up(a);
@@ -83,7 +85,11 @@ int run_serve(ServeArgs a) {
     }
     try {
       fs::create_directories(data);
+      data_lock = std::make_unique<serve::DataLock>(data);
       store = std::make_unique<serve::EpisodeStore>(data);
+    } catch (const serve::DataInUse& e) {
+      print_error("serve", fmt::format("--data {}: {}", a.data, e.what()));
+      return serve_exit::kDataInUse;
     } catch (const std::exception& e) {
       throw std::runtime_error(fmt::format("--data {}: {}", a.data, e.what()));
     }
@@ -110,9 +116,10 @@ int run_serve(ServeArgs a) {
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
   serve::Admission admission(static_cast<size_t>(a.queue));
   serve::ServerMetrics metrics;
-  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset});
+  const auto format = prompt::answer_format_from_string(a.format);
+  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format});
   for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
-  serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, std::max<size_t>(2, pool->size() * 2));
+  serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, format, std::max<size_t>(2, pool->size() * 2));
 
   std::atomic<bool> ready{false}, failed{false};
   std::string start_error;  // written once, before `failed`
@@ -203,9 +210,17 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(whole_number(4, 4096));
   sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(number_from(0, /*above=*/true));
   sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");
-  sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU; CI, CPU nodes)");
+  sub->add_option("--format", a->format,
+                  "answer format of requests that name none: cuda | kernelbench (OpenRLHF's /v1/reward sends no format)")
+      ->capture_default_str()->check(one_of({"cuda", "kernelbench"}));
+  sub->add_flag("--compile-only", a->compile_only,
+                "compile and check answers, never run them (no GPU; CI, CPU nodes; one worker per GPU index)");
   add_eval_flags(*sub, a->eval, /*several_gpus=*/true);
   add_workers_per_gpu_flag(*sub, a->workers_per_gpu);
+  // The pool puts --workers-per-gpu workers on each index (EvaluationPool), not one.
+  sub->get_option("--gpus")->description(
+      "GPU indices; --workers-per-gpu workers on each (default: the default GPU; under --compile-only one worker "
+      "per index, with no GPU used)");
   return Command{sub, [a]() -> int {
 #ifdef KAGENT_WITH_SERVE
                    try {

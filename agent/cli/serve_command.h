@@ -1,7 +1,8 @@
 // `kagent serve --data DIR [--problems SUITE] [--port 8000] [--token T]`: the HTTP environment
-// server RL trainers connect to (agent/serve, docs/serve.md). It holds a worker per GPU and a
-// compile pool for its whole life and keeps every episode under DIR, so a restart on the same
-// DIR loses no finished step. Stops on SIGINT/SIGTERM. Exit statuses: serve_exit below.
+// server RL trainers connect to (agent/serve, docs/serve.md). It holds --workers-per-gpu workers
+// per GPU and a compile pool for its whole life and keeps every episode under DIR (locked: one
+// server per DIR), so a restart on the same DIR loses no finished step. Stops on SIGINT/SIGTERM.
+// Exit statuses: serve_exit below.
 #pragma once
 
 #include "cli/command.h"
@@ -14,6 +15,7 @@ inline constexpr int kUsage = 2;
 inline constexpr int kBadInput = 3;       // the data folder or suite cannot be used
 inline constexpr int kCannotListen = 5;   // the address is taken or not ours
 inline constexpr int kUnavailable = 6;    // built without cpp-httplib
+inline constexpr int kDataInUse = 7;      // another kagent serve holds the --data folder (its lock)
 inline constexpr int kInternal = 14;
 }  // namespace serve_exit
 

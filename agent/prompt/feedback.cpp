@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "result/eval_report.h"
+#include "result/eval_result.h"
 #include "result/policy.h"
 
 namespace kagent::prompt {
@@ -79,10 +80,18 @@ std::string cut_text(const std::string& input, size_t max_lines, size_t max_byte
 json feedback_variables(const EvalResult& r, const ProblemSpec* spec, const FeedbackLimits& limits) {
   json v = json::object();
   std::string status = to_string(r.status);
+  // No GPU (kagent serve --compile-only, a collection without one): the answer was compiled and
+  // checked, never run. That is no failure inside kagent and nothing for the model to fix, so it
+  // gets its own status (serve's metadata says the same: compiled_not_run or not_run).
+  const bool not_run = r.reason == reason::kNoGpu;
+  const bool compiled = r.compile && r.compile->ok;
+  if (not_run) status = compiled ? "compiled_not_run" : "not_run";
   v["status"] = upper(status);
   for (const char* s : {"correct", "wrong", "compile_error", "runtime_error", "timeout", "crash", "invalid",
                         "problem_error", "internal_error", "rejected"})
     v[std::string("status_") + s] = status == s;
+  v["status_not_run"] = not_run;
+  v["compiled"] = compiled;
   v["reason"] = r.reason;
   v["message"] = r.message;
 

@@ -35,6 +35,9 @@ std::string cut_text(const std::string& text, size_t max_lines, size_t max_bytes
 //   status ("WRONG"), status_<name> bools (status_correct, status_wrong, status_compile_error,
 //   status_runtime_error, status_timeout, status_crash, status_invalid, status_problem_error,
 //   status_internal_error, status_rejected), reason, message;
+//   status_not_run (bool: no GPU, so compiled and checked at most, never run; status is then
+//   COMPILED_NOT_RUN or NOT_RUN and no other status_<name> is true), compiled (bool: the
+//   answer's code compiled);
 //   guards (list of {name, action, rejected (bool), message}): the reward-hack guards' findings;
 //   compile_errors (cut; "" unless the compile failed), compile_seconds, compile_cached;
 //   runtime_error (cut), worker_log (cut, crash/timeout only);

@@ -1,9 +1,30 @@
 #include "serve/answer_check.h"
 
 #include "common/files.h"
+#include "compiler/inline_call_reader.h"
 #include "serve/api_error.h"
 
 namespace kagent::serve {
+
+namespace {
+
+// A KernelBench answer that is not Python never gets as far as a compile: kagent's reader of its
+// load_inline calls stops at the syntax error, and on a GPU the worker's import of the file
+// fails with it, a runtime_error scoring 0. Without a GPU the worker answers no_gpu before any
+// import, which would leave the answer unscored (null); the same syntax error is found here, on
+// the CPU, and gets the verdict a GPU would give. True when it did.
+bool judge_syntax_without_gpu(EvalResult& r, const std::filesystem::path& file) {
+  if (r.compile && r.compile->ok) return false;  // it compiled: it parsed
+  const InlineCallScan scan = read_inline_calls(file);
+  if (scan.error.rfind("SyntaxError", 0) != 0) return false;  // the reader failed for another reason
+  r.status = Status::RuntimeError;
+  r.reason.clear();
+  r.message = scan.error;
+  r.runtime_error = scan.error;
+  return true;
+}
+
+}  // namespace
 
 Checked check_answer(ProblemSessions& sessions, const std::string& problem, prompt::AnswerFormat format,
                      const std::string& text, AnswerText kind, const std::filesystem::path& file_stem,
@@ -27,8 +48,10 @@ Checked check_answer(ProblemSessions& sessions, const std::string& problem, prom
   c.result = sessions.evaluate(problem, file.string(), format);
   if (c.result->reason == reason::kNoGpu) {
     if (!sessions.compile_only()) throw no_gpu_error();
-    c.reward = std::nullopt;
-    return c;
+    if (!(format == prompt::AnswerFormat::KernelBench && judge_syntax_without_gpu(*c.result, file))) {
+      c.reward = std::nullopt;
+      return c;
+    }
   }
   c.reward = rollout::reward(*c.result, preset);
   return c;

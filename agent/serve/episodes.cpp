@@ -57,8 +57,9 @@ rollout::RewardPreset reward_from_request(const json& request, const rollout::Re
   return preset;
 }
 
-prompt::AnswerFormat format_from_request(const json& request) {
-  const json f = request.value("format", json("cuda"));
+prompt::AnswerFormat format_from_request(const json& request, prompt::AnswerFormat fallback) {
+  if (!request.contains("format")) return fallback;
+  const json& f = request["format"];
   if (f == "cuda") return prompt::AnswerFormat::Cuda;
   if (f == "kernelbench") return prompt::AnswerFormat::KernelBench;
   throw ApiError(400, "bad_request", "format must be \"cuda\" or \"kernelbench\"");
@@ -95,7 +96,7 @@ std::shared_ptr<Episodes::Live> Episodes::find(const std::string& id) {
 
 json Episodes::create(const json& req) {
   const std::string problem = tasks_.resolve(req);
-  const auto format = format_from_request(req);
+  const auto format = format_from_request(req, limits_.default_format);
   const auto preset = reward_from_request(req, limits_.default_reward);
   const json max_turns = req.value("max_turns", json(limits_.default_max_turns));
   if (!max_turns.is_number_integer() || max_turns.get<int>() < 1 || max_turns.get<int>() > limits_.max_turns_limit)

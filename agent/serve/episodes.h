@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "prompt/answer_format.h"
 #include "rollout/reward_preset.h"
 #include "serve/admission.h"
 #include "serve/episode_store.h"
@@ -26,11 +27,13 @@ struct EpisodeLimits {
   int default_max_turns = 4;
   int max_turns_limit = 64;
   rollout::RewardPreset default_reward;
+  prompt::AnswerFormat default_format = prompt::AnswerFormat::Cuda;  // --format: for requests that name none
 };
 
 // A reward field of a request: a preset name or a preset object; absent: `fallback`.
 rollout::RewardPreset reward_from_request(const nlohmann::json& request, const rollout::RewardPreset& fallback);
-prompt::AnswerFormat format_from_request(const nlohmann::json& request);
+// A request's "format" ("cuda" | "kernelbench"); absent: `fallback` (the server's --format).
+prompt::AnswerFormat format_from_request(const nlohmann::json& request, prompt::AnswerFormat fallback);
 
 class Episodes {
  public:

@@ -28,10 +28,10 @@ json error_json(const ApiError& e) { return {{"error", {{"code", e.code}, {"mess
 }  // namespace
 
 Evaluations::Evaluations(const TaskSource& tasks, ProblemSessions& sessions, Admission& admission,
-                         std::filesystem::path data_dir, rollout::RewardPreset default_reward, size_t runners,
-                         size_t keep_results)
+                         std::filesystem::path data_dir, rollout::RewardPreset default_reward,
+                         prompt::AnswerFormat default_format, size_t runners, size_t keep_results)
     : tasks_(tasks), sessions_(sessions), admission_(admission), dir_(std::move(data_dir) / "evaluations"),
-      default_reward_(std::move(default_reward)), keep_(keep_results) {
+      default_reward_(std::move(default_reward)), default_format_(default_format), keep_(keep_results) {
   for (size_t i = 0; i < runners; ++i) runners_.emplace_back([this] { runner(); });
 }
 
@@ -50,7 +50,7 @@ json Evaluations::run_one(const json& req) {
     if (!req.contains("kernel_code") || !req["kernel_code"].is_string())
       throw ApiError(400, "bad_request", "kernel_code (a string) is required");
     const std::string problem = tasks_.resolve(req);
-    const auto format = format_from_request(req);
+    const auto format = format_from_request(req, default_format_);
     const auto preset = reward_from_request(req, default_reward_);
     Admission::Ticket ticket(admission_);
     if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
@@ -167,7 +167,7 @@ json Evaluations::reward(const json& req) {
                    fmt::format("query, prompts and labels must have the same length (query {}, prompts {}, labels {})",
                                query.size(), req.contains("prompts") ? std::to_string(prompts.size()) : "absent",
                                labels.size()));
-  const auto format = format_from_request(req);
+  const auto format = format_from_request(req, default_format_);
   const auto preset = reward_from_request(req, default_reward_);
   // Every label a task of the suite before anything runs: an unknown one is the caller's mistake
   // (404), never a reward of 0.

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "prompt/answer_format.h"
 #include "rollout/reward_preset.h"
 #include "serve/admission.h"
 #include "serve/problem_sessions.h"
@@ -25,7 +26,8 @@ namespace kagent::serve {
 class Evaluations {
  public:
   Evaluations(const TaskSource& tasks, ProblemSessions& sessions, Admission& admission, std::filesystem::path data_dir,
-              rollout::RewardPreset default_reward, size_t runners, size_t keep_results = 100000);
+              rollout::RewardPreset default_reward, prompt::AnswerFormat default_format, size_t runners,
+              size_t keep_results = 100000);
   ~Evaluations();
   Evaluations(const Evaluations&) = delete;
   Evaluations& operator=(const Evaluations&) = delete;
@@ -38,7 +40,8 @@ class Evaluations {
   std::string submit(const nlohmann::json& request);
   // {id, status: queued|running|done, result?}; throws ApiError 404 for an unknown id.
   nlohmann::json result(const std::string& id);
-  // OpenRLHF: {query: [...], prompts: [...], labels: [...]} -> {rewards, scores, extra_logs}.
+  // OpenRLHF: {query: [...], prompts: [...], labels: [...], format?, policy?} -> {rewards, scores,
+  // extra_logs}. OpenRLHF sends no format: the server's --format is what its rows need.
   nlohmann::json reward(const nlohmann::json& request);
   size_t queued();
 
@@ -53,6 +56,7 @@ class Evaluations {
   Admission& admission_;
   std::filesystem::path dir_;
   rollout::RewardPreset default_reward_;
+  prompt::AnswerFormat default_format_;  // for requests without "format" (--format)
   size_t keep_;
   std::mutex mu_;
   std::condition_variable cv_;

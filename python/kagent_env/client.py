@@ -163,9 +163,13 @@ class KagentClient:
     def evaluate(self, kernel_code: str, **problem: Any) -> dict:
         return self.request("POST", "/v1/evaluate", {"kernel_code": kernel_code, **problem}, safe_to_repeat=True)
 
-    def reward(self, query: list[str], prompts: list[str], labels: list[str]) -> dict:
-        return self.request("POST", "/v1/reward", {"query": query, "prompts": prompts, "labels": labels},
-                            safe_to_repeat=True)
+    def reward(self, query: list[str], prompts: list[str], labels: list[str], format: str | None = None) -> dict:
+        """OpenRLHF's remote reward; `format` ("cuda" or "kernelbench") for every item, else the
+        server's --format."""
+        body = {"query": query, "prompts": prompts, "labels": labels}
+        if format:
+            body["format"] = format
+        return self.request("POST", "/v1/reward", body, safe_to_repeat=True)
 
     def health(self) -> dict:
         """GET /health: {"status": "ok" | "starting" | "no_gpu" | "workers_failed", "error", ...},

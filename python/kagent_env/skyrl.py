@@ -1,7 +1,10 @@
 """SkyRL: `kagent serve` as a skyrl-gym BaseTextEnv.
 
 Register it once (`import kagent_env.skyrl` does) and name it in the dataset's env_class
-("kagent", as `kagent rollout` writes). The task comes from reward_spec.ground_truth.
+("kagent", as `kagent rollout` writes). SkyRL hands the row's columns over as `extras`: the task
+(reward_spec.ground_truth) and the answer format ("format" in the row, extra_info or
+reward_spec: kagent_env.rows) come from there; env_config's "format" is the default for rows
+that name none.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import skyrl_gym
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 
 from kagent_env.client import KagentClient
+from kagent_env.rows import format_of, task_of
 
 
 class KagentTextEnv(BaseTextEnv):
@@ -21,7 +25,8 @@ class KagentTextEnv(BaseTextEnv):
         extras = extras or {}
         self.client = KagentClient(cfg.get("url"), cfg.get("token"))
         info = extras.get("extra_info") or {}
-        self.task_id = (extras.get("reward_spec") or {}).get("ground_truth") or info.get("task_id")
+        self.task_id = task_of(extras)
+        self.format = format_of(extras) or cfg.get("format")
         self.max_turns = int(extras.get("max_turns") or info.get("max_turns") or cfg.get("max_turns") or 4)
         self.reward = cfg.get("reward")
         self.episode_id: str | None = None
@@ -30,6 +35,8 @@ class KagentTextEnv(BaseTextEnv):
         fields = {"max_turns": self.max_turns}
         if self.reward:
             fields["reward"] = self.reward
+        if self.format:
+            fields["format"] = self.format
         ep = self.client.create_episode(self.task_id, **fields)
         self.episode_id = ep["episode_id"]
         # A prompt row from `kagent rollout` already holds the system prompt and the task.

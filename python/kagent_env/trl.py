@@ -2,9 +2,10 @@
 
     GRPOTrainer(..., environment_factory=KagentEnvironment)
 
-TRL calls reset(**row) before each rollout (the row's task_id, or reward_spec.ground_truth,
-names the task; its "format", if any, the answer format), offers the public methods as tools (submit_kernel), and calls get_reward()
-once the rollout is complete: the best reward of its steps. TRL keeps environments in a pool
+TRL calls reset(**row) before each rollout (the row names the task and the answer format,
+wherever `kagent rollout` put them: kagent_env.rows), offers the public methods as tools
+(submit_kernel), and calls get_reward() once the rollout is complete: the best reward of its
+steps, None when a step was not scored (TRL counts None as NaN: no reward, never 0). TRL keeps environments in a pool
 and resets them for the next rollout; each rollout's episode is deleted on the server when
 get_reward() has read it, or at the next reset() if it was not called.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from kagent_env.client import KagentClient
+from kagent_env.rows import best_reward, format_of, task_of
 
 
 class KagentEnvironment:
@@ -35,11 +37,12 @@ class KagentEnvironment:
 
     def reset(self, **row: Any) -> str | None:
         self._close_episode()
-        task = row.get("task_id") or (row.get("reward_spec") or {}).get("ground_truth")
-        fields = {"max_turns": int(row.get("max_turns") or self._max_turns)}
-        if row.get("format"):  # "kernelbench": answers are ModelNew modules, not CUDA files
-            fields["format"] = row["format"]
-        ep = self._client.create_episode(task, **fields)
+        extra = row.get("extra_info") if isinstance(row.get("extra_info"), dict) else {}
+        fields = {"max_turns": int(row.get("max_turns") or extra.get("max_turns") or self._max_turns)}
+        fmt = format_of(row)
+        if fmt:  # "kernelbench": answers are ModelNew modules, not CUDA files
+            fields["format"] = fmt
+        ep = self._client.create_episode(task_of(row), **fields)
         self._episode_id, self._rewards, self._done = ep["episode_id"], [], False
         # The dataset's prompt already holds the task; nothing to add to it.
         return None
@@ -61,10 +64,8 @@ class KagentEnvironment:
         return out["observation"]["messages"][0]["content"]
 
     def get_reward(self) -> float | None:
-        """The best step's reward; None when no step was scored because none was run (a
-        --compile-only server): TRL counts None as no reward, never as 0."""
+        """The best step's reward; None when a step was not scored because it was not run (a
+        --compile-only server), since that step may have been the best: TRL counts None as no
+        reward (NaN), never as 0."""
         self._close_episode()
-        scored = [r for r in self._rewards if r is not None]
-        if not scored and self._rewards:
-            return None
-        return max(scored, default=0.0)
+        return best_reward(self._rewards)

@@ -2,7 +2,9 @@
 
     env = KagentMultiTurnEnv(dataset=..., url="http://127.0.0.1:8000")
 
-The dataset's "task" (or info.task_id) names the task; the rubric reads state["kagent_rewards"].
+The row's info (a `kagent rollout` row's extra_info) names the task and the answer format
+(kagent_env.rows), else the dataset's "task"; the rubric reads state["kagent_rewards"]: the best
+step's reward, NaN when a step was not scored (a --compile-only server), never 0.
 verifiers awaits setup_state and env_response on its event loop: the calls to kagent run on the
 client's thread pool (KagentAsyncClient), never blocking it. The episode is deleted when its
 last step is answered, and by verifiers' cleanup hook where the installed verifiers has one.
@@ -15,6 +17,7 @@ from typing import Any
 import verifiers as vf
 
 from kagent_env.client import KagentAsyncClient, KagentClient
+from kagent_env.rows import as_number, best_reward, format_of, task_of
 
 
 class KagentMultiTurnEnv(vf.MultiTurnEnv):
@@ -25,8 +28,12 @@ class KagentMultiTurnEnv(vf.MultiTurnEnv):
         self.client = KagentAsyncClient(KagentClient(url, token), max_concurrency=max_concurrency)
 
     async def setup_state(self, state, **kwargs):
-        info = state.get("info") or {}
-        ep = await self.client.create_episode(info.get("task_id") or state.get("task"), max_turns=self.max_turns)
+        info = state.get("info") if isinstance(state.get("info"), dict) else {}
+        fields = {"max_turns": self.max_turns}
+        fmt = format_of(info)
+        if fmt:  # "kernelbench": answers are ModelNew modules, not CUDA files
+            fields["format"] = fmt
+        ep = await self.client.create_episode(task_of(info) or state.get("task"), **fields)
         state["kagent_episode"], state["kagent_rewards"], state["kagent_done"] = ep["episode_id"], [], False
         return await super().setup_state(state, **kwargs)
 
@@ -56,5 +63,6 @@ class KagentMultiTurnEnv(vf.MultiTurnEnv):
 
     @staticmethod
     def best_reward(state, **kwargs) -> float:
-        # None: compiled, not run (a --compile-only server); those steps are not scored.
-        return max((r for r in state.get("kagent_rewards", []) if r is not None), default=0.0)
+        # A rubric's reward is a float: NaN where a step was not scored (compiled, not run, on a
+        # --compile-only server), since it may have been the best; never 0.
+        return as_number(best_reward(state.get("kagent_rewards", [])))

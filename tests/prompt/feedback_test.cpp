@@ -233,3 +233,31 @@ TEST_CASE("feedback: a rejected candidate is told which guard caught it and why;
   CHECK(text.find("- guard `excessive_speedup` (flagged for review): 41.0x over eager") != std::string::npos);
   CHECK(text.find("{{") == std::string::npos);
 }
+
+TEST_CASE("feedback: no GPU (compile only) says the code compiled and was not run, not a failure to fix") {
+  // What a worker without a GPU answers after kagent compiled the answer (kagent serve
+  // --compile-only; a collection on a CPU machine).
+  EvalResult r;
+  r.status = Status::InternalError;
+  r.reason = reason::kNoGpu;
+  r.message = "no CUDA device is visible to the worker";
+  CompileInfo c;
+  c.ok = true;
+  c.resources.push_back({"relu_kernel(float const*, float*, long)", 32, 0, 0, 0, 0, 0});
+  r.compile = c;
+  PromptBuilder b;
+  const std::string text = b.feedback_prompt(r);
+  CHECK(has(text, "# Result: COMPILED_NOT_RUN (no_gpu)"));
+  CHECK(has(text, "Your code compiled, but it was not run"));
+  CHECK(has(text, "no GPU"));
+  CHECK(has(text, "relu_kernel"));  // what the compile found is still shown
+  CHECK_FALSE(has(text, "INTERNAL_ERROR"));
+  CHECK_FALSE(has(text, "failed inside kagent"));
+  CHECK_FALSE(has(text, "Fix the problem"));
+  // Nothing compiled (torch was to build the extension in the worker): not run either.
+  r.compile.reset();
+  const std::string bare = b.feedback_prompt(r);
+  CHECK(has(bare, "# Result: NOT_RUN (no_gpu)"));
+  CHECK(has(bare, "Your code was not run"));
+  CHECK_FALSE(has(bare, "Fix the problem"));
+}

@@ -46,6 +46,36 @@ def use_verl_stand_in() -> bool:
     return True
 
 
+def use_verifiers_stand_in() -> bool:
+    """Installs a `verifiers` module with what the adapter takes from verifiers 0.3 (MultiTurnEnv's
+    constructor and setup_state, Rubric, the stop decorator) where no verifiers with MultiTurnEnv
+    is installed; True when it did. Call it at run time, not on import: test_verifiers.py must
+    see the real package, or none."""
+    try:
+        import verifiers
+        if hasattr(verifiers, "MultiTurnEnv"):
+            return False
+    except ImportError:
+        pass
+
+    class Rubric:
+        def __init__(self, funcs=None, weights=None, **kwargs):
+            self.funcs, self.weights = list(funcs or []), list(weights or [])
+
+    class MultiTurnEnv:
+        def __init__(self, max_turns: int = 10, rubric=None, **kwargs):
+            self.max_turns, self.rubric = max_turns, rubric
+
+        async def setup_state(self, state, **kwargs):
+            return state
+
+    module = types.ModuleType("verifiers")
+    module.Rubric, module.MultiTurnEnv, module.stop = Rubric, MultiTurnEnv, lambda fn: fn
+    sys.modules["verifiers"] = module
+    sys.modules.pop("kagent_env.verifiers", None)  # built on whatever verifiers it found before
+    return True
+
+
 @dataclass
 class Episode:
     start: float = 0.0

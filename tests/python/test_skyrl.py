@@ -27,3 +27,16 @@ def test_three_turn_episode(server):
     # Failures score 0; the kernel that compiled was not run (compile only): no reward, None.
     assert [o["reward"] for o in outs] == [0.0, None, 0.0]
     env.close()
+
+
+@pytest.mark.parametrize("extras, config", [
+    ({"reward_spec": {"method": "rule", "ground_truth": "1_relu"}, "extra_info": {"format": "kernelbench"}}, {}),
+    ({"reward_spec": {"method": "rule", "ground_truth": "1_relu"}, "format": "kernelbench"}, {}),
+    ({"reward_spec": {"method": "rule", "ground_truth": "1_relu"}}, {"format": "kernelbench"}),  # env_config's default
+])
+def test_a_rows_format_opens_that_kind_of_episode(server, extras, config):
+    env = skyrl_gym.make("kagent", env_config={"url": server, "token": TOKEN, **config}, extras=extras)
+    _, info = env.init([])
+    start = env.client.episode(info["episode_id"])["start"]
+    env.close()
+    assert (start["format"], start["task"]) == ("kernelbench", "1_relu")

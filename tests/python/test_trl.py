@@ -35,4 +35,20 @@ def test_three_turn_episode(server):
     assert all(isinstance(f, str) and f for f in feedback)
     assert "undeclared_thing" in feedback[2]
     assert env.submit_kernel(GOOD) == "The episode is over: no more submissions."
-    assert env.get_reward() == 0.0  # two failures (0) and a kernel compiled but not run (None)
+    # Two failures (0) and a kernel compiled but not run (None), which may have been the best:
+    # not scored, None (TRL's NaN), never the 0 of an episode with no code at all.
+    assert env.get_reward() is None
+
+
+def test_reset_with_a_rollout_row_opens_its_format(server):
+    # `kagent rollout`'s prompt row of a KernelBench collection: the format in extra_info (and
+    # verl's interaction_kwargs), the task in reward_spec.
+    row = {"prompt": [{"role": "user", "content": "x"}], "reward_spec": {"method": "rule", "ground_truth": "1_relu"},
+           "extra_info": {"task_id": "1_relu", "format": "kernelbench", "max_turns": 1}}
+    env = KagentEnvironment(url=server, token=TOKEN)
+    env.reset(**row)
+    start = env._client.episode(env._episode_id)["start"]
+    assert (start["format"], start["task"], start["max_turns"]) == ("kernelbench", "1_relu", 1)
+    # An answer that is not Python is a failure (0), not unscored: the episode scores 0.
+    env.submit_kernel("```python\nclass ModelNew(:\n```\n")
+    assert env.get_reward() == 0.0

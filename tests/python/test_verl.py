@@ -27,6 +27,24 @@ def test_three_turn_episode(server):
     assert asyncio.run(run()) == [False, False, True]
 
 
+def test_interaction_kwargs_of_a_rollout_row_open_its_format(server):
+    # What `kagent rollout` writes into extra_info.interaction_kwargs, as verl passes them on.
+    it = KagentInteraction({"url": server, "token": TOKEN, "max_turns": 1})
+    kwargs = {"name": "kagent", "problem": "1_relu", "format": "kernelbench"}
+
+    async def run():
+        iid = await it.start_interaction("i1", **kwargs)
+        start = (await it.client.episode(it._episodes[iid]["episode_id"]))["start"]
+        _, _, reward, meta = await it.generate_response(iid, [{"role": "assistant", "content": "```python\nclass ModelNew(:\n```"}])
+        score = await it.calculate_score(iid)
+        await it.finalize_interaction(iid)
+        return start, reward, meta["status"], score
+
+    start, reward, status, score = asyncio.run(run())
+    assert (start["format"], start["task"]) == ("kernelbench", "1_relu")
+    assert (reward, status, score) == (0.0, "runtime_error", 0.0)  # not Python: a failure, scored 0
+
+
 def test_is_a_base_interaction():
     from verl.interactions.base import BaseInteraction
 

@@ -2,7 +2,8 @@
 // naming the flag and its own exit status: a port another server holds (5), a prompts folder
 // that is not one, a suite folder without problems, GPU indices the machine does not have (3).
 // Without a GPU and without --compile-only it says so: /health and every route that evaluates
-// answer 503 no_gpu, never a verdict scored 0.
+// answer 503 no_gpu, never a verdict scored 0. A second server on a --data folder in use exits 7;
+// --help says how many workers each GPU gets as the pool starts them.
 #include <doctest/doctest.h>
 
 #include <sys/wait.h>
@@ -150,4 +151,40 @@ TEST_CASE("no GPU outside --compile-only: /health and every evaluating route ans
     CHECK(r->get_header_value("Retry-After").empty());  // waiting does not bring a GPU
   }
   CHECK(has(server.stderr_text(), "no CUDA device is visible"));
+}
+
+TEST_CASE("one server per --data folder: a second one exits 7 with one line, the first keeps its episodes alone") {
+  TempDir dir("kagent-serve-lock");
+  write_tiny_suite(dir, "suite");
+  const std::string data = dir.str() + "/data";
+  // --format kernelbench: the answer format of requests that name none (OpenRLHF's /v1/reward).
+  ServeProcess first(dir.str(), data, dir.str() + "/suite", "", {"--format", "kernelbench"});
+  REQUIRE_MESSAGE(first.wait_ready(), first.stderr_text());
+  const auto start = std::chrono::steady_clock::now();
+  const KagentRun second = run_limited({"serve", "--data", data, "--problems", dir.str() + "/suite", "--port", "0",
+                                        "--compile-only"},
+                                       dir.str(), std::chrono::seconds(60));
+  check_refused(second, 7, {"--data " + data, "another kagent serve", "pid ", "port " + std::to_string(first.port())});
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));  // before any worker started
+  auto c = first.client();
+  const std::string not_python = "```python\nclass ModelNew(:\n```\n";
+  const json reward = body_of(post(*c, "/v1/reward", {{"query", {not_python}}, {"labels", {"1_relu"}}}));
+  INFO(reward.dump());
+  CHECK(reward["extra_logs"]["status"][0] == "runtime_error");  // read as Python: the server's --format
+  CHECK(reward["rewards"][0] == 0.0);
+  // The first server stopped, the folder is free again (the kernel dropped the lock).
+  first.kill(SIGTERM);
+  ServeProcess again(dir.str(), data, dir.str() + "/suite", "");
+  REQUIRE_MESSAGE(again.wait_ready(), again.stderr_text());
+}
+
+TEST_CASE("serve --help: --workers-per-gpu workers on each GPU index, as the pool starts them, not one each") {
+  TempDir dir("kagent-serve-help");
+  const KagentRun help = run_limited({"serve", "--help"}, dir.str());
+  INFO(help.out);
+  CHECK(help.status == 0);
+  CHECK_FALSE(has(help.out, "one worker each"));
+  CHECK(has(help.out, "--workers-per-gpu workers on each"));
+  CHECK(has(help.out, "2 to 4"));  // the default, as docs/serve.md says
+  CHECK(has(help.out, "--format"));
 }

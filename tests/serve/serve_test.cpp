@@ -94,6 +94,14 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     CHECK(s2["metadata"]["correct"].is_null());
     CHECK(s2["reward"].is_null());
     CHECK(s2["metadata"]["turn"] == 1);
+    // The feedback the model reads says the same: compiled, not run (no GPU); no failure to fix.
+    const std::string said = s2["observation"]["messages"][0]["content"];
+    INFO(said);
+    CHECK(said.rfind("# Result: COMPILED_NOT_RUN", 0) == 0);
+    CHECK(said.find("Your code compiled, but it was not run") != std::string::npos);
+    CHECK(said.find("INTERNAL_ERROR") == std::string::npos);
+    CHECK(said.find("failed inside kagent") == std::string::npos);
+    CHECK(said.find("Fix the problem") == std::string::npos);
     const json s3 = body_of(post(*c, "/v1/episodes/" + id + "/step", step_body(kBroken, "c")));
     CHECK(s3["metadata"]["status"] == "compile_error");
     CHECK(s3["metadata"]["compiled"] == false);
@@ -227,6 +235,46 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     const json schema = body_of(c->Get("/v1/schema"));
     CHECK(schema["routes"].size() == 11);
     CHECK(schema["limits"]["max_body_bytes"] == 8u << 20);
+    // Every status a route answers is listed with it: the evaluating routes' 503s (starting,
+    // no_gpu, workers_failed), and the statuses seen above.
+    const std::string unavailable = schema["errors"]["503"];
+    for (const char* code : {"starting", "no_gpu", "workers_failed"}) CHECK(unavailable.find(code) != std::string::npos);
+    for (const auto& route : schema["routes"]) {
+      CAPTURE(route["path"]);
+      REQUIRE(route["statuses"].contains("200"));
+      const bool evaluates = route["method"] == "POST";
+      CHECK(route["statuses"].contains("503") == (evaluates || route["path"] == "/health"));
+      if (route["statuses"].contains("503")) CHECK(route["statuses"]["503"] == unavailable);
+      if (evaluates) CHECK(route["statuses"]["400"].get<std::string>().find("malformed_json") != std::string::npos);
+    }
+    const auto statuses_of = [&](const std::string& path) {
+      for (const auto& route : schema["routes"])
+        if (route["path"] == path) return route["statuses"];
+      return json();
+    };
+    CHECK(statuses_of("/v1/reward")["404"] == "unknown_task");
+    CHECK(statuses_of("/v1/episodes/{id}/step")["409"] == "episode_done | request_id_conflict");
+    CHECK(statuses_of("/v1/evaluate")["429"].get<std::string>().find("queue_full") != std::string::npos);
+    bool reward_format = false;
+    for (const auto& route : schema["routes"])
+      if (route["path"] == "/v1/reward")
+        for (const auto& field : route["request"]) reward_format |= field.get<std::string>().rfind("format?", 0) == 0;
+    CHECK(reward_format);
+  }
+
+  SUBCASE("a KernelBench answer that is not Python scores 0 (as the GPU's runtime_error would), not null") {
+    const std::string not_python =
+        "Here is ModelNew.\n\n```python\nimport torch\nclass ModelNew(torch.nn.Module:\n    pass\n```\n";
+    const std::string id = body_of(post(*c, "/v1/episodes", {{"task_id", "1_relu"}, {"format", "kernelbench"}}))["episode_id"];
+    const json step = body_of(post(*c, "/v1/episodes/" + id + "/step", step_body(not_python, "py")));
+    INFO(step.dump());
+    CHECK(step["reward"] == 0.0);
+    CHECK(step["metadata"]["status"] == "runtime_error");
+    CHECK(step["metadata"]["message"].get<std::string>().rfind("SyntaxError", 0) == 0);
+    CHECK(step["observation"]["messages"][0]["content"].get<std::string>().find("SyntaxError") != std::string::npos);
+    const json reward = body_of(post(*c, "/v1/reward", {{"query", {not_python}}, {"labels", {"1_relu"}}, {"format", "kernelbench"}}));
+    CHECK(reward["rewards"][0] == 0.0);
+    CHECK(reward["extra_logs"]["status"][0] == "runtime_error");
   }
 }
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Issue 49's round trip with real evaluation, one command on a GPU machine (scripts/prepare_carry.sh
+# here first, carry .carry: it holds the leaderboard answers):
+#   bash scripts/serve_roundtrip_gpu.sh [KAGENT]      (gpu_check.sh's suite serve-roundtrip)
+# 20 answers of kb_leaderboard ($RW, bench/collect/gpu_env.sh) collected by `kagent collect
+# --format kernelbench` on the GPU, `kagent rollout`, then each prompt row through the TRL, verl,
+# SkyRL (where skyrl-gym is installed), verifiers and OpenRLHF adapters against `kagent serve` on
+# the same GPU, fed the collection's own answer: every episode of the row's format, task and
+# system prompt, no format error, each adapter's reward equal to rollout's for the same turn
+# within the timing's repeat tolerance (ROUNDTRIP_SPEEDUP_TOL, default 0.15 of the speedup, times
+# the reward's speedup weight; everything else exact). KAGENT defaults to build-gpu/kagent
+# (gpu_check.sh builds it). What runs: tests/python/roundtrip.py; its summary line starts
+# "roundtrip:"; every step's record in $OUT/roundtrip/roundtrip.jsonl.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. bench/collect/gpu_env.sh
+[ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+KAGENT=${1:-build-gpu/kagent}
+[ -x "$KAGENT" ] || { echo "serve_roundtrip_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
+[ -f "$RW/replay.jsonl" ] || { echo "serve_roundtrip_gpu: no leaderboard answers at $RW (scripts/prepare_carry.sh)" >&2; exit 1; }
+nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
+"$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n 20 \
+  --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}"

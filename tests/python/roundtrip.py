@@ -1,0 +1,408 @@
+"""The training-data round trip of issue 49, on real data: answers of the KernelBench leaderboard
+(../shared/realworld/kb_leaderboard) replayed by `kagent collect --format kernelbench`, the
+collection turned into rows by `kagent rollout`, and each prompt row handed to every trainer
+adapter the way its trainer hands it over, against a real `kagent serve` on loopback; each
+adapter is then fed the collection's own answer for that row's task and what it answered is
+set beside rollout's row for the same turn.
+
+  test_roundtrip.py                  on the CPU, every evaluation --compile-only (CI)
+  scripts/serve_roundtrip_gpu.sh     on a GPU, real evaluation: rewards compared
+                                     (`python3 tests/python/roundtrip.py --help`)
+
+How each trainer hands a row to its adapter (docs/serve.md, "Trainers"):
+  TRL        reset(**row), the submit_kernel tool, get_reward()
+  verl       start_interaction(**row["extra_info"]["interaction_kwargs"]), generate_response,
+             calculate_score, finalize_interaction
+  SkyRL      skyrl_gym.make("kagent", extras=<the row's columns but the prompt>), init(prompt),
+             step, close
+  verifiers  state {"prompt", "info": row["extra_info"]}, setup_state, env_response, the rubric
+  OpenRLHF   POST /v1/reward {query: prompt + answer, prompts, labels: [ground truth], format}
+
+Where a trainer's package is not installed, verl's and verifiers' base classes are stand-ins
+with the constructor and hooks the adapter uses (adapter_driver.py); the adapter's own code is
+what runs. SkyRL needs skyrl-gym itself (it is left out, and said, without it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(HERE))
+
+ADAPTERS = ("trl", "verl", "skyrl", "verifiers", "openrlhf")
+NOT_SCORED = ("compiled_not_run", "not_run")  # serve's statuses of an answer that was not run
+
+
+def default_realworld() -> Path:
+    return Path(os.environ.get("KAGENT_REALWORLD_DIR", REPO.parent / "shared/realworld/kb_leaderboard"))
+
+
+def pick_answers(realworld: Path, n: int) -> list[str]:
+    """The `n` shortest leaderboard answers (by bytes, then name): the fastest to compile (CI
+    compiles them on 2 cores), level 1 and 2. Among them are problems with the same contents
+    under other names (the same KernelBench problem answered by two models), each of which must
+    keep its own name through collect, rollout and serve."""
+    answers = sorted((p.stat().st_size, p.stem) for p in (realworld / "answers").glob("*.py"))
+    return sorted(name for _, name in answers[:n])
+
+
+def twins(realworld: Path, names: list[str]) -> int:
+    """How many of `names` share their problem file's contents with another of them."""
+    digest = [hashlib.sha256((realworld / "problems" / f"{name}.py").read_bytes()).hexdigest() for name in names]
+    return sum(1 for d in digest if digest.count(d) > 1)
+
+
+def make_suite(realworld: Path, names: list[str], root: Path) -> tuple[Path, Path]:
+    """A suite folder of links to the chosen problems and the replay of their answers."""
+    suite = root / "suite"
+    suite.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        link = suite / f"{name}.py"
+        if not link.exists():
+            link.symlink_to((realworld / "problems" / f"{name}.py").resolve())
+    replay = root / "replay.jsonl"
+    wanted = set(names)
+    with open(realworld / "replay.jsonl") as src, open(replay, "w") as dst:
+        for line in src:
+            if json.loads(line)["problem"] in wanted:
+                dst.write(line)
+    return suite, replay
+
+
+def run_kagent(binary: str, args: list[str], env: dict, timeout: float, ok=(0,)) -> subprocess.CompletedProcess:
+    p = subprocess.run([binary, *args], env=env, capture_output=True, text=True, timeout=timeout)
+    if p.returncode not in ok:
+        raise RuntimeError(f"kagent {' '.join(args)}: exit {p.returncode}\n{p.stderr[-3000:]}")
+    return p
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+class Server:
+    """`kagent serve` on a free loopback port, in its own process group, until stop()."""
+
+    def __init__(self, binary: str, data: Path, suite: Path, env: dict, compile_only: bool, extra=()):
+        self.data = data
+        self.log = open(data.parent / f"{data.name}.log", "w")
+        args = [binary, "serve", "--data", str(data), "--problems", str(suite), "--port", "0", *extra]
+        if compile_only:
+            args.append("--compile-only")
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        self.url = None
+
+    def wait_ready(self, limit_s: float = 600) -> str:
+        end = time.monotonic() + limit_s
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                raise RuntimeError("kagent serve exited: " + Path(self.log.name).read_text()[-3000:])
+            info = self.data / "server.json"
+            if self.url is None and info.exists():
+                try:
+                    self.url = f"http://127.0.0.1:{json.loads(info.read_text())['port']}"
+                except ValueError:
+                    pass
+            if self.url:
+                try:
+                    with urllib.request.urlopen(self.url + "/health", timeout=5) as r:
+                        if r.status == 200:
+                            return self.url
+                except Exception:
+                    pass
+            time.sleep(0.2)
+        raise RuntimeError("kagent serve did not become ready: " + Path(self.log.name).read_text()[-3000:])
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.wait(timeout=60)
+        self.log.close()
+
+
+@dataclass
+class Step:
+    """What one adapter did with one row and its answer."""
+    adapter: str
+    task: str
+    episode_id: str | None = None
+    start: dict = field(default_factory=dict)   # the episode's episode.json (not for OpenRLHF)
+    status: str = ""
+    reward: float | None = None                 # the step's reward as the adapter passed it on
+    score: float | None = None                  # the episode's score (TRL, verl, verifiers)
+    error: str = ""
+
+
+def prompt_text(row: dict) -> str:
+    return "\n".join(m["content"] for m in row["prompt"])
+
+
+def _read_step(data: Path, step: Step) -> None:
+    """The episode's start and its step as the server recorded them (the folder stays after
+    DELETE: docs/serve.md)."""
+    folder = data / "episodes" / step.episode_id
+    step.start = json.loads((folder / "episode.json").read_text())
+    recorded = read_jsonl(folder / "steps.jsonl")
+    if recorded:
+        step.status = recorded[-1]["response"]["metadata"]["status"]
+
+
+def through_trl(url, token, row, answer, data) -> Step:
+    from kagent_env.trl import KagentEnvironment
+
+    s = Step("trl", "")
+    env = KagentEnvironment(url=url, token=token)
+    env.reset(**row)
+    s.episode_id = env._episode_id
+    env.submit_kernel(answer)
+    s.reward = env._rewards[-1]
+    s.score = env.get_reward()
+    _read_step(data, s)
+    return s
+
+
+def through_verl(url, token, row, answer, data) -> Step:
+    from kagent_env.verl import KagentInteraction
+
+    s = Step("verl", "")
+    kwargs = (row.get("extra_info") or {}).get("interaction_kwargs") or {}
+    interaction = KagentInteraction({"url": url, "token": token, "max_turns": 1})
+
+    async def run():
+        iid = await interaction.start_interaction("roundtrip", **kwargs)
+        s.episode_id = interaction._episodes[iid]["episode_id"]
+        _, _, s.reward, _ = await interaction.generate_response(iid, [{"role": "assistant", "content": answer}])
+        s.score = await interaction.calculate_score(iid)
+        await interaction.finalize_interaction(iid)
+
+    asyncio.run(run())
+    interaction.client.close()
+    _read_step(data, s)
+    return s
+
+
+def through_skyrl(url, token, row, answer, data) -> Step:
+    import skyrl_gym
+
+    import kagent_env.skyrl  # noqa: F401  (registers "kagent")
+
+    s = Step("skyrl", "")
+    extras = {k: v for k, v in row.items() if k != "prompt"}
+    env = skyrl_gym.make("kagent", env_config={"url": url, "token": token}, extras=extras)
+    _, info = env.init(row["prompt"])
+    s.episode_id = info["episode_id"]
+    out = env.step(answer)
+    s.reward = out["reward"]
+    env.close()
+    _read_step(data, s)
+    return s
+
+
+def through_verifiers(url, token, row, answer, data) -> Step:
+    from kagent_env.verifiers import KagentMultiTurnEnv
+
+    s = Step("verifiers", "")
+    env = KagentMultiTurnEnv(url=url, token=token, max_turns=4)
+    state = {"prompt": row["prompt"], "info": row.get("extra_info") or {}}
+
+    async def run():
+        await env.setup_state(state)
+        s.episode_id = state["kagent_episode"]
+        await env.env_response([*row["prompt"], {"role": "assistant", "content": answer}], state)
+        s.reward = state["kagent_rewards"][-1]
+        s.score = env.best_reward(state)
+        await env._delete_episode(state)
+
+    asyncio.run(run())
+    env.client.close()
+    _read_step(data, s)
+    return s
+
+
+def through_openrlhf(url, token, row, answer, data) -> Step:
+    from kagent_env.client import KagentClient
+    from kagent_env.rows import format_of, task_of
+
+    s = Step("openrlhf", "")
+    text = prompt_text(row)
+    # OpenRLHF's remote reward sends query, prompts and labels; the format is the server's --format
+    # or, as here, the body's "format" (the same for the whole batch).
+    out = KagentClient(url, token).reward([text + answer], [text], [task_of(row)], format=format_of(row))
+    s.reward, s.status = out["rewards"][0], out["extra_logs"]["status"][0]
+    return s
+
+
+THROUGH = {"trl": through_trl, "verl": through_verl, "skyrl": through_skyrl, "verifiers": through_verifiers,
+           "openrlhf": through_openrlhf}
+
+
+def usable_adapters() -> tuple[list[str], dict[str, str]]:
+    """The adapters that can run here, and why the others cannot. TRL's adapter needs nothing
+    of TRL (TRL calls it); SkyRL's is a skyrl-gym class."""
+    from adapter_driver import use_verifiers_stand_in, use_verl_stand_in
+
+    use_verl_stand_in()
+    use_verifiers_stand_in()
+    missing = {}
+    try:
+        import skyrl_gym  # noqa: F401
+    except ImportError:
+        missing["skyrl"] = "skyrl_gym is not installed"
+    return [a for a in ADAPTERS if a not in missing], missing
+
+
+def round_trip(url: str, token: str | None, data: Path, prompts: list[dict], samples: list[dict],
+               adapters: list[str]) -> list[tuple[dict, dict, Step]]:
+    """(prompt row, rollout's sample row, what the adapter did) for every row, turn-0 answer and adapter."""
+    from kagent_env.rows import format_of, task_of
+
+    out = []
+    for row in prompts:
+        task, fmt = task_of(row), format_of(row)
+        # The row's own turns: the same problem collected in both formats is two rows.
+        turns = [s for s in samples if s["task"] == task and s["turn"] == 0 and s.get("format", fmt) == fmt]
+        for sample in turns:
+            for adapter in adapters:
+                try:
+                    step = THROUGH[adapter](url, token, row, sample["response"], data)
+                except Exception as e:  # reported per row and adapter, never hidden
+                    step = Step(adapter, task, error=f"{type(e).__name__}: {e}")
+                step.task = task
+                out.append((row, sample, step))
+    return out
+
+
+def differences(results, compile_only: bool, reward_tolerance) -> list[str]:
+    """Every way the adapters' episodes and rewards differ from rollout's rows: one line each."""
+    from kagent_env.rows import format_of, task_of
+
+    found = []
+    for row, sample, step in results:
+        where = f"{step.task} via {step.adapter}"
+        if step.error:
+            found.append(f"{where}: {step.error}")
+            continue
+        fmt = format_of(row)
+        if fmt is None:
+            found.append(f"{where}: the prompt row names no format")
+        if step.start:
+            if step.start.get("format") != fmt:
+                found.append(f"{where}: a {step.start.get('format')} episode for a {fmt} row")
+            if step.start.get("task") != task_of(row):
+                found.append(f"{where}: the episode's task is {step.start.get('task')}, the row's {task_of(row)}")
+            observation = step.start.get("observation", {}).get("messages", [])
+            if observation[:1] != row["prompt"][:1]:
+                found.append(f"{where}: the episode's system prompt is not the row's")
+        if step.status == "format_error":
+            found.append(f"{where}: scored as a format error")
+        if (step.reward is None) != (step.status in NOT_SCORED):
+            found.append(f"{where}: reward {step.reward} for status {step.status}")
+        if step.score is not None and isinstance(step.score, float) and math.isnan(step.score):
+            step.score = None
+        if step.adapter in ("trl", "verl", "verifiers") and step.score != step.reward:
+            found.append(f"{where}: the episode's score {step.score} is not its one step's reward {step.reward}")
+        if step.reward is not None or not compile_only:
+            want = sample.get("reward")
+            tol = reward_tolerance(sample, step)
+            if step.reward is None or want is None or abs(step.reward - want) > tol:
+                found.append(f"{where}: reward {step.reward}, rollout's {want} (tolerance {tol:.3g}; "
+                             f"status {step.status}, rollout's {sample.get('status')})")
+    return found
+
+
+def collection(binary: str, realworld: Path, root: Path, n: int, compile_only: bool, env: dict,
+               timeout: float, extra_collect=()) -> tuple[Path, Path, list[dict], list[dict]]:
+    """Collect the chosen answers, then rollout: (suite, collection folder, prompt rows, sample rows)."""
+    names = pick_answers(realworld, n)
+    suite, replay = make_suite(realworld, names, root)
+    out = root / "collection"
+    args = ["collect", str(suite), "--format", "kernelbench", "-n", "1", "-t", "1", "--llm", f"replay:{replay}",
+            "--out", str(out), *extra_collect]
+    if compile_only:
+        args.append("--compile-only")
+    run_kagent(binary, args, env, timeout)
+    rolled = root / "rollout"
+    # Under --compile-only every reward is 0 (nothing ran): rollout refuses a constant reward
+    # unless told it is meant.
+    run_kagent(binary, ["rollout", str(out), "--out", str(rolled), "--quiet",
+                        *(["--allow-constant"] if compile_only else [])], env, 300)
+    return suite, out, read_jsonl(rolled / "prompts.jsonl"), read_jsonl(rolled / "samples.jsonl")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="The round trip with real evaluation (GPU): each adapter's reward "
+                                             "against rollout's for the same turn.")
+    ap.add_argument("--kagent", required=True)
+    ap.add_argument("--realworld", type=Path, default=default_realworld())
+    ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
+    ap.add_argument("-n", type=int, default=20, help="answers (default 20)")
+    ap.add_argument("--speedup-tolerance", type=float, default=0.15,
+                    help="relative difference of two timings of one kernel taken as the same (default 0.15)")
+    ap.add_argument("--compile-only", action="store_true", help="no GPU: the CPU test's checks instead")
+    args = ap.parse_args(argv)
+    import shutil
+
+    shutil.rmtree(args.out, ignore_errors=True)
+    args.out.mkdir(parents=True)
+    env = dict(os.environ, KAGENT_CACHE_DIR=os.environ.get("KAGENT_CACHE_DIR", str(args.out / "cache")))
+    t0 = time.monotonic()
+    suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600)
+    print(f"roundtrip: collect and rollout of {len(samples)} answers in {time.monotonic() - t0:.0f} s: "
+          f"{len(prompts)} prompt rows", flush=True)
+    rollout_info = json.loads((args.out / "rollout" / "rollout.json").read_text())
+    preset = rollout_info["reward"]
+    adapters, missing = usable_adapters()
+    for name, why in missing.items():
+        print(f"roundtrip: {name} left out: {why}")
+
+    def tolerance(sample, step):
+        # Two timings of one kernel differ by up to --speedup-tolerance of the speedup; the reward
+        # moves by the preset's weight times that (kevin: speedup_weight; drkernel: speedup).
+        weight = preset.get("speedup_weight", preset.get("speedup", 0.0)) if isinstance(preset, dict) else 0.0
+        cap = preset.get("max_speedup", math.inf) if isinstance(preset, dict) else math.inf
+        speedup = sample.get("speedup_eager") or 0.0
+        return 1e-9 if args.compile_only else 1e-6 + weight * args.speedup_tolerance * min(speedup, cap)
+
+    server = Server(args.kagent, args.out / "data", suite, env, args.compile_only)
+    try:
+        url = server.wait_ready()
+        t1 = time.monotonic()
+        results = round_trip(url, None, args.out / "data", prompts, samples, adapters)
+        print(f"roundtrip: {len(results)} adapter steps in {time.monotonic() - t1:.0f} s", flush=True)
+    finally:
+        server.stop()
+    with open(args.out / "roundtrip.jsonl", "w") as f:
+        for row, sample, step in results:
+            f.write(json.dumps({"task": step.task, "adapter": step.adapter, "status": step.status,
+                                "reward": step.reward, "score": step.score, "error": step.error,
+                                "format": step.start.get("format"), "rollout_reward": sample.get("reward"),
+                                "rollout_status": sample.get("status"),
+                                "rollout_speedup": sample.get("speedup_eager")}) + "\n")
+    found = differences(results, args.compile_only, tolerance)
+    for line in found:
+        print("roundtrip: DIFFERS " + line)
+    differing = sum(1 for r in results if differences([r], args.compile_only, tolerance))
+    scored = sum(1 for _, _, s in results if s.reward is not None)
+    print(f"roundtrip: {len(results) - differing} of {len(results)} adapter steps as rollout's rows "
+          f"({scored} scored, {len(adapters)} adapters, {len({s.task for _, _, s in results})} tasks, "
+          f"speedup tolerance {args.speedup_tolerance:g}); {differing} differ", flush=True)
+    return 1 if found or not results else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Issue 49's round trip on the CPU: 20 answers of the KernelBench leaderboard replayed by
+`kagent collect --format kernelbench --compile-only`, `kagent rollout`'s prompt rows handed to
+every trainer adapter (TRL, verl, SkyRL, verifiers, OpenRLHF's /v1/reward) as its trainer hands
+them over, against a real `kagent serve --compile-only` on loopback, each fed the collection's
+own answer (tests/python/roundtrip.py has the how). Each episode has the row's format and task
+and the row's system prompt; no answer is a format error; an answer that compiled is not scored
+(None: it was not run) and every other one scores as rollout scored it. One collection and one
+server for the whole module: the 20 answers' nvcc compiles are the time it takes."""
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import roundtrip
+
+N_ANSWERS = 20
+
+
+@pytest.fixture(scope="module")
+def trip(tmp_path_factory):
+    binary = os.environ.get("KAGENT_BINARY")
+    if not binary or not os.path.exists(binary):
+        pytest.skip("KAGENT_BINARY does not name a built kagent")
+    realworld = roundtrip.default_realworld()
+    if not (realworld / "replay.jsonl").exists():
+        pytest.skip(f"no leaderboard answers at {realworld} (KAGENT_REALWORLD_DIR)")
+    root = tmp_path_factory.mktemp("kagent-roundtrip")
+    # One compile cache for collect and serve: serve finds the answers collect compiled.
+    env = dict(os.environ, KAGENT_CACHE_DIR=str(root / "cache"), HOME=str(root))
+    t0 = time.monotonic()
+    # Two compiles at once: both cores (the default leaves one of two to the worker, which has
+    # nothing to run here).
+    suite, _, prompts, samples = roundtrip.collection(binary, realworld, root, N_ANSWERS, True, env, 900,
+                                                      extra_collect=["--compile-jobs", "2"])
+    collected_s = time.monotonic() - t0
+    adapters, missing = roundtrip.usable_adapters()
+    server = roundtrip.Server(binary, root / "data", suite, env, compile_only=True)
+    try:
+        url = server.wait_ready()
+        results = roundtrip.round_trip(url, None, root / "data", prompts, samples, adapters)
+    finally:
+        server.stop()
+    print(f"\nroundtrip: collect + rollout {collected_s:.0f} s, {len(results)} adapter steps "
+          f"in {time.monotonic() - t0 - collected_s:.0f} s; left out: {missing or 'none'}")
+    return {"prompts": prompts, "samples": samples, "results": results, "adapters": adapters, "missing": missing}
+
+
+def test_every_answer_of_the_collection_reaches_every_adapter(trip):
+    assert len(trip["samples"]) == N_ANSWERS
+    # Each problem keeps its own name, those with the same contents as another included: one row each.
+    assert roundtrip.twins(roundtrip.default_realworld(), [r["task_id"] for r in trip["prompts"]]) >= 2
+    assert len(trip["prompts"]) == N_ANSWERS
+    assert {"trl", "verl", "verifiers", "openrlhf"} <= set(trip["adapters"])
+    assert len(trip["results"]) == N_ANSWERS * len(trip["adapters"])
+
+
+def test_formats_tasks_and_rewards_match_rollouts_rows(trip):
+    found = roundtrip.differences(trip["results"], compile_only=True, reward_tolerance=lambda sample, step: 1e-9)
+    assert not found, "\n".join(found)
+
+
+def test_not_one_answer_is_a_format_error(trip):
+    statuses = {(s.task, s.adapter): s.status for _, _, s in trip["results"]}
+    assert "format_error" not in statuses.values(), statuses
+    # Compile only: what compiled is not scored (None) and passed on as None, never as 0.
+    not_scored = [s for _, _, s in trip["results"] if s.status in roundtrip.NOT_SCORED]
+    assert not_scored, statuses
+    assert all(s.reward is None for s in not_scored)
