@@ -267,12 +267,16 @@ def usable_adapters() -> tuple[list[str], dict[str, str]]:
 
 
 def round_trip(url: str, token: str | None, data: Path, prompts: list[dict], samples: list[dict],
-               adapters: list[str]) -> list[tuple[dict, dict, Step]]:
-    """(prompt row, rollout's sample row, what the adapter did) for every row, turn-0 answer and adapter."""
+               adapters: list[str], rows_at_once: int = 4) -> list[tuple[dict, dict, Step]]:
+    """(prompt row, rollout's sample row, what the adapter did) for every row, turn-0 answer and
+    adapter; `rows_at_once` rows in flight (as a trainer's rollouts are; the server's workers
+    take them in parallel), each row's adapters one after another."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from kagent_env.rows import format_of, task_of
 
-    out = []
-    for row in prompts:
+    def one_row(row):
+        out = []
         task, fmt = task_of(row), format_of(row)
         # The row's own turns: the same problem collected in both formats is two rows.
         turns = [s for s in samples if s["task"] == task and s["turn"] == 0 and s.get("format", fmt) == fmt]
@@ -284,7 +288,10 @@ def round_trip(url: str, token: str | None, data: Path, prompts: list[dict], sam
                     step = Step(adapter, task, error=f"{type(e).__name__}: {e}")
                 step.task = task
                 out.append((row, sample, step))
-    return out
+        return out
+
+    with ThreadPoolExecutor(max_workers=max(1, rows_at_once)) as pool:
+        return [r for rows in pool.map(one_row, prompts) for r in rows]
 
 
 def differences(results, compile_only: bool, reward_tolerance) -> list[str]:
@@ -337,10 +344,10 @@ def collection(binary: str, realworld: Path, root: Path, n: int, compile_only: b
         args.append("--compile-only")
     run_kagent(binary, args, env, timeout)
     rolled = root / "rollout"
-    # Under --compile-only every reward is 0 (nothing ran): rollout refuses a constant reward
-    # unless told it is meant.
-    run_kagent(binary, ["rollout", str(out), "--out", str(rolled), "--quiet",
-                        *(["--allow-constant"] if compile_only else [])], env, 300)
+    # Under --compile-only every reward is 0 (nothing ran), and 20 answers on a GPU may all be
+    # rejected under the strict policy: rollout refuses a constant reward unless told it is meant,
+    # and the comparison wants the rows either way.
+    run_kagent(binary, ["rollout", str(out), "--out", str(rolled), "--quiet", "--allow-constant"], env, 300)
     return suite, out, read_jsonl(rolled / "prompts.jsonl"), read_jsonl(rolled / "samples.jsonl")
 
 
