@@ -1,7 +1,9 @@
 #include "trajectory/trajectory.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <ctime>
 #include <regex>
 #include <stdexcept>
@@ -31,28 +33,66 @@ constexpr EnumNames<StopReason, 6> kStopNames{{
     {StopReason::Error, "error"},
 }};
 
-// The body of `def forward(...)`: the lines after it that are indented deeper than the def.
-std::string forward_body(const std::string& source) {
-  auto pos = source.find("def forward");
-  if (pos == std::string::npos) return {};
-  auto line_start = source.rfind('\n', pos);
+// The source with every string literal emptied (docstrings too) and every comment dropped,
+// newlines kept: prose ("x (torch.Tensor): input of shape (N, D)") is no operation call.
+std::string code_only(const std::string& source) {
+  std::string out;
+  out.reserve(source.size());
+  const size_t n = source.size();
+  for (size_t i = 0; i < n;) {
+    const char c = source[i];
+    if (source.compare(i, 3, "\"\"\"") == 0 || source.compare(i, 3, "'''") == 0) {
+      const size_t close = source.find(source.substr(i, 3), i + 3);
+      const size_t end = close == std::string::npos ? n : close + 3;
+      const auto at = [&](size_t k) { return source.begin() + static_cast<std::ptrdiff_t>(k); };
+      out += "\"\"";
+      out.append(static_cast<size_t>(std::count(at(i), at(end), '\n')), '\n');
+      i = end;
+    } else if (c == '"' || c == '\'') {
+      size_t j = i + 1;
+      while (j < n && source[j] != c && source[j] != '\n') j += source[j] == '\\' ? 2 : 1;
+      out += "\"\"";
+      i = j < n && source[j] == c ? j + 1 : j;
+    } else if (c == '#') {
+      while (i < n && source[i] != '\n') ++i;
+    } else {
+      out += c;
+      ++i;
+    }
+  }
+  return out;
+}
+
+// The body of `def forward(...)` in code without strings or comments: the lines after its
+// signature (which may span lines) that are indented deeper than the def.
+std::string forward_body(const std::string& code) {
+  static const std::regex def(R"(\bdef\s+forward\s*\()");
+  std::smatch m;
+  if (!std::regex_search(code, m, def)) return {};
+  const auto pos = static_cast<size_t>(m.position(0));
+  auto line_start = code.rfind('\n', pos);
   line_start = line_start == std::string::npos ? 0 : line_start + 1;
-  size_t def_indent = pos - line_start;
-  auto eol = source.find('\n', pos);
+  const size_t def_indent = pos - line_start;
+  // The parameter list's closing parenthesis, then the end of that line.
+  size_t i = pos + static_cast<size_t>(m.length(0)) - 1;
+  for (int depth = 0; i < code.size(); ++i) {
+    if (code[i] == '(') ++depth;
+    if (code[i] == ')' && --depth == 0) break;
+  }
+  const auto eol = code.find('\n', i);
   if (eol == std::string::npos) return {};
   std::string body;
-  size_t i = eol + 1;
-  while (i < source.size()) {
-    size_t next = source.find('\n', i);
-    if (next == std::string::npos) next = source.size();
-    std::string line = source.substr(i, next - i);
-    size_t indent = line.find_first_not_of(" \t");
-    if (indent != std::string::npos && line[indent] != '#') {
+  for (size_t at = eol + 1; at < code.size();) {
+    size_t next = code.find('\n', at);
+    if (next == std::string::npos) next = code.size();
+    const std::string line = code.substr(at, next - at);
+    const size_t indent = line.find_first_not_of(" \t");
+    if (indent != std::string::npos) {
       if (indent <= def_indent) break;
       body += line;
       body += '\n';
     }
-    i = next + 1;
+    at = next + 1;
   }
   return body;
 }
@@ -65,8 +105,9 @@ std::string op_type_for(std::optional<int> level, const std::string& source) {
     if (*level == 2) return kOpFused;
     if (*level == 3) return kOpModel;
   }
-  // Heuristic: count operation calls in forward(); one is a single op, more is fused.
-  std::string body = forward_body(source);
+  // Heuristic: count operation calls in forward()'s code (its docstring and comments are not
+  // code); one is a single op, more is fused.
+  const std::string body = forward_body(code_only(source));
   if (body.empty()) return kOpUnknown;
   static const std::regex call(R"((\b[A-Za-z_]\w*(\.\w+)*\s*\()|(\s[-+*/@]=?\s))");
   int ops = 0;

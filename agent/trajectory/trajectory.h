@@ -35,7 +35,8 @@ struct ProblemInfo {
   std::string op_type = kOpUnknown;
 };
 
-// Level 1 -> single-op, 2 -> fused, 3 -> model; otherwise a heuristic over forward().
+// Level 1 -> single-op, 2 -> fused, 3 -> model; otherwise a heuristic over the code of forward()
+// (its docstring, comments and string literals left out): one operation call is single-op.
 std::string op_type_for(std::optional<int> level, const std::string& source);
 ProblemInfo problem_info_from_spec(const ProblemSpec& spec);
 

@@ -1,5 +1,6 @@
 // ProblemSpecs cached on disk by problem file content and torch version, so that kagent can
-// compile a candidate for a known problem while the worker is still starting.
+// compile a candidate for a known problem while the worker is still starting. Identical files
+// share an entry; a loaded spec carries the asked file's own path, name and level.
 #pragma once
 
 #include <optional>
