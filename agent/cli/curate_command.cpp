@@ -27,7 +27,7 @@ struct CurateArgs {
   std::string out, reasoning = "think";
   curate::Criteria criteria;
   double single_per_fused = 0;
-  bool keep_duplicates = false, quiet = false;
+  bool keep_duplicates = false, allow_empty = false, quiet = false;
 };
 
 int run_curate(CurateArgs a) {
@@ -44,6 +44,17 @@ int run_curate(CurateArgs a) {
   if (a.single_per_fused > 0) a.criteria.single_per_fused = a.single_per_fused;
   a.criteria.dedupe = !a.keep_duplicates;
   const auto selection = curate::select(src.trajectories, a.criteria);
+  std::vector<std::string> warnings;
+  if (selection.rows.empty()) {
+    const std::string why = fmt::format("0 rows from {} turns: {}", selection.counts.turns,
+                                        selection.empty_reason.empty() ? "nothing passes the criteria" : selection.empty_reason);
+    if (!a.allow_empty) {
+      print_error("curate", why + "; nothing written (--allow-empty writes the empty set)");
+      return dataset_exit::kNoSignal;
+    }
+    warnings.push_back(why);
+    if (!a.quiet) print_warning("curate", why);
+  }
   const auto style = a.reasoning == "think" ? curate::ReasoningStyle::ThinkBlock : curate::ReasoningStyle::ReasoningContent;
   std::set<std::string> tasks;
   for (const auto& r : selection.rows) tasks.insert(dataset::task_of(r.source->trajectory));
@@ -54,7 +65,7 @@ int run_curate(CurateArgs a) {
     write_file_atomic(fs::path(a.out) / "README.md", curate::dataset_card(card), true);
     write_file_atomic(fs::path(a.out) / "stats.json", curate::reasoning_stats(src.trajectories).dump(2) + "\n", true);
     nlohmann::json summary = {{"criteria", a.criteria}, {"counts", selection.counts}, {"sources", src.sources},
-                              {"versions", src.versions}, {"reasoning", a.reasoning}};
+                              {"versions", src.versions}, {"reasoning", a.reasoning}, {"warnings", warnings}};
     write_file_atomic(fs::path(a.out) / "curate.json", summary.dump(2) + "\n", true);
   } catch (const std::exception& e) {
     print_error("curate", "cannot write " + a.out + ": " + e.what());
@@ -81,6 +92,7 @@ Command add_curate_command(CLI::App& app) {
                   "balance to this many single-operator rows (level 1) per fused row (levels 2, 3); 0: no balancing")
       ->check(number_from(0));
   sub->add_flag("--keep-duplicates", a->keep_duplicates, "keep near-duplicate kernels");
+  sub->add_flag("--allow-empty", a->allow_empty, "write the files even when no turn is selected (else exit 7)");
   sub->add_option("--reasoning", a->reasoning, "where the reasoning goes: think (a <think> block) or reasoning_content")
       ->capture_default_str()->check(one_of({"think", "reasoning_content"}));
   sub->add_flag("-q,--quiet", a->quiet, "no summary line, no warnings");

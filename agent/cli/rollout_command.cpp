@@ -11,6 +11,7 @@
 #include "cli/flag_checks.h"
 #include "common/files.h"
 #include "dataset/jsonl_writer.h"
+#include "rollout/reward_signal.h"
 #include "rollout/rollout_rows.h"
 
 namespace kagent::cli {
@@ -23,7 +24,7 @@ struct RolloutArgs {
   std::vector<std::string> runs;
   std::string out, reward = "kevin", reward_config;
   double gamma = 0.4;
-  bool group_norm = false, quiet = false;
+  bool group_norm = false, allow_constant = false, quiet = false;
 };
 
 // --reward-config: a JSON object inline or a file holding one; its "name" defaults to --reward.
@@ -66,13 +67,23 @@ int run_rollout(const RolloutArgs& a) {
   opts.group_normalise = a.group_norm;
   const auto samples = rollout::sample_rows(src.trajectories, opts);
   const auto prompts = rollout::prompt_rows(src.trajectories, opts);
+  std::vector<double> rewards;
+  for (const auto& row : samples) rewards.push_back(row["reward"].get<double>());
+  auto signal = rollout::check_reward_signal(src.trajectories, opts.preset, rewards);
+  if (signal.refusal && !a.allow_constant) {
+    print_error("rollout", *signal.refusal + "; nothing written (--allow-constant writes it anyway)");
+    return dataset_exit::kNoSignal;
+  }
+  if (signal.refusal) signal.warnings.insert(signal.warnings.begin(), *signal.refusal);
+  for (const auto& w : signal.warnings)
+    if (!a.quiet) print_warning("rollout", w);
   try {
     fs::create_directories(a.out);
     dataset::write_jsonl(fs::path(a.out) / "samples.jsonl", samples);
     dataset::write_jsonl(fs::path(a.out) / "prompts.jsonl", prompts);
     nlohmann::json info = {{"reward", opts.preset}, {"gamma", opts.gamma}, {"group_normalise", opts.group_normalise},
                            {"samples", samples.size()}, {"prompts", prompts.size()}, {"sources", src.sources},
-                           {"versions", src.versions}};
+                           {"versions", src.versions}, {"warnings", signal.warnings}};
     write_file_atomic(fs::path(a.out) / "rollout.json", info.dump(2) + "\n", true);
   } catch (const std::exception& e) {
     print_error("rollout", "cannot write " + a.out + ": " + e.what());
@@ -95,6 +106,8 @@ Command add_rollout_command(CLI::App& app) {
   sub->add_option("--reward-config", a->reward_config, "the preset's settings: a JSON object, inline or in a file");
   sub->add_option("--gamma", a->gamma, "discount of the returns sum_k gamma^k r(t+k)")->capture_default_str()->check(number_in(0.0, 1.0));
   sub->add_flag("--group-norm", a->group_norm, "add each return normalised within its task (\"advantage\")");
+  sub->add_flag("--allow-constant", a->allow_constant,
+                "write the rows even when the reward cannot tell correct turns apart on this data (else exit 7)");
   sub->add_flag("-q,--quiet", a->quiet, "no summary line, no warnings");
   return Command{sub, [a] {
                    try {

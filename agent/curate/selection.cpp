@@ -5,6 +5,8 @@
 #include <map>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "common/json_optional.h"
 #include "curate/code_fingerprint.h"
 
@@ -69,10 +71,13 @@ Selection select(const std::vector<dataset::SourceTrajectory>& runs, const Crite
       else ++s.counts.over_task_limit;
     rows = std::move(kept);
   }
-  if (criteria.single_per_fused && *criteria.single_per_fused > 0) {
+  if (criteria.single_per_fused && *criteria.single_per_fused > 0 && !rows.empty()) {
     const double ratio = *criteria.single_per_fused;
     const auto singles = std::count_if(rows.begin(), rows.end(), [](const Selected& r) { return r.single_op; });
     const auto fused = static_cast<long>(rows.size()) - singles;
+    if (singles == 0 || fused == 0)
+      s.empty_reason = fmt::format("--single-per-fused {:g} drops all {}: they are all {}, with no {} row to balance against",
+                                   ratio, rows.size(), singles ? "single-operator" : "fused", singles ? "fused" : "single-operator");
     long keep_single = singles, keep_fused = fused;
     if (singles > ratio * fused) keep_single = static_cast<long>(std::floor(ratio * fused + 1e-9));
     else keep_fused = static_cast<long>(std::floor(singles / ratio + 1e-9));
@@ -95,6 +100,12 @@ Selection select(const std::vector<dataset::SourceTrajectory>& runs, const Crite
   });
   for (const auto& r : rows) ++(r.single_op ? s.counts.single_op : s.counts.fused);
   s.counts.selected = static_cast<int>(rows.size());
+  if (!rows.empty()) s.empty_reason.clear();
+  else if (s.counts.turns == 0) s.empty_reason = "the runs hold no finished turn";
+  else if (s.counts.correct_fast == 0)
+    s.empty_reason = fmt::format("no turn is correct with a speedup over eager of at least {:g}", criteria.min_speedup);
+  else if (s.counts.guarded == s.counts.correct_fast)
+    s.empty_reason = fmt::format("a guard rejected or flagged every one of the {} correct turns fast enough", s.counts.correct_fast);
   s.rows = std::move(rows);
   return s;
 }

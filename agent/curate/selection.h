@@ -47,6 +47,7 @@ void to_json(nlohmann::json& j, const SelectionCounts& c);
 struct Selection {
   std::vector<Selected> rows;   // by task, then shortest reasoning first
   SelectionCounts counts;
+  std::string empty_reason;     // when rows is empty: the step that left nothing, in words
 };
 
 Selection select(const std::vector<dataset::SourceTrajectory>& runs, const Criteria& criteria);

@@ -1,6 +1,7 @@
 #include "curate/sft_rows.h"
 
 #include "common/json_optional.h"
+#include "dataset/turn_record.h"
 
 namespace kagent::curate {
 
@@ -19,13 +20,15 @@ json sft_row(const Selected& s, ReasoningStyle style) {
     assistant["content"] = turn.reasoning.empty() ? turn.answer : "<think>\n" + turn.reasoning + "\n</think>\n\n" + turn.answer;
   }
   messages.push_back(std::move(assistant));
-  return {{"messages", std::move(messages)},
-          {"task", dataset::task_of(t)},
-          {"level", json_or_null(t.problem.level)},
-          {"op_type", t.problem.op_type},
-          {"speedup_eager", s.speedup},
-          {"reasoning_chars", s.reasoning_chars},
-          {"source", {{"run", s.source->run}, {"sample", t.sample}, {"turn", s.turn}}}};
+  json row = {{"messages", std::move(messages)},
+              {"task", dataset::task_of(t)},
+              {"level", json_or_null(t.problem.level)},
+              {"op_type", t.problem.op_type},
+              {"speedup_eager", s.speedup},
+              {"reasoning_chars", s.reasoning_chars},
+              {"source", {{"run", s.source->run}, {"sample", t.sample}, {"turn", s.turn}}}};
+  row.update(dataset::turn_record(*s.source, turn));  // problem, format, status, status_policy, verdicts
+  return row;
 }
 
 std::vector<json> sft_rows(const Selection& selection, ReasoningStyle style) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/json_optional.h"
+#include "dataset/turn_record.h"
 #include "rollout/returns.h"
 
 namespace kagent::rollout {
@@ -40,11 +41,13 @@ std::vector<json> sample_rows(const std::vector<dataset::SourceTrajectory>& runs
                   {"prompt", messages_json(turn.messages)},
                   {"response", turn.answer},
                   {"reasoning", turn.reasoning},
-                  {"status", turn.error ? "error:" + turn.error->kind : turn.eval ? to_string(turn.eval->status) : "none"},
                   {"speedup_eager", json_or_null(turn.speedup_eager())},
                   {"speedup_compiled", json_or_null(turn.speedup_compiled())},
                   {"reward", rewards[i]},
+                  {"reward_policy", to_string(opts.preset.policy)},
                   {"return", ret[i]}};
+      // problem, format, status (the run's ruling policy's verdict), status_policy, verdicts
+      row.update(dataset::turn_record(src, turn));
       if (turn.extra.is_object())
         for (const char* key : kCarried)
           if (turn.extra.contains(key)) row[key] = turn.extra[key];
@@ -62,20 +65,31 @@ std::vector<json> sample_rows(const std::vector<dataset::SourceTrajectory>& runs
 
 std::vector<json> prompt_rows(const std::vector<dataset::SourceTrajectory>& runs, const RolloutOptions& opts) {
   std::vector<json> rows;
-  std::set<std::string> seen;
+  std::set<std::pair<std::string, std::string>> seen;
   for (const auto& src : runs) {
     const auto& t = src.trajectory;
-    if (t.turns.empty() || !seen.insert(dataset::task_of(t)).second) continue;
+    // One episode start per problem and answer format: the same problem asked in both formats is
+    // two different episodes.
+    if (t.turns.empty() || !seen.insert({dataset::task_of(t), src.format}).second) continue;
     const std::string task = dataset::task_of(t);
+    // Where each trainer looks for what the episode is: the top level (TRL's reset(**row)),
+    // reward_spec (SkyRL's env extras), extra_info and its interaction_kwargs (verl's interaction).
+    const json episode = {{"name", "kagent"}, {"task_id", task}, {"problem", task}, {"format", src.format}};
     // The first turn's messages are the system prompt and the task: the episode's start.
     rows.push_back({{"data_source", "kagent/kernelbench"},
                     {"prompt", messages_json(t.turns.front().messages)},
                     {"ability", "cuda_kernel"},
                     {"env_class", "kagent"},
+                    {"task_id", task},
+                    {"problem", task},
+                    {"format", src.format},
                     {"reward_model", {{"style", "rule"}, {"ground_truth", task}}},
-                    {"reward_spec", {{"method", "rule"}, {"ground_truth", task}}},
+                    {"reward_spec", {{"method", "rule"}, {"ground_truth", task}, {"problem", task}, {"format", src.format}}},
                     {"extra_info", {{"index", rows.size()},
                                     {"task_id", task},
+                                    {"problem", task},
+                                    {"format", src.format},
+                                    {"interaction_kwargs", episode},
                                     {"problem_path", t.problem.path},
                                     {"problem_sha256", t.problem.sha256},
                                     {"level", json_or_null(t.problem.level)},

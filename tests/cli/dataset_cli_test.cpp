@@ -110,19 +110,117 @@ TEST_CASE("curate and rollout read a real kagent collect folder (replay model, c
                             "--out", dir.str() + "/real", "-q"}, {}, dir.str());
   INFO(c.err);
   REQUIRE(c.status == 0);
+  // Nothing runs without a GPU, so nothing is correct: an empty selection is refused, not written.
   KagentRun r = run_kagent({"curate", dir.str() + "/real", "--out", dir.str() + "/cur"}, {}, dir.str());
+  CHECK(r.status == 7);
+  CHECK(r.err == "kagent curate: error: 0 rows from 6 turns: no turn is correct with a speedup over eager of at least 1; "
+                 "nothing written (--allow-empty writes the empty set)\n");
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(dir.path() / "cur"));
+  r = run_kagent({"curate", dir.str() + "/real", "--out", dir.str() + "/cur", "--allow-empty"}, {}, dir.str());
   INFO(r.err);
   REQUIRE(r.status == 0);
+  CHECK(has(r.err, "kagent curate: warning: 0 rows from 6 turns"));
   const json summary = json::parse(kagent::read_file(dir.path() / "cur/curate.json"));
   CHECK(summary["counts"]["turns"] == 6);     // 3 problems x 1 sample x 2 turns
-  CHECK(summary["counts"]["selected"] == 0);  // nothing runs without a GPU: nothing is correct
+  CHECK(summary["counts"]["selected"] == 0);
+  CHECK(summary["warnings"].size() == 1);
   CHECK(summary["versions"]["kagent"].is_string());
+  // Every reward 0 is the data's doing (nothing ran), not the config's: written, with a warning.
   KagentRun ro = run_kagent({"rollout", dir.str() + "/real", "--out", dir.str() + "/ro", "--reward", "kevin"}, {}, dir.str());
+  INFO(ro.err);
   REQUIRE(ro.status == 0);
+  CHECK(has(ro.err, "kagent rollout: warning: every one of the 6 turns gets the reward 0"));
   const auto samples = read_jsonl(dir.path() / "ro/samples.jsonl");
   CHECK(samples.size() == 6);
-  for (const auto& s : samples) CHECK(s["reward"] == 0.0);
-  CHECK(read_jsonl(dir.path() / "ro/prompts.jsonl").size() == 3);
+  for (const auto& s : samples) {
+    CHECK(s["reward"] == 0.0);
+    CHECK(s["format"] == "cuda");
+    CHECK(s["problem"] == s["task"]);
+    CHECK(s["verdicts"].contains("kernelbench"));
+    CHECK(s["verdicts"].contains("strict"));
+  }
+  const auto prompts = read_jsonl(dir.path() / "ro/prompts.jsonl");
+  CHECK(prompts.size() == 3);
+  for (const auto& p : prompts) CHECK(p["extra_info"]["interaction_kwargs"]["format"] == "cuda");
+
+  // Three of the KernelBench leaderboard's problems are byte for byte another problem. A copy of
+  // level1/1_relu.py under its own name, collected now that the spec cache (keyed by content)
+  // holds 1_relu's, keeps its own name and level (none: no "levelN" in its path) in its
+  // trajectories, its prompt and the rows.
+  dir.write("copy/7_relu_copy.py", tiny_problem("torch.relu(x)"));
+  dir.write("copy.jsonl", json({{"problem", "7_relu_copy"}, {"sample", 0}, {"turn", 0}, {"text", "No code this time."}}).dump() + "\n");
+  c = run_kagent({"collect", dir.str() + "/copy", "-n", "1", "-t", "1", "--llm", "replay:" + dir.str() + "/copy.jsonl", "--compile-only",
+                  "--out", dir.str() + "/copied", "-q"}, {}, dir.str());
+  INFO(c.err);
+  REQUIRE(c.status == 0);
+  ro = run_kagent({"rollout", dir.str() + "/copied", "--out", dir.str() + "/ro-copy"}, {}, dir.str());
+  INFO(ro.err);
+  REQUIRE(ro.status == 0);
+  const auto copy_samples = read_jsonl(dir.path() / "ro-copy/samples.jsonl");
+  REQUIRE(copy_samples.size() == 1);
+  CHECK(copy_samples[0]["problem"] == "7_relu_copy");
+  CHECK(copy_samples[0]["status"] == "error:format");
+  const auto copy_prompts = read_jsonl(dir.path() / "ro-copy/prompts.jsonl");
+  REQUIRE(copy_prompts.size() == 1);
+  const json& p = copy_prompts[0];
+  CHECK(p["problem"] == "7_relu_copy");
+  CHECK(has(p["prompt"][1]["content"].get<std::string>(), "# Problem 7_relu_copy\n"));
+  CHECK(p["extra_info"]["level"].is_null());
+  CHECK(p["extra_info"]["op_type"] == "single-op");  // torch.relu(x): one call, from the code alone
+}
+
+// A collection written before that: problems/3_abs/'s trajectories say 2_double (a file of the same
+// contents), their path says 3_abs.py. The rows take the problem's own name back, with a warning.
+TEST_CASE("rollout and curate give a collection's problem its own name back, with a warning") {
+  TempDir dir("kagent-dataset-oldnames");
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples(), [](kagent::traj::Trajectory& t) {
+    if (t.problem.name == "3_abs") t.problem.name = "2_double";
+  }, "kernelbench");
+  KagentRun r = run_kagent({"rollout", dir.str() + "/c", "--out", dir.str() + "/r"}, {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "10 turn samples, 4 prompts"));
+  CHECK(has(r.err, "kagent rollout: warning: " + dir.str() + "/c/problems/3_abs: its trajectories name the problem 2_double, but "
+                   "its file is /suite/level1/3_abs.py (a file with the same contents): the rows name it 3_abs\n"));
+  for (const auto& s : read_jsonl(dir.path() / "r/samples.jsonl")) {
+    if (has(s["run"].get<std::string>(), "3_abs")) CHECK(s["problem"] == "3_abs");
+    CHECK(s["format"] == "kernelbench");  // the runs' config.json
+  }
+  // The answer format wherever a trainer reads it, so that its adapter opens a KernelBench episode.
+  for (const auto& p : read_jsonl(dir.path() / "r/prompts.jsonl"))
+    for (const auto& where : {p, p["reward_spec"], p["extra_info"], p["extra_info"]["interaction_kwargs"]})
+      CHECK(where["format"] == "kernelbench");
+  r = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/cur"}, {}, dir.str());
+  REQUIRE(r.status == 0);
+  CHECK(has(r.out, "4 rows from 10 turns (4 tasks)"));
+}
+
+// The rule: a reward config that can only give every correct turn the same value on the data at
+// hand is refused (exit 7, one line); --allow-constant writes it with the line as a warning.
+TEST_CASE("rollout refuses \"baseline\": \"compiled\" on a collection that never timed torch.compile") {
+  TempDir dir("kagent-dataset-constant");
+  kagent::curate::testing::write_collection(dir.path() / "c", kagent::curate::testing::fixed_samples());  // eager speedups only
+  const std::vector<std::string> args = {"rollout", dir.str() + "/c", "--out", dir.str() + "/o", "--reward-config", "{\"baseline\":\"compiled\"}"};
+  KagentRun r = run_kagent(args, {}, dir.str());
+  CHECK(r.status == 7);
+  CHECK(r.err == "kagent rollout: error: none of the 9 correct turns has a speedup over torch.compile (\"baseline\": \"compiled\"): "
+                 "the kevin reward would give each the same 0.3, with no speed signal; nothing written (--allow-constant writes it "
+                 "anyway)\n");
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(dir.path() / "o"));
+  auto allowed = args;
+  allowed.push_back("--allow-constant");
+  r = run_kagent(allowed, {}, dir.str());
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(has(r.err, "kagent rollout: warning: none of the 9 correct turns"));
+  CHECK(json::parse(kagent::read_file(dir.path() / "o/rollout.json"))["warnings"].size() == 1);
+  // A curate filter that leaves nothing: the same status, and the step that emptied it.
+  r = run_kagent({"curate", dir.str() + "/c", "--out", dir.str() + "/cur", "--min-speedup", "100"}, {}, dir.str());
+  CHECK(r.status == 7);
+  CHECK(r.err_lines() == 1);
+  CHECK(has(r.err, "0 rows from 10 turns: no turn is correct with a speedup over eager of at least 100"));
 }
 
 TEST_CASE("bad input: one error line and a distinct status") {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,8 +85,10 @@ inline std::vector<SampleOf> fixed_samples() {
   };
 }
 
-// A collection folder of these samples, written by CollectionStore and RunStore.
-inline void write_collection(const std::filesystem::path& dir, const std::vector<SampleOf>& samples) {
+// A collection folder of these samples, written by CollectionStore and RunStore, asked in answer
+// `format`; `edit` changes each trajectory before it is written (a record as an older kagent wrote it).
+inline void write_collection(const std::filesystem::path& dir, const std::vector<SampleOf>& samples,
+                             const std::function<void(traj::Trajectory&)>& edit = {}, const std::string& format = "cuda") {
   nlohmann::json list = nlohmann::json::array();
   std::vector<std::string> tasks;
   for (const auto& s : samples)
@@ -95,7 +98,7 @@ inline void write_collection(const std::filesystem::path& dir, const std::vector
                       {"sha256", "x"}, {"op_type", s.level == 1 ? "single-op" : "fused"}});
     }
   const nlohmann::json manifest = {{"kind", collect::kCollectionKind}, {"schema_version", collect::kCollectionSchema},
-                                   {"config", {{"samples", 2}, {"turns", 3}, {"format", "cuda"}}},
+                                   {"config", {{"samples", 2}, {"turns", 3}, {"format", format}}},
                                    {"versions", {{"kagent", "0.1.0"}, {"torch", "2.11.0"}, {"cuda", "13.0"}, {"gpu", "NVIDIA H200"}}},
                                    {"shard", nullptr}, {"suite", {{"root", "/suite"}, {"problems", list}}},
                                    {"created_at", "2026-01-01T00:00:00.000Z"}};
@@ -103,10 +106,11 @@ inline void write_collection(const std::filesystem::path& dir, const std::vector
   for (const auto& task : tasks) {
     traj::RunStoreOptions o;
     o.durable = false;
-    auto run = traj::RunStore::create_at(store->problem_dir(task), {{"problem", task}, {"samples", 2}, {"turns", 3}}, o);
+    auto run = traj::RunStore::create_at(store->problem_dir(task), {{"problem", task}, {"samples", 2}, {"turns", 3}, {"format", format}}, o);
     for (const auto& s : samples)
       if (s.task == task) {
-        const auto t = make_trajectory(s);
+        auto t = make_trajectory(s);
+        if (edit) edit(t);
         run->finish_sample(t);
         store->record_sample(task, t);
       }

@@ -111,3 +111,36 @@ TEST_CASE("SFT rows: OpenAI roles, reasoning as a think block or reasoning_conte
   CHECK(rc["task"] == "1_relu_double");
   CHECK(rc["level"] == 2);
 }
+
+TEST_CASE("an empty selection says which step left nothing") {
+  // Only fused tasks (as when every problem's op type came out "fused"): balancing empties the set.
+  std::vector<dataset::SourceTrajectory> fused;
+  for (const auto& s : testing::fixed_samples())
+    if (s.level == 2) fused.push_back({"run-" + s.task, testing::make_trajectory(s)});
+  Criteria c;
+  c.single_per_fused = 1.0;
+  auto s = select(fused, c);
+  CHECK(s.rows.empty());
+  CHECK(s.empty_reason == "--single-per-fused 1 drops all 1: they are all fused, with no single-operator row to balance against");
+  c.single_per_fused.reset();
+  s = select(fused, c);
+  CHECK(s.rows.size() == 1);
+  CHECK(s.empty_reason.empty());
+  Criteria fast;
+  fast.min_speedup = 100;
+  CHECK(select(fixed_runs(), fast).empty_reason == "no turn is correct with a speedup over eager of at least 100");
+  CHECK(select({}, Criteria{}).empty_reason == "the runs hold no finished turn");
+}
+
+TEST_CASE("SFT rows carry the turn's record: problem, format, status and both policies' verdicts") {
+  auto runs = fixed_runs();
+  for (auto& r : runs) r.format = "kernelbench";
+  const auto s = select(runs, Criteria{});
+  const auto row = sft_row(s.rows[1], ReasoningStyle::ThinkBlock);
+  CHECK(row["problem"] == "1_relu_double");
+  CHECK(row["format"] == "kernelbench");
+  CHECK(row["status"] == "correct");
+  CHECK(row["status_policy"] == "strict");  // a record without verdicts: strict's, the only policy there was
+  CHECK(row["verdicts"]["kernelbench"] == nlohmann::json({{"status", "correct"}, {"reason", ""}}));
+  CHECK(row["verdicts"]["strict"] == nlohmann::json({{"status", "correct"}, {"reason", ""}}));
+}

@@ -51,3 +51,66 @@ TEST_CASE("prompt rows: one per task, in the fields verl and SkyRL read") {
   CHECK(rows[1]["extra_info"]["reward"]["name"] == "drkernel");
   CHECK(rows[1]["extra_info"]["index"] == 1);
 }
+
+namespace {
+
+// Correct under kernelbench (cuBLAS did part of the work: flagged there), rejected under strict:
+// the verdict the run recorded (its ruling policy, kernelbench) is not the reward's (strict).
+EvalResult library_gemm(double speedup) {
+  EvalResult r = testing::verdict(Status::Correct, true, speedup);
+  r.format = "kernelbench";
+  r.guards.push_back({"library_share", kGuardReject, "cuBLAS did 80% of the GPU time", ""});
+  apply_policies(r, Policy::KernelBench);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("sample rows: both policies' verdicts, the reward's policy, the problem and the format") {
+  std::vector<dataset::SourceTrajectory> runs = {{"run-a", testing::four_turns("lb_l2_p10_gpto1", 0), "kernelbench"}};
+  runs[0].trajectory.turns[3].eval = library_gemm(1.17);
+  RolloutOptions o;
+  o.preset = reward_preset("kevin");  // strict by default
+  const auto rows = sample_rows(runs, o);
+  REQUIRE(rows.size() == 4);
+  const auto& gemm = rows[3];
+  CHECK(gemm["status"] == "correct");  // as before: the run's recorded verdict ...
+  CHECK(gemm["status_policy"] == "kernelbench");  // ... which is kernelbench's
+  CHECK(gemm["reward"] == 0.0);
+  CHECK(gemm["reward_policy"] == "strict");
+  CHECK(gemm["verdicts"]["kernelbench"] == nlohmann::json({{"status", "correct"}, {"reason", ""}}));
+  CHECK(gemm["verdicts"]["strict"] == nlohmann::json({{"status", "rejected"}, {"reason", "library_share"}}));
+  CHECK(gemm["problem"] == "lb_l2_p10_gpto1");
+  CHECK(gemm["format"] == "kernelbench");
+  // A turn without a verdict: its error under both policies, the message as the reason.
+  CHECK(rows[0]["verdicts"]["strict"] == nlohmann::json({{"status", "error:format"}, {"reason", "no code"}}));
+  CHECK(rows[0]["verdicts"]["kernelbench"]["status"] == "error:format");
+  CHECK(rows[0]["status_policy"].is_null());
+  // Under kernelbench the same turn is rewarded, and the row says so.
+  o.preset.policy = Policy::KernelBench;
+  const auto kb = sample_rows(runs, o);
+  CHECK(kb[3]["reward"].get<double>() == doctest::Approx(0.3 + 1.17));
+  CHECK(kb[3]["reward_policy"] == "kernelbench");
+}
+
+TEST_CASE("prompt rows: the answer format and the problem wherever a trainer reads them, one row per format") {
+  std::vector<dataset::SourceTrajectory> runs = {{"cuda-run", testing::four_turns("1_relu", 0), "cuda"},
+                                                 {"kb-run", testing::four_turns("1_relu", 0), "kernelbench"},
+                                                 {"kb-run", testing::four_turns("1_relu", 1), "kernelbench"}};
+  RolloutOptions o;
+  const auto rows = prompt_rows(runs, o);
+  REQUIRE(rows.size() == 2);  // one per (problem, format)
+  const auto& kb = rows[1];
+  CHECK(kb["format"] == "kernelbench");
+  CHECK(kb["problem"] == "1_relu");
+  CHECK(kb["task_id"] == "1_relu");
+  CHECK(kb["reward_spec"]["format"] == "kernelbench");
+  CHECK(kb["reward_spec"]["problem"] == "1_relu");
+  CHECK(kb["reward_spec"]["ground_truth"] == "1_relu");
+  CHECK(kb["extra_info"]["format"] == "kernelbench");
+  CHECK(kb["extra_info"]["problem"] == "1_relu");
+  CHECK(kb["extra_info"]["interaction_kwargs"] ==
+        nlohmann::json({{"name", "kagent"}, {"task_id", "1_relu"}, {"problem", "1_relu"}, {"format", "kernelbench"}}));
+  CHECK(rows[0]["format"] == "cuda");
+  CHECK(rows[0]["extra_info"]["interaction_kwargs"]["format"] == "cuda");
+}
