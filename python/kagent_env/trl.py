@@ -51,7 +51,8 @@ class KagentEnvironment:
         """Compile, check and time a CUDA kernel for the current task.
 
         Args:
-            answer: The answer holding exactly one fenced cuda code block with the kernel.
+            answer: The answer holding exactly one fenced code block with the kernel: ```cuda,
+                or ```python (a ModelNew module) where the task asks for the KernelBench format.
 
         Returns:
             What kagent found: compile errors, mismatches, or the timing and speedup.
