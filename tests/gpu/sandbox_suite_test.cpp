@@ -259,9 +259,11 @@ TEST_CASE("Sandbox suite: every act at every moment is the candidate's, reported
   std::vector<Run> cases;
   for (const Act& act : kActs)
     for (const char* moment : kMoments) {
+      // The assignments, not the header comment that names the placeholders too.
       std::string text = tmpl;
-      text.replace(text.find("__ACT__"), 7, act.name);
-      text.replace(text.find("__WHEN__"), 8, moment);
+      text.replace(text.find("ACT = \"__ACT__\""), 15, fmt::format("ACT = \"{}\"", act.name));
+      text.replace(text.find("WHEN = \"__WHEN__\""), 17, fmt::format("WHEN = \"{}\"", moment));
+      REQUIRE(text.find("= \"__") == std::string::npos);
       const std::string label = fmt::format("{}@{}", act.name, moment);
       cases.push_back({label, answers.write(fmt::format("{}_{}.py", act.name, moment), text), act.reason, act.name});
     }
@@ -288,10 +290,14 @@ TEST_CASE("Sandbox suite: every act at every moment is the candidate's, reported
   int runs = 0, reported = 0, blocked = 0, next_ok = 0, failed = 0;
   nlohmann::json section;
   // One run of one case in `worker`, then the honest answer in the same worker.
-  const auto run_case = [&](WorkerClient& worker, const Run& c, const std::string& tag) {
+  // `with_next`: the honest answer follows in the same worker (one at a time; 4 workers at once
+  // check the reports alone, the GPU's time being short).
+  const auto run_case = [&](WorkerClient& worker, const Run& c, const std::string& tag, bool with_next) {
     EvalResult r = worker.evaluate(problem, CandidateRef{"kernelbench", "", "", c.path, {}}, quick);
     const std::string leak = escaped(c.act, listener, cwd);
-    EvalResult next = worker.evaluate(problem, honest, quick);
+    EvalResult next;
+    next.status = Status::Correct;
+    if (with_next) next = worker.evaluate(problem, honest, quick);
     const bool ok = r.reason == c.reason && leak.empty() && next.status == Status::Correct && r.sandbox.is_object() &&
                     r.sandbox.contains("properties");
     const std::lock_guard lock(out_mutex);
@@ -301,20 +307,23 @@ TEST_CASE("Sandbox suite: every act at every moment is the candidate's, reported
     next_ok += next.status == Status::Correct;
     failed += !ok;
     if (section.is_null()) section = r.sandbox;
-    std::cout << fmt::format("{:<4} {:<20} {:<8} {:<14} {:<19} {}{} | next: {}\n", ok ? "ok" : "FAIL", c.label, tag,
+    std::cout << fmt::format("{:<4} {:<20} {:<8} {:<14} {:<19} {}{}{}\n", ok ? "ok" : "FAIL", c.label, tag,
                              to_string(r.status), r.reason, leak.empty() ? "blocked" : "NOT BLOCKED: " + leak,
-                             r.reason == c.reason ? "" : " | " + r.message.substr(0, 160), to_string(next.status));
+                             r.reason == c.reason ? " | " + r.message.substr(0, 110) : " | " + r.message.substr(0, 160),
+                             with_next ? " | next: " + to_string(next.status) : "")
+              << std::flush;
   };
 
   for (const auto& c : cases)
-    for (int k = 0; k < 2; ++k) run_case(first, c, k ? "again" : "once");
+    for (int k = 0; k < 2; ++k) run_case(first, c, k ? "again" : "once", true);
 
   // 4 workers at once, each taking every case once (in its own order, so different acts overlap).
   std::vector<std::thread> threads;
   for (int w = 0; w < 4; ++w)
     threads.emplace_back([&, w] {
       WorkerClient worker(wo);
-      for (size_t i = 0; i < cases.size(); ++i) run_case(worker, cases[(i + static_cast<size_t>(w) * 7) % cases.size()], fmt::format("4x#{}", w));
+      for (size_t i = 0; i < cases.size(); ++i) run_case(worker, cases[(i + static_cast<size_t>(w) * 7) % cases.size()], fmt::format("4x#{}", w),
+                 false);
     });
   for (auto& t : threads) t.join();
 

@@ -1,6 +1,6 @@
 # Adversarial, KernelBench format: a correct GELU whose host code does one forbidden act at one
 # moment. The test writes a copy per (act, moment) with the two names below replaced:
-#   __ACT__:  fork_bomb    200 forks, each child sleeping 2 s and then exiting; reaped
+#   __ACT__:  fork_bomb    150 forks, each child sleeping 1 s and then exiting; reaped
 #             home         a file in the real home of the user who started kagent
 #                          (KAGENT_SANDBOX_TEST_HOME) and in $HOME (which the sandbox sends to scratch)
 #             passwd_home  a file in the home the password database gives this uid (getpwuid)
@@ -43,13 +43,13 @@ def _write(folder):
 def _act():
     if ACT == "fork_bomb":
         children = []
-        for _ in range(200):
+        for _ in range(150):
             try:
                 pid = os.fork()
             except OSError:
                 break
             if pid == 0:
-                time.sleep(2)
+                time.sleep(1)
                 os._exit(0)
             children.append(pid)
         for pid in children:
