@@ -143,6 +143,7 @@ class Step:
     episode_id: str | None = None
     start: dict = field(default_factory=dict)   # the episode's episode.json (not for OpenRLHF)
     status: str = ""
+    speedup: float | None = None                # over eager, as the server timed it (not for OpenRLHF)
     reward: float | None = None                 # the step's reward as the adapter passed it on
     score: float | None = None                  # the episode's score (TRL, verl, verifiers)
     error: str = ""
@@ -160,6 +161,7 @@ def _read_step(data: Path, step: Step) -> None:
     recorded = read_jsonl(folder / "steps.jsonl")
     if recorded:
         step.status = recorded[-1]["response"]["metadata"]["status"]
+        step.speedup = recorded[-1]["response"]["metadata"].get("speedup_eager")
 
 
 def through_trl(url, token, row, answer, data) -> Step:
@@ -396,7 +398,7 @@ def main(argv=None) -> int:
     with open(args.out / "roundtrip.jsonl", "w") as f:
         for row, sample, step in results:
             f.write(json.dumps({"task": step.task, "adapter": step.adapter, "status": step.status,
-                                "reward": step.reward, "score": step.score, "error": step.error,
+                                "reward": step.reward, "score": step.score, "error": step.error, "speedup": step.speedup,
                                 "format": step.start.get("format"), "rollout_reward": sample.get("reward"),
                                 "rollout_status": sample.get("status"),
                                 "rollout_speedup": sample.get("speedup_eager")}) + "\n")
@@ -404,9 +406,12 @@ def main(argv=None) -> int:
     for line in found:
         print("roundtrip: DIFFERS " + line)
     differing = sum(1 for r in results if differences([r], args.compile_only, tolerance))
-    scored = sum(1 for _, _, s in results if s.reward is not None)
+    scored = [(s.reward, sample.get("reward")) for _, sample, s in results
+              if s.reward is not None and sample.get("reward") is not None]
+    widest = max((abs(a - b) for a, b in scored), default=0.0)
     print(f"roundtrip: {len(results) - differing} of {len(results)} adapter steps as rollout's rows "
-          f"({scored} scored, {len(adapters)} adapters, {len({s.task for _, _, s in results})} tasks, "
+          f"({len(scored)} scored, {sum(1 for a, _ in scored if a > 0)} above 0, largest reward difference "
+          f"{widest:.3g}; {len(adapters)} adapters, {len({s.task for _, _, s in results})} tasks, "
           f"speedup tolerance {args.speedup_tolerance:g}); {differing} differ", flush=True)
     return 1 if found or not results else 0
 
