@@ -87,7 +87,10 @@ fs::path default_out(const CollectArgs& a, const Selection& s) {
 int run_metrics(const CollectArgs& a) {
   if (!fs::is_directory(a.metrics)) return fail(collect_exit::kNotFound, "no such collection folder: " + a.metrics);
   try {
-    const json m = collect::write_collection_metrics(a.metrics, "kagent collect --metrics");
+    // A record read past (a torn or unreadable line) is said: its sample is not counted.
+    std::vector<std::string> warnings;
+    const json m = collect::write_collection_metrics(a.metrics, "kagent collect --metrics", &warnings);
+    for (const auto& w : warnings) print_warning("collect", w);
     std::cout << metrics::render_metrics_table(m);
     std::cout << "metrics   " << (fs::path(a.metrics) / collect::kMetricsFile).string() << " (and "
               << collect::kMetricsCsvFile << ")\n";

@@ -56,14 +56,15 @@ CollectionOutcomes read_collection_outcomes(const fs::path& dir) {
   return out;
 }
 
-json collection_metrics(const fs::path& dir, const std::string& computed_by) {
+json collection_metrics(const fs::path& dir, const std::string& computed_by, std::vector<std::string>* warnings) {
   const CollectionOutcomes o = read_collection_outcomes(dir);
+  if (warnings) warnings->insert(warnings->end(), o.warnings.begin(), o.warnings.end());
   return metrics::compute_policy_metrics(o.rows, o.policy, o.problem_error_levels, o.samples_per_problem, o.turns,
                                          computed_by);
 }
 
-json write_collection_metrics(const fs::path& dir, const std::string& computed_by) {
-  json m = collection_metrics(dir, computed_by);
+json write_collection_metrics(const fs::path& dir, const std::string& computed_by, std::vector<std::string>* warnings) {
+  json m = collection_metrics(dir, computed_by, warnings);
   write_file_atomic(dir / kMetricsFile, dump_json(m, 2) + "\n", true);
   write_file_atomic(dir / kMetricsCsvFile, metrics::metrics_csv(m), true);
   return m;

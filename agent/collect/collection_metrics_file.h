@@ -29,10 +29,13 @@ struct CollectionOutcomes {
 CollectionOutcomes read_collection_outcomes(const std::filesystem::path& dir);
 
 // metrics.json's content (metrics/collection_metrics.h): the collection's policy's metrics, its
-// name as "policy", and every policy's groups under "policies".
-nlohmann::json collection_metrics(const std::filesystem::path& dir, const std::string& computed_by);
+// name as "policy", and every policy's groups under "policies". `warnings`, when given, gets
+// what was read past (a record that could not be read: its sample is not counted).
+nlohmann::json collection_metrics(const std::filesystem::path& dir, const std::string& computed_by,
+                                  std::vector<std::string>* warnings = nullptr);
 
 // Writes metrics.json and metrics.csv into the collection; returns the metrics.
-nlohmann::json write_collection_metrics(const std::filesystem::path& dir, const std::string& computed_by);
+nlohmann::json write_collection_metrics(const std::filesystem::path& dir, const std::string& computed_by,
+                                        std::vector<std::string>* warnings = nullptr);
 
 }  // namespace kagent::collect

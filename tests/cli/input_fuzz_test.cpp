@@ -257,7 +257,7 @@ TEST_CASE("every command's file inputs: bad bytes give one line and a documented
       const std::string input = name(bad);
       CAPTURE(input);
       std::string file = d + "/in/" + std::to_string(runs) + "/input";
-      const std::string c = "c" + std::to_string(runs);
+      const std::string c = fmt::format("c{}", runs);  // not "c" + to_string: GCC 12's false -Wrestrict
       if (has(slot.what, "config.json")) file = (collection(c) / "problems/a/config.json").string();
       else if (has(slot.what, "manifest.json")) file = (collection(c) / "manifest.json").string();
       else if (has(slot.what, "index.jsonl")) file = (collection(c) / "index.jsonl").string();
@@ -333,6 +333,16 @@ TEST_CASE("bad input that aborted or misled: one line that says what is wrong") 
     line_has(r, 2, "kagent collect: error: ", "--out: cannot create the folder " + a_file + "/sub: " + a_file +
                                                   " is a file, not a folder");
     CHECK_FALSE(has(r.err, "filesystem error"));
+  }
+  SUBCASE("collect --metrics says which record it read past (its sample is not counted)") {
+    kagent::collect::testing::build_collection(
+        dir.path() / "c", {{"a", 1, {kagent::collect::testing::trajectory("a", 1, 0, {{kagent::Status::Correct, 1.5, 1.2}})}, ""}}, 2, 1);
+    std::ofstream(dir.path() / "c/problems/a/trajectories.jsonl", std::ios::app) << "{\"sample\": 1, \"turns\": [\xff\n";
+    const KagentRun r = run_kagent({"collect", "--metrics", d + "/c"}, {}, d);
+    INFO(r.err);
+    CHECK(r.status == 0);
+    CHECK(r.err_lines() == 1);
+    CHECK(r.err.rfind("kagent collect: warning: a: trajectories.jsonl line 2 unreadable: not valid JSON (line 1, column 25)", 0) == 0);
   }
   SUBCASE("--host an address of another machine") {
     const KagentRun r = run_kagent({"serve", "--host", "192.0.2.1", "--port", "0", "--compile-only", "--data", d + "/sdata"}, {}, d);
