@@ -30,7 +30,8 @@ inline void strip_volatile(nlohmann::json& j) {
       "started_at", "finished_at", "updated_at", "at", "generated_at", "created_at", "computed_by",
       "llm_seconds", "eval_seconds", "total_seconds", "seconds", "cache_hit", "log", "command", "artifact",
       "worker_log_tail", "phases", "gpu_seconds", "gpu_seconds_per_problem", "run_id", "first_token_s",
-      "peak_rss_mb"};  // the compiler's peak memory: 0 on a cache hit
+      "peak_rss_mb",   // the compiler's peak memory: 0 on a cache hit
+      "scratch", "redirected"};  // the sandbox's per-worker folder, and the paths under it
   if (j.is_object()) {
     for (auto it = j.begin(); it != j.end();) {
       if (kVolatile.count(it.key())) it = j.erase(it);
