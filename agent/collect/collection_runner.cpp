@@ -12,6 +12,9 @@
 #include "collect/baselines_table.h"
 #include "collect/charges_file.h"
 #include "collect/sample_order.h"
+#include "common/files.h"
+#include "common/units.h"
+#include "common/utf8.h"
 #include "problem/spec_cache.h"
 
 namespace kagent::collect {
@@ -39,6 +42,23 @@ struct ProblemSlot {
   std::unique_ptr<loop::ProblemRun> run;
   std::atomic<int> remaining{0};
 };
+
+// Why a problem file cannot be Python source a worker loads: far larger than any problem, or
+// not UTF-8 text; nullopt when it can be.
+std::optional<std::string> unloadable_source(const std::string& path) {
+  constexpr std::uintmax_t kMaxProblemBytes = 16u << 20;
+  std::error_code ec;
+  const std::uintmax_t bytes = fs::file_size(path, ec);
+  if (ec) return "cannot read " + path + ": " + ec.message();
+  if (bytes > kMaxProblemBytes)
+    return fmt::format("{} is {}; a problem file is at most {}", path, format_bytes(double(bytes)), format_bytes(double(kMaxProblemBytes)));
+  try {
+    if (!is_valid_utf8(read_file(path))) return path + " is not UTF-8 text";
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return std::nullopt;
+}
 
 // Runs `fn(i)` for i in [0, n) on up to `threads` threads.
 template <class Fn>
@@ -132,6 +152,11 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   auto open_slot = [&](ProblemSlot& s) {
     if (!fs::is_regular_file(s.problem.path)) {
       problem_failed(s.problem.name, "file_not_found: no such file " + s.problem.path);
+      return false;
+    }
+    // A file no worker could load as Python source, said without a worker's time.
+    if (auto why = unloadable_source(s.problem.path)) {
+      problem_failed(s.problem.name, "problem_load_error: " + *why);
       return false;
     }
     s.session = std::make_unique<EvaluationSession>(cfg.pool);

@@ -196,6 +196,19 @@ TEST_CASE("bad input: one clear line and a distinct exit status") {
     CHECK(again.status == 0);
     CHECK(digest_collection(dir.path() / "c").trajectories.size() == 6);
   }
+  SUBCASE("problem files no worker could load (not UTF-8 text, 100 MiB): listed as failed, never sent to a worker") {
+    dir.write("odd/level1/1_binary.py", std::string("import torch\n# \xff\xfe\n"));
+    std::ofstream(dir.path() / "odd/level1/2_huge.py").close();
+    fs::resize_file(dir.path() / "odd/level1/2_huge.py", 100u << 20);  // sparse
+    KagentRun r = run_kagent({"collect", dir.str() + "/odd", "--llm", "replay:" + nocode, "--compile-only", "--out",
+                              dir.str() + "/c", "-t", "1"},
+                             {}, dir.str());
+    CHECK(r.status == 8);
+    one_error_line(r, "collect");
+    CHECK(has(r.err, "1_binary (problem_load_error: " + dir.str() + "/odd/level1/1_binary.py is not UTF-8 text)"));
+    CHECK(has(r.err, "2_huge.py is 100 MiB; a problem file is at most 16 MiB"));
+    fs::remove(dir.path() / "odd/level1/2_huge.py");
+  }
   SUBCASE("--shard 3/2") {
     write_tiny_suite(dir, "suite");
     KagentRun r = run_kagent({"collect", dir.str() + "/suite", "--shard", "3/2", "--llm", "replay:" + nocode}, {}, dir.str());
