@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "common/utf8.h"
 
 namespace kagent::cli {
@@ -19,7 +21,10 @@ void print_line(std::string_view command, std::string_view kind, std::string_vie
 }
 
 // What nlohmann's exception says after its "[json.exception.<kind>.<id>] ", in plain words.
-std::string plain_json_error(const std::string& kind, const std::string& text) {
+std::string plain_json_error(const std::string& kind, const std::string& full) {
+  // What is said comes first; what follows ("last read: '...'") may be a whole token of the
+  // bad file, megabytes: only the head is searched.
+  const std::string text = full.substr(0, 400);
   std::smatch m;
   if (kind.rfind("parse_error", 0) == 0) {
     std::string where;
@@ -36,13 +41,17 @@ std::string plain_json_error(const std::string& kind, const std::string& text) {
            " is expected";
   if (std::regex_search(text, m, std::regex(R"(key '([^']*)' not found)"))) return "the key \"" + m[1].str() + "\" is missing";
   if (text.find("invalid UTF-8 byte") != std::string::npos) return "text that is not UTF-8";
-  return text;
+  return full;
 }
 
 }  // namespace
 
 std::string plain_message(std::string_view message) {
-  std::string s = valid_utf8(message);
+  // A message quoting a whole bad file (a library's "last read", a line of a list) is cut: an
+  // error line is read, not scrolled.
+  constexpr size_t kMaxBytes = 64 << 10;
+  std::string s = valid_utf8(message.substr(0, kMaxBytes));
+  if (message.size() > kMaxBytes) s += fmt::format(" ... ({} more bytes)", message.size() - kMaxBytes);
   // Control bytes (a NUL of a binary file's "name", an escape sequence) are no text either.
   for (char& c : s)
     if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t') c = '?';
