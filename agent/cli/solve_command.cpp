@@ -54,6 +54,10 @@ int run_solve(SolveArgs a) {
       return fail(solve_exit::kNotARun, a.resume + " holds no kagent run (no config.json)");
     try {
       store = traj::RunStore::open(a.resume);
+    } catch (const nlohmann::json::exception& e) {
+      // The run's records, not kagent, are at fault: name the file (config.json is read first).
+      return fail(solve_exit::kNotARun, fmt::format("cannot resume {}: {}: {}", a.resume,
+                                                    (fs::path(a.resume) / "config.json").string(), e.what()));
     } catch (const std::exception& e) {
       return fail(solve_exit::kNotARun, fmt::format("cannot resume {}: {}", a.resume, e.what()));
     }

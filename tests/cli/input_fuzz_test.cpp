@@ -320,6 +320,8 @@ TEST_CASE("bad input that aborted or misled: one line that says what is wrong") 
     line_has(r, 5, "kagent report: error: ", d + "/run/config.json");
     CHECK(has(r.err, "cut short: the JSON ends early (line 1, column 13)"));
     CHECK_FALSE(has(r.err, "json.exception"));
+    line_has(run_kagent({"solve", "--resume", d + "/run"}, {}, d), 7, "kagent solve: error: ",
+             "cannot resume " + d + "/run: " + d + "/run/config.json: cut short: the JSON ends early (line 1, column 13)");
     dir.write("coll/manifest.json", "not json");
     const KagentRun m = run_kagent({"collect", "--resume", d + "/coll", "--provider", "replay:" + replay}, {}, d);
     line_has(m, 7, "kagent collect: error: ", d + "/coll/manifest.json");
