@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cli/errors.h"
+
 namespace kagent::cli {
 
 namespace {
@@ -97,7 +99,7 @@ void CollectView::on_event(const collect::CollectEvent& e) {
       ++problems_failed_;
       ++failed_now_;
       samples_ -= samples_per_problem_;  // its samples never run
-      line = fmt::format("{}: cannot run: {}", e.problem, e.note);
+      line = fmt::format("{}: cannot run: {}", e.problem, plain_message(e.note));
       break;
     case Kind::SampleStarted: ++samples_started_; return;
     case Kind::Turn:
@@ -121,7 +123,7 @@ void CollectView::on_event(const collect::CollectEvent& e) {
       break;
     case Kind::SampleFailed:
       ++samples_failed_;
-      line = fmt::format("{} sample {} failed: {}", e.problem, e.sample, e.note);
+      line = fmt::format("{} sample {} failed: {}", e.problem, e.sample, plain_message(e.note));  // an exception's text
       break;
     case Kind::ProblemDone:
       ++problems_done_;
