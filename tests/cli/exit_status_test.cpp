@@ -42,9 +42,10 @@ TEST_CASE("every verdict has the status the README's table gives it") {
   CHECK(status_of(Status::InternalError, reason::kEvaluatorError) == 14);
   CHECK(status_of(Status::InternalError, reason::kNoGpu) == 15);  // not 14: a machine without a GPU is no bug
   CHECK(status_of(Status::Rejected, "no_kernel") == 16);
+  CHECK(status_of(Status::InternalError, reason::kSandboxUnmet) == 17);  // a refusal, before any candidate ran
 }
 
-TEST_CASE("the README's table of kagent eval's statuses lists 0 to 16, each once") {
+TEST_CASE("the README's table of kagent eval's statuses lists 0 to 17, each once") {
   std::ifstream in(std::filesystem::path(KAGENT_SOURCE_DIR) / "README.md");
   bool in_eval = false, in_table = false;
   std::multiset<int> listed;
@@ -57,6 +58,6 @@ TEST_CASE("the README's table of kagent eval's statuses lists 0 to 16, each once
     if (in_eval && in_table && std::regex_match(line, m, row)) listed.insert(std::stoi(m[1]));
   }
   std::multiset<int> expected;
-  for (int s = 0; s <= 16; ++s) expected.insert(s);
+  for (int s = 0; s <= 17; ++s) expected.insert(s);
   CHECK(listed == expected);
 }
