@@ -289,12 +289,12 @@ struct EvalResult {
   nlohmann::json startup;
   std::string worker_log_tail; // last lines the worker printed, on crashes
   Isolation isolation;         // left behind in the worker, a retry on a fresh one, a wait for GPU memory (isolation.h)
-
-  double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
-  const PhaseRecord* phase(const std::string& name) const;  // null when it did not run
   // What held each sandbox property in the worker that ran the candidate, where writes were
   // redirected, what was refused (sandbox/sandbox_section.h); null: no candidate code ran.
   nlohmann::json sandbox;
+
+  double guards_seconds() const;  // the guard phases' time (part of eval_seconds)
+  const PhaseRecord* phase(const std::string& name) const;  // null when it did not run
 };
 
 void to_json(nlohmann::json& j, const KernelResources& r);
