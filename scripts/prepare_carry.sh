@@ -3,7 +3,8 @@
 # OpenSSL's headers in .carry/include, the KernelBench problems (../shared/kernelbench,
 # which does not travel) in .carry/kernelbench-problems, the real model answers (../shared/realworld)
 # in .carry/realworld, einops in .carry/python (put it on
-# PYTHONPATH there), cpp-httplib in .carry/httplib, and KernelBench's own harness (its eval.py,
+# PYTHONPATH there), cpp-httplib in .carry/httplib, hiredis and redis-server (kagent serve
+# --queue) in .carry/hiredis and .carry/redis, and KernelBench's own harness (its eval.py,
 # for bench/eval) in .carry/kernelbench. Run here, before a GPU check.
 # KernelBench's source: $KERNELBENCH_REPO (a clone or a bare git dir), else cloned from GitHub.
 set -euo pipefail
@@ -26,6 +27,19 @@ cp "$hdir/x/usr/include/httplib.h" "$hdir/x/usr/include/zlib.h" "$hdir/x/usr/inc
 cp -r "$hdir/x/usr/include/brotli" .carry/httplib/include/
 cp -P "$hdir"/x/usr/lib/x86_64-linux-gnu/libcpp-httplib.so* "$hdir"/x/usr/lib/x86_64-linux-gnu/libbrotli*.so* .carry/httplib/lib/
 rm -rf "$hdir"
+# hiredis for `kagent serve --queue redis://` (CMake looks in .carry/hiredis), and redis-server
+# to run the queue there: .carry/redis/bin (put it on PATH); liblzf and jemalloc, which the
+# machine may lack, travel in .carry/redis/lib (put it on LD_LIBRARY_PATH).
+rdir=$(mktemp -d)
+(cd "$rdir" && apt-get download libhiredis-dev libhiredis0.14 redis-server redis-tools liblzf1 libjemalloc2 >/dev/null 2>&1)
+for deb in "$rdir"/*.deb; do dpkg -x "$deb" "$rdir/x"; done
+rm -rf .carry/hiredis .carry/redis && mkdir -p .carry/hiredis/include .carry/hiredis/lib .carry/redis/bin .carry/redis/lib
+cp -r "$rdir/x/usr/include/hiredis" .carry/hiredis/include/
+cp -P "$rdir"/x/usr/lib/x86_64-linux-gnu/libhiredis.so* .carry/hiredis/lib/
+# redis-server is a link to redis-check-rdb (one binary that reads its name): both travel.
+cp -P "$rdir"/x/usr/bin/redis-server "$rdir"/x/usr/bin/redis-check-rdb "$rdir"/x/usr/bin/redis-cli .carry/redis/bin/
+cp -P "$rdir"/x/usr/lib/x86_64-linux-gnu/liblzf.so* "$rdir"/x/usr/lib/x86_64-linux-gnu/libjemalloc.so* .carry/redis/lib/ 2>/dev/null || true
+rm -rf "$rdir"
 if [ -d ../shared/kernelbench ]; then
   rm -rf .carry/kernelbench-problems
   cp -r ../shared/kernelbench .carry/kernelbench-problems

@@ -8,7 +8,9 @@ cd "$(dirname "$0")/.."
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 PY=${KAGENT_PYTHON:-python3}
 
-pkgs="cmake ninja-build g++ libcurl4-openssl-dev nlohmann-json3-dev doctest-dev libcli11-dev libfmt-dev libssl-dev libcpp-httplib-dev zlib1g-dev"
+# libhiredis-dev: the client of `kagent serve --queue redis://` (several machines on one queue);
+# redis-server runs that queue and its test (tests/serve; skipped with the reason without it).
+pkgs="cmake ninja-build g++ libcurl4-openssl-dev nlohmann-json3-dev doctest-dev libcli11-dev libfmt-dev libssl-dev libcpp-httplib-dev zlib1g-dev libhiredis-dev redis-server"
 missing=$(for p in $pkgs; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
 if [ -n "$missing" ]; then
   echo "setup: installing $(echo $missing)"

@@ -14,6 +14,7 @@
 #include "cli/flag_checks.h"
 #include "cli/listen_address.h"
 #include "rollout/reward_preset.h"
+#include "serve/redis_url.h"
 
 #ifdef KAGENT_WITH_SERVE
 #include <pthread.h>
@@ -25,6 +26,15 @@
 #include "serve/data_lock.h"
 #include "serve/http_server.h"
 #include "serve/machine_gpus.h"
+#endif
+#ifdef KAGENT_WITH_QUEUE
+#include <unistd.h>
+
+#include <random>
+
+#include "serve/queue/job_queue.h"
+#include "serve/queue/node_heartbeat.h"
+#include "serve/queue/queue_worker.h"
 #endif
 
 namespace kagent::cli {
@@ -38,8 +48,32 @@ struct ServeArgs {
   int port = 8000, max_turns = 4, queue = 256, threads = 128, workers_per_gpu = 0;  // 0: EvaluationPool's default_workers_per_gpu
   double max_body_mb = 8;
   bool compile_only = false;
+  // --queue: a number (the admission bound above) or redis://HOST:PORT, the cluster's queue.
+  std::string queue_flag;
+  std::string queue_url;
+  int queue_reclaim_s = 15, queue_retry_s = 30;
+  bool front_only = false;
   EvalFlags eval;
 };
+
+// --queue takes the admission bound (a whole number, as before the cluster queue existed) or the
+// cluster's Redis URL; the flag's check says which it is not.
+CLI::Validator queue_value() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        if (s.find("://") != std::string::npos || s.rfind("redis", 0) == 0) {
+          std::string why;
+          if (!serve::parse_redis_url(s, &why)) return fmt::format("'{}' is not a redis://HOST:PORT URL: {}", s, why);
+          return {};
+        }
+        std::string number = s;
+        const std::string err = whole_number(1)(number);
+        if (err.find("is not a number") != std::string::npos)
+          return fmt::format("'{}' is neither a number nor a redis://HOST:PORT URL", s);
+        return err;
+      },
+      "");
+}
 
 #ifdef KAGENT_WITH_SERVE
 // Every template the server renders, read now: a wrong --prompts is one error at start-up, not
@@ -57,6 +91,30 @@ void check_start_up(const ServeArgs& a) {
     if (auto why = serve::gpu_indices_problem(a.eval.gpus, serve::machine_gpu_count()))
       throw std::runtime_error("--gpus " + *why);
 }
+
+#ifdef KAGENT_WITH_QUEUE
+std::string hostname() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
+}
+
+// This node's name on the cluster, kept in DATA/queue_node: a restart on the same --data is the
+// same node (its episodes' steps keep their job keys; it is no longer counted lost).
+std::string node_name(const fs::path& data) {
+  const fs::path file = data / "queue_node";
+  std::error_code ec;
+  if (fs::exists(file, ec)) {
+    std::string name = read_file(file);
+    while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+    if (!name.empty()) return name;
+  }
+  std::mt19937_64 rng{std::random_device{}()};
+  const std::string name = fmt::format("{}-{:08x}", hostname(), static_cast<uint32_t>(rng()));
+  write_file_atomic(file, name + "\n");
+  return name;
+}
+#endif
 
 int run_serve(ServeArgs a) {
   using nlohmann::json;
@@ -102,6 +160,30 @@ int run_serve(ServeArgs a) {
     print_error("serve", e.what());
     return serve_exit::kBadInput;
   }
+#ifdef KAGENT_WITH_QUEUE
+  // The cluster queue: reached now, before any worker starts, so a wrong --queue is one line.
+  std::unique_ptr<serve::JobQueue> queue;
+  const std::string node = a.queue_url.empty() ? "" : node_name(data);
+  if (!a.queue_url.empty()) {
+    serve::QueueOptions qo;
+    qo.url = *serve::parse_redis_url(a.queue_url);
+    qo.node = node;
+    qo.retry = std::chrono::seconds(a.queue_retry_s);
+    queue = std::make_unique<serve::JobQueue>(qo);
+    try {
+      queue->open();
+    } catch (const std::exception& e) {
+      print_error("serve", fmt::format("--queue {}: cannot use the cluster's Redis: {}", a.queue_url, e.what()));
+      return serve_exit::kQueueUnreachable;
+    }
+  }
+#else
+  if (!a.queue_url.empty()) {
+    print_error("serve", "--queue " + a.queue_url +
+                             ": this kagent was built without hiredis (apt-get install libhiredis-dev, then build it again)");
+    return serve_exit::kUnavailable;
+  }
+#endif
   // The reward preset names the policy it rewards under (strict for every preset: an RL reward
   // comes from the model's own kernels); --policy replaces it, and the workers' verdicts follow.
   auto preset = rollout::reward_preset(a.reward);
@@ -114,10 +196,32 @@ int run_serve(ServeArgs a) {
   settings.prepare_inline_headers = !a.compile_only;
   auto pool = std::make_shared<EvaluationPool>(settings);
   serve::ProblemSessions sessions(pool, prompts, a.compile_only);
+#ifdef KAGENT_WITH_QUEUE
+  // With --queue every evaluation (steps, evaluations, rewards) becomes a job any node's workers
+  // may take; this node's own pool serves the queue through its consumers.
+  std::unique_ptr<serve::QueueWorker> worker;
+  if (queue) {
+    sessions.send_to([q = queue.get()](const std::string& problem, const std::string& code_file, prompt::AnswerFormat f,
+                                       const std::string& key) { return q->evaluate(problem, code_file, f, key); });
+    serve::WorkerOptions wo;
+    wo.url = queue->options().url;
+    wo.node = node;
+    // Twice the node's workers: the next job compiles while one runs. No more: a job a node has
+    // taken waits there, and jobs left on the stream go to whichever node is free first.
+    wo.consumers = a.front_only ? 0 : std::max<size_t>(2, pool->size() * 2);
+    wo.reclaim_idle = std::chrono::seconds(a.queue_reclaim_s);
+    wo.dir = data / "queue";
+    worker = std::make_unique<serve::QueueWorker>(wo, sessions);
+  }
+#endif
   serve::Admission admission(static_cast<size_t>(a.queue));
   serve::ServerMetrics metrics;
   const auto format = prompt::answer_format_from_string(a.format);
-  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format});
+#ifdef KAGENT_WITH_QUEUE
+  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format, node});
+#else
+  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format, ""});
+#endif
   for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
   serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, format, std::max<size_t>(2, pool->size() * 2));
 
@@ -144,6 +248,25 @@ int run_serve(ServeArgs a) {
                              ready.load()};
   };
   state.pool = [&] { return pool->counters(); };
+#ifdef KAGENT_WITH_QUEUE
+  std::unique_ptr<serve::NodeHeartbeat> heartbeat;
+  if (queue) {
+    state.degraded = [&]() -> std::optional<serve::ApiError> {
+      const auto s = heartbeat->snapshot();
+      if (s.reachable) return std::nullopt;
+      return serve::ApiError(503, "degraded",
+                             fmt::format("the cluster's queue ({}) cannot be reached: requests wait for it up to {} s ({})",
+                                         a.queue_url, a.queue_retry_s, s.error),
+                             5);
+    };
+    state.extra_metrics = [&] { return heartbeat->prometheus(); };
+    state.health = [&, local = state.health] {
+      json h = local();
+      h["queue"] = heartbeat->health_json();
+      return h;
+    };
+  }
+#endif
   state.schema = serve::api_schema(static_cast<size_t>(a.max_body_mb * (1 << 20)), settings.timeout_s);
   serve::HttpServer server({a.host, a.port, a.token, static_cast<size_t>(a.max_body_mb * (1 << 20)), static_cast<size_t>(a.threads)},
                            episodes, evaluations, metrics, std::move(state));
@@ -159,6 +282,16 @@ int run_serve(ServeArgs a) {
     print_error("serve", e.what());
     return serve_exit::kCannotListen;
   }
+#ifdef KAGENT_WITH_QUEUE
+  if (queue) {
+    // Its heartbeat names the URL the node serves: a name others can reach where it listens on all.
+    const std::string where = a.host == "0.0.0.0" || a.host == "::" ? hostname() : a.host;
+    heartbeat = std::make_unique<serve::NodeHeartbeat>(queue->options().url, node, fmt::format("http://{}:{}", where, port),
+                                                       std::chrono::seconds(std::max(3, a.queue_reclaim_s)), *queue,
+                                                       worker.get());
+    heartbeat->start();
+  }
+#endif
   pool->start();
   std::thread starter([&] {
     auto started = pool->started();
@@ -169,6 +302,9 @@ int run_serve(ServeArgs a) {
       return;
     }
     ready = true;
+#ifdef KAGENT_WITH_QUEUE
+    if (worker) worker->start();  // jobs only once this node's workers can run them
+#endif
     if (!a.compile_only && !std::get<DeviceInfo>(started).available)
       std::cerr << "kagent serve: error: no CUDA device is visible to the workers: /health and every evaluation answer 503 "
                    "no_gpu (--compile-only checks answers without a GPU)\n";
@@ -180,6 +316,9 @@ int run_serve(ServeArgs a) {
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+#ifdef KAGENT_WITH_QUEUE
+    if (queue) queue->stop();  // requests waiting for the cluster answer 503 now, so serving can end
+#endif
     server.stop();
   });
   const bool ok = server.serve();
@@ -187,6 +326,13 @@ int run_serve(ServeArgs a) {
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
   starter.join();
+#ifdef KAGENT_WITH_QUEUE
+  if (queue) {
+    queue->stop();
+    worker->stop();     // each consumer finishes its job and stores the result
+    heartbeat->stop();  // a clean stop: the node leaves the cluster, not counted lost
+  }
+#endif
   return ok ? serve_exit::kStopped : serve_exit::kInternal;
 }
 #endif
@@ -206,7 +352,17 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--token", a->token, "bearer token every route but /health requires (default: $KAGENT_SERVE_TOKEN)");
   sub->add_option("--reward", a->reward, "default reward preset")->capture_default_str()->check(one_of(rollout::reward_preset_names()));
   sub->add_option("--max-turns", a->max_turns, "default turns per episode")->capture_default_str()->check(whole_number(1, 64));
-  sub->add_option("--queue", a->queue, "evaluations admitted at once; more get 429")->capture_default_str()->check(whole_number(1));
+  sub->add_option("--queue", a->queue_flag,
+                  "evaluations admitted at once, more get 429 (default 256); or redis://HOST:PORT: the queue every node "
+                  "of a cluster shares (docs/serve.md, Several machines)")
+      ->check(queue_value());
+  sub->add_option("--queue-reclaim-s", a->queue_reclaim_s,
+                  "with --queue redis://: a job a dead node had taken runs elsewhere after this many idle seconds")
+      ->capture_default_str()->check(whole_number(1, 3600));
+  sub->add_option("--queue-retry-s", a->queue_retry_s,
+                  "with --queue redis://: how long a request waits for an unreachable Redis before 503")
+      ->capture_default_str()->check(whole_number(1, 3600));
+  sub->add_flag("--front-only", a->front_only, "with --queue redis://: take requests, run no jobs (other nodes' workers do)");
   sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(whole_number(4, 4096));
   sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(number_from(0, /*above=*/true));
   sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");
@@ -222,6 +378,10 @@ Command add_serve_command(CLI::App& app) {
       "GPU indices; --workers-per-gpu workers on each (default: the default GPU; under --compile-only one worker "
       "per index, with no GPU used)");
   return Command{sub, [a]() -> int {
+                   if (!a->queue_flag.empty()) {
+                     if (a->queue_flag.find("://") != std::string::npos) a->queue_url = a->queue_flag;
+                     else a->queue = std::stoi(a->queue_flag);
+                   }
 #ifdef KAGENT_WITH_SERVE
                    try {
                      return run_serve(*a);

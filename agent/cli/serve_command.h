@@ -14,8 +14,9 @@ inline constexpr int kStopped = 0;        // stopped by a signal
 inline constexpr int kUsage = 2;
 inline constexpr int kBadInput = 3;       // the data folder or suite cannot be used
 inline constexpr int kCannotListen = 5;   // the address is taken or not ours
-inline constexpr int kUnavailable = 6;    // built without cpp-httplib
+inline constexpr int kUnavailable = 6;    // built without cpp-httplib (or, for --queue redis://, hiredis)
 inline constexpr int kDataInUse = 7;      // another kagent serve holds the --data folder (its lock)
+inline constexpr int kQueueUnreachable = 15;  // --queue redis://HOST:PORT cannot be reached at start
 inline constexpr int kInternal = 14;
 }  // namespace serve_exit
 

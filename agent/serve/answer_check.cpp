@@ -28,7 +28,7 @@ bool judge_syntax_without_gpu(EvalResult& r, const std::filesystem::path& file) 
 
 Checked check_answer(ProblemSessions& sessions, const std::string& problem, prompt::AnswerFormat format,
                      const std::string& text, AnswerText kind, const std::filesystem::path& file_stem,
-                     const rollout::RewardPreset& preset) {
+                     const rollout::RewardPreset& preset, const std::string& job_key) {
   Checked c;
   std::string code = text;
   auto extraction = prompt::extract_code(text, format);
@@ -45,7 +45,7 @@ Checked check_answer(ProblemSessions& sessions, const std::string& problem, prom
   file += format == prompt::AnswerFormat::Cuda ? ".cu" : ".py";
   std::filesystem::create_directories(file.parent_path());
   write_file_atomic(file, code);
-  c.result = sessions.evaluate(problem, file.string(), format);
+  c.result = sessions.evaluate(problem, file.string(), format, job_key);
   if (c.result->reason == reason::kNoGpu) {
     if (!sessions.compile_only()) throw no_gpu_error();
     if (!(format == prompt::AnswerFormat::KernelBench && judge_syntax_without_gpu(*c.result, file))) {

@@ -29,8 +29,9 @@ enum class AnswerText {
 
 // The code goes to `file_stem` + ".cu" or ".py" (by format). Throws ApiError 503 no_gpu when the
 // workers have no GPU and the server is not --compile-only: a verdict that never ran is no 0.
+// `job_key`: the evaluation's idempotency key on the cluster queue (ProblemSessions::evaluate).
 Checked check_answer(ProblemSessions& sessions, const std::string& problem, prompt::AnswerFormat format,
                      const std::string& text, AnswerText kind, const std::filesystem::path& file_stem,
-                     const rollout::RewardPreset& preset);
+                     const rollout::RewardPreset& preset, const std::string& job_key = {});
 
 }  // namespace kagent::serve

@@ -163,7 +163,7 @@ json Episodes::step(const std::string& id, const json& req) {
   Checked c;
   try {
     c = check_answer(sessions_, problem, format, text, AnswerText::Answer, store_.dir(id) / fmt::format("turn-{}", turn),
-                     preset);
+                     preset, fmt::format("step:{}:{}:{}", limits_.job_scope, id, request_id));
   } catch (...) {
     store_.cancel_step(id);  // answered with an error: no step was taken, none is pending
     throw;

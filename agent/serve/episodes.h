@@ -28,6 +28,9 @@ struct EpisodeLimits {
   int max_turns_limit = 64;
   rollout::RewardPreset default_reward;
   prompt::AnswerFormat default_format = prompt::AnswerFormat::Cuda;  // --format: for requests that name none
+  // With --queue: this node's name, which makes its steps' job keys its own on the cluster (an
+  // episode lives on one node; another node may hold an episode of the same id).
+  std::string job_scope;
 };
 
 // A reward field of a request: a preset name or a preset object; absent: `fallback`.

@@ -25,6 +25,15 @@ std::string new_id(const char* prefix) {
 
 json error_json(const ApiError& e) { return {{"error", {{"code", e.code}, {"message", e.what()}, {"status", e.status}}}}; }
 
+// A request's optional request_id: with --queue, the key its result keeps in Redis, so a retry
+// on any node's front answers that result instead of evaluating again.
+std::string request_id_of(const json& req) {
+  if (!req.is_object() || !req.contains("request_id")) return {};
+  if (!req["request_id"].is_string() || req["request_id"].get<std::string>().empty())
+    throw ApiError(400, "bad_request", "request_id must be a non-empty string");
+  return req["request_id"].get<std::string>();
+}
+
 }  // namespace
 
 Evaluations::Evaluations(const TaskSource& tasks, ProblemSessions& sessions, Admission& admission,
@@ -49,13 +58,14 @@ json Evaluations::run_one(const json& req) {
     if (!req.is_object()) throw ApiError(400, "bad_request", "a request is a JSON object");
     if (!req.contains("kernel_code") || !req["kernel_code"].is_string())
       throw ApiError(400, "bad_request", "kernel_code (a string) is required");
+    const std::string request_id = request_id_of(req);
     const std::string problem = tasks_.resolve(req);
     const auto format = format_from_request(req, default_format_);
     const auto preset = reward_from_request(req, default_reward_);
     Admission::Ticket ticket(admission_);
     if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
     Checked c = check_answer(sessions_, problem, format, req["kernel_code"].get<std::string>(), AnswerText::CodeOrAnswer,
-                             dir_ / new_id("eval"), preset);
+                             dir_ / new_id("eval"), preset, request_id.empty() ? "" : "eval:" + request_id);
     return evaluation_json(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, c.reward,
                            preset.policy);
   } catch (const ApiError& e) {
@@ -91,6 +101,10 @@ json Evaluations::evaluate_batch(const json& req) {
   if (!req.is_object() || !req.contains("requests") || !req["requests"].is_array())
     throw ApiError(400, "bad_request", "requests (an array of evaluation requests) is required");
   std::vector<json> requests(req["requests"].begin(), req["requests"].end());
+  // A batch's request_id names each item that has none by its place: a retried batch repeats them.
+  if (const std::string id = request_id_of(req); !id.empty())
+    for (size_t i = 0; i < requests.size(); ++i)
+      if (requests[i].is_object() && !requests[i].contains("request_id")) requests[i]["request_id"] = fmt::format("{}/{}", id, i);
   if (req.value("async", false)) {
     json ids = json::array();
     for (const auto& r : requests) ids.push_back(submit(r));
@@ -169,20 +183,23 @@ json Evaluations::reward(const json& req) {
                                labels.size()));
   const auto format = format_from_request(req, default_format_);
   const auto preset = reward_from_request(req, default_reward_);
+  const std::string request_id = request_id_of(req);  // each item's key: the id and its place
   // Every label a task of the suite before anything runs: an unknown one is the caller's mistake
   // (404), never a reward of 0.
   std::vector<json> items;
   for (size_t i = 0; i < query.size(); ++i) {
     std::string response = query[i];
     if (!prompts.empty() && response.rfind(prompts[i], 0) == 0) response = response.substr(prompts[i].size());
-    items.push_back({{"problem", tasks_.resolve_task_id(labels[i])}, {"response", response}});
+    items.push_back({{"problem", tasks_.resolve_task_id(labels[i])},
+                     {"response", response},
+                     {"key", request_id.empty() ? "" : fmt::format("reward:{}/{}", request_id, i)}});
   }
   auto one = [&](const json& item) -> json {
     try {
       Admission::Ticket ticket(admission_);
       if (!ticket.ok()) throw ApiError(429, "queue_full", "the evaluation queue is full; retry later", 2);
       Checked c = check_answer(sessions_, item["problem"].get<std::string>(), format, item["response"].get<std::string>(),
-                               AnswerText::Answer, dir_ / new_id("reward"), preset);
+                               AnswerText::Answer, dir_ / new_id("reward"), preset, item["key"].get<std::string>());
       const json meta = step_metadata(c.result ? &*c.result : nullptr, c.format_error ? &*c.format_error : nullptr, 0,
                                       preset.policy);
       return {{"reward", reward_json(c.reward)},

@@ -158,7 +158,8 @@ struct HttpServer::Impl {
     // 200 only when evaluations can run; else 503 with the reason as status (and the error).
     svr.Get("/health", [this](const httplib::Request&, httplib::Response& res) {
       json h = state.health();
-      const auto why = state.unavailable();
+      auto why = state.unavailable();
+      if (!why && state.degraded) why = state.degraded();
       h["status"] = why ? why->code : "ok";
       if (why && why->code != "starting") h["error"] = why->what();
       if (why && why->retry_after_s > 0) res.set_header("Retry-After", std::to_string(why->retry_after_s));
@@ -167,7 +168,8 @@ struct HttpServer::Impl {
     });
     svr.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
       res.status = 200;
-      res.set_content(metrics.prometheus(state.pool(), state.queue()), "text/plain; version=0.0.4");
+      res.set_content(metrics.prometheus(state.pool(), state.queue()) + (state.extra_metrics ? state.extra_metrics() : ""),
+                      "text/plain; version=0.0.4");
       metrics.count_request("metrics", 200);
     });
   }

@@ -35,6 +35,10 @@ struct ServerState {
   std::function<nlohmann::json()> health;            // workers, device, counts
   std::function<QueueState()> queue;
   std::function<PoolCounters()> pool;
+  // With --queue: 503 "degraded" while the cluster's Redis cannot be reached (requests still
+  // wait for it, within a bound); /health only. Unset: never.
+  std::function<std::optional<ApiError>()> degraded;
+  std::function<std::string()> extra_metrics;        // appended to /metrics (the queue's and cluster's)
   nlohmann::json schema;                             // GET /v1/schema
 };
 

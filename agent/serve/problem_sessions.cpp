@@ -40,7 +40,14 @@ loop::ProblemPrompts ProblemSessions::prompts_for(const std::string& problem, pr
   return p.prompts[f];
 }
 
-EvalResult ProblemSessions::evaluate(const std::string& problem, const std::string& code_file, prompt::AnswerFormat format) {
+EvalResult ProblemSessions::evaluate(const std::string& problem, const std::string& code_file, prompt::AnswerFormat format,
+                                     const std::string& job_key) {
+  if (remote_) return remote_(problem, code_file, format, job_key);
+  return evaluate_here(problem, code_file, format);
+}
+
+EvalResult ProblemSessions::evaluate_here(const std::string& problem, const std::string& code_file,
+                                          prompt::AnswerFormat format) {
   const auto start = std::chrono::steady_clock::now();
   OpenProblem& p = open(problem);
   // One display name for every candidate: it is part of the compile cache's key (errors name

@@ -1,0 +1,225 @@
+#include "serve/queue/queue_worker.h"
+
+#include <cstdio>
+
+#include <hiredis/hiredis.h>
+
+#include <fmt/format.h>
+
+#include "common/files.h"
+#include "common/sha256.h"
+#include "serve/api_error.h"
+
+namespace kagent::serve {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+QueueWorker::QueueWorker(WorkerOptions options, ProblemSessions& sessions)
+    : opt_(std::move(options)), sessions_(sessions), running_(opt_.consumers) {}
+
+QueueWorker::~QueueWorker() { stop(); }
+
+void QueueWorker::start() {
+  for (size_t i = 0; i < opt_.consumers; ++i) threads_.emplace_back([this, i] { consume(i); });
+}
+
+void QueueWorker::stop() {
+  stop_ = true;
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
+}
+
+std::string QueueWorker::consumer_name(size_t index) const { return fmt::format("{}/{}", opt_.node, index); }
+
+std::vector<std::pair<std::string, std::string>> QueueWorker::running() const {
+  std::lock_guard lock(mu_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (size_t i = 0; i < running_.size(); ++i)
+    if (!running_[i].empty()) out.emplace_back(consumer_name(i), running_[i]);
+  return out;
+}
+
+QueueWorker::Counters QueueWorker::counters() const {
+  Counters c{jobs_.load(), reclaimed_.load(), wait_ms_sum_.load(), wait_count_.load(), 0, opt_.consumers};
+  std::lock_guard lock(mu_);
+  for (const auto& r : running_) c.running += !r.empty();
+  return c;
+}
+
+template <class F>
+bool QueueWorker::until_done(F&& f) {
+  while (!stop_) {
+    try {
+      f();
+      return true;
+    } catch (const RedisUnavailable&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  return false;
+}
+
+void QueueWorker::consume(size_t index) {
+  const std::string consumer = consumer_name(index);
+  // Longer than the BLOCK below: a read that waits its full second is no timeout.
+  RedisConnection conn(opt_.url, std::chrono::seconds(5));
+  std::string cursor = "0-0";  // where the scan of the group's pending jobs goes on
+  auto next_scan = Clock::now();
+  while (!stop_) {
+    try {
+      std::string id;
+      const redisReply* fields = nullptr;
+      Reply holder;
+      bool reclaimed = false;
+      if (Clock::now() >= next_scan) {
+        // Jobs another consumer claimed and left idle past the bound: their node died.
+        holder = conn.command({"XAUTOCLAIM", queue_keys::kStream, queue_keys::kGroup, consumer,
+                               std::to_string(opt_.reclaim_idle.count()), cursor, "COUNT", "1"});
+        const auto parts = reply_elements(holder.get());
+        if (parts.size() >= 2) {
+          cursor = reply_string(parts[0]);
+          const auto entries = reply_elements(parts[1]);
+          if (!entries.empty()) {
+            const auto e = reply_elements(entries[0]);
+            if (e.size() == 2) {
+              id = reply_string(e[0]);
+              fields = e[1];
+              reclaimed = true;
+            }
+          }
+        }
+        if (cursor == "0-0" && id.empty())
+          next_scan = Clock::now() + std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), opt_.reclaim_idle / 4);
+      }
+      // New jobs once the scan went round (a scan under way goes on at once).
+      if (id.empty() && cursor == "0-0") {
+        holder = conn.command({"XREADGROUP", "GROUP", queue_keys::kGroup, consumer, "COUNT", "1", "BLOCK", "1000",
+                               "STREAMS", queue_keys::kStream, ">"});
+        const auto streams = reply_elements(holder.get());
+        if (!streams.empty()) {
+          const auto stream = reply_elements(streams[0]);
+          if (stream.size() == 2) {
+            const auto entries = reply_elements(stream[1]);
+            if (!entries.empty()) {
+              const auto e = reply_elements(entries[0]);
+              if (e.size() == 2) {
+                id = reply_string(e[0]);
+                fields = e[1];
+              }
+            }
+          }
+        }
+      }
+      if (id.empty()) continue;
+      if (reclaimed) ++reclaimed_;
+      process(conn, index, id, fields);
+    } catch (const RedisReplyError& e) {
+      // The group is gone (a Redis that lost its data): make it again; anything else is said
+      // and retried, never a dead consumer.
+      if (std::string(e.what()).rfind("NOGROUP", 0) == 0) {
+        try {
+          conn.command({"XGROUP", "CREATE", queue_keys::kStream, queue_keys::kGroup, "0", "MKSTREAM"});
+        } catch (const std::exception&) {
+        }
+      } else {
+        std::fprintf(stderr, "kagent serve: warning: queue consumer %s: %s\n", consumer.c_str(), e.what());
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+      }
+    } catch (const RedisUnavailable&) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+}
+
+void QueueWorker::process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields) {
+  {
+    std::lock_guard lock(mu_);
+    running_[index] = id;
+  }
+  struct Idle {  // the heartbeat stops keeping the entry fresh however this ends
+    QueueWorker& w;
+    size_t index;
+    ~Idle() {
+      std::lock_guard lock(w.mu_);
+      w.running_[index].clear();
+    }
+  } idle{*this, index};
+  std::string body;
+  const auto f = reply_elements(fields);
+  for (size_t i = 0; i + 1 < f.size(); i += 2)
+    if (reply_string(f[i]) == "job") body = reply_string(f[i + 1]);
+  QueueJob job;
+  bool readable = true;
+  try {
+    job = json::parse(body).get<QueueJob>();
+  } catch (const std::exception& e) {
+    readable = false;  // acknowledged below: an entry no node can read would come back for ever
+    std::fprintf(stderr, "kagent serve: warning: queue entry %s is not a job: %s\n", id.c_str(), e.what());
+  }
+  if (readable) {
+    wait_ms_sum_ += std::max<int64_t>(0, wall_ms() - job.enqueued_ms);
+    ++wait_count_;
+    // Answered already (a retry's job, or a reclaimed one whose first worker got as far as
+    // storing): nothing to run.
+    const Reply have = conn.command({"EXISTS", queue_keys::result(job.key)});
+    if (reply_integer(have.get()) == 0) {
+      const QueueResult r = run(job, id);
+      const std::string value = json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+      if (!until_done([&] {
+            conn.command({"SET", queue_keys::result(job.key), value, "NX", "EX", std::to_string(opt_.result_ttl.count())});
+          }))
+        return;  // stopping: the job stays pending and another node reclaims it
+    }
+  }
+  if (!until_done([&] {
+        conn.command({"XACK", queue_keys::kStream, queue_keys::kGroup, id});
+        conn.command({"XDEL", queue_keys::kStream, id});  // the stream's length stays the jobs not done
+      }))
+    return;
+  ++jobs_;
+}
+
+std::string QueueWorker::materialize(const QueueJob& job) {
+  std::error_code ec;
+  const std::string sha = sha256_hex(job.problem_source);
+  if (fs::is_regular_file(job.problem_path, ec) && sha256_hex(read_file(job.problem_path)) == sha) return job.problem_path;
+  // Another node's problem (another suite folder, or a reference_code it saved): the same text
+  // under its own name, so prompts and verdicts name it as the front does.
+  std::string name = fs::path(job.problem_name).filename().string();
+  if (name.empty() || name == "." || name == "..") name = "problem.py";
+  const fs::path path = opt_.dir / "problems" / sha.substr(0, 16) / name;
+  if (!fs::exists(path, ec)) {
+    fs::create_directories(path.parent_path());
+    write_file_atomic(path, job.problem_source);
+  }
+  return path.string();
+}
+
+QueueResult QueueWorker::run(const QueueJob& job, const std::string& stem) {
+  QueueResult r;
+  r.sha256 = job.sha256;
+  r.node = opt_.node;
+  try {
+    const std::string problem = materialize(job);
+    const auto format = prompt::answer_format_from_string(job.format);
+    fs::path code = opt_.dir / "jobs" / (stem + (format == prompt::AnswerFormat::Cuda ? ".cu" : ".py"));
+    fs::create_directories(code.parent_path());
+    write_file_atomic(code, job.code);
+    r.result = sessions_.evaluate_here(problem, code.string(), format);
+    std::error_code ec;
+    fs::remove(code, ec);
+  } catch (const ApiError& e) {
+    r.error_status = e.status;
+    r.error_code = e.code;
+    r.error_message = e.what();
+  } catch (const std::exception& e) {
+    r.error_status = 500;
+    r.error_code = "internal";
+    r.error_message = e.what();
+  }
+  return r;
+}
+
+}  // namespace kagent::serve

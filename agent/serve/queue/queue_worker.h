@@ -1,0 +1,75 @@
+// The worker side of the cluster queue (kagent serve --queue): consumers that pull jobs from the
+// shared stream as members of the consumer group (XREADGROUP), evaluate each on this node's own
+// pool (its GPU workers; under --compile-only its compile workers), store the result once
+// (SET NX: the first result of a key wins, so a job run twice never answers twice differently)
+// and acknowledge it. A job a dead node had claimed is taken over (XAUTOCLAIM) once it has been
+// idle for `reclaim_idle`; a live node's running jobs are kept from looking idle by the
+// heartbeat (NodeHeartbeat re-claims them every second), so a slow evaluation is never stolen.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "serve/problem_sessions.h"
+#include "serve/queue/queue_job.h"
+#include "serve/queue/redis_connection.h"
+#include "serve/redis_url.h"
+
+namespace kagent::serve {
+
+struct WorkerOptions {
+  RedisUrl url;
+  std::string node;
+  size_t consumers = 2;  // jobs this node takes at once
+  std::chrono::milliseconds reclaim_idle{15000};
+  std::chrono::seconds result_ttl{std::chrono::hours(24)};
+  std::filesystem::path dir;  // DATA/queue: the jobs' code, and problems whose file this node lacks
+};
+
+class QueueWorker {
+ public:
+  QueueWorker(WorkerOptions options, ProblemSessions& sessions);
+  ~QueueWorker();
+  QueueWorker(const QueueWorker&) = delete;
+  QueueWorker& operator=(const QueueWorker&) = delete;
+
+  // Starts the consumers; call once this node's evaluation workers have started.
+  void start();
+  // Lets each consumer finish the job it holds, then ends them.
+  void stop();
+
+  // (consumer, stream entry id) of each job this node's consumers hold now.
+  std::vector<std::pair<std::string, std::string>> running() const;
+  struct Counters {
+    int64_t jobs = 0, reclaimed = 0, wait_ms_sum = 0, wait_count = 0;
+    size_t running = 0, consumers = 0;
+  };
+  Counters counters() const;
+
+ private:
+  void consume(size_t index);
+  void process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields);
+  QueueResult run(const QueueJob& job, const std::string& stem);
+  std::string materialize(const QueueJob& job);
+  // Runs `f` until Redis takes it or the worker stops; false when it stopped first.
+  template <class F>
+  bool until_done(F&& f);
+  std::string consumer_name(size_t index) const;
+
+  WorkerOptions opt_;
+  ProblemSessions& sessions_;
+  mutable std::mutex mu_;
+  std::vector<std::string> running_;  // by consumer: the entry id it holds, "" when idle
+  std::atomic<bool> stop_{false};
+  std::atomic<int64_t> jobs_{0}, reclaimed_{0}, wait_ms_sum_{0}, wait_count_{0};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace kagent::serve
