@@ -10,7 +10,13 @@ using nlohmann::json;
 // answer those of `every_route` below; the routes that evaluate or open an episode wait for the
 // workers, hence 503 (agent/serve/http_server.cpp, `needs_ready`).
 constexpr const char* kBadBody = "bad_request | malformed_json";
-constexpr const char* kUnavailable = "starting (Retry-After) | no_gpu | workers_failed";
+// With --queue redis:// (docs/serve.md, "Several machines"): a request answers queue_unavailable
+// once Redis has been away past --queue-retry-s, stopping while its node stops; /health says
+// degraded while Redis is away.
+constexpr const char* kUnavailable =
+    "starting (Retry-After) | no_gpu | workers_failed | with --queue redis://: queue_unavailable (Retry-After), "
+    "stopping (Retry-After), degraded (/health)";
+constexpr const char* kQueueTimeout = "queue_timeout (--queue redis://: no node answered the job in time)";
 constexpr const char* kQueueFull = "queue_full (Retry-After)";
 
 json route(const char* method, const char* path, json request, json response, json statuses) {
@@ -45,20 +51,23 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
                   "time_coverage,guards,policy,verdicts,own_kernel_share,turn}"},
                  {{"200", "the step"}, {"400", kBadBody}, {"404", "unknown_episode"},
                   {"409", "episode_done | request_id_conflict"}, {"413", "body_too_large"}, {"422", "problem_error"},
-                  {"429", kQueueFull}, {"503", kUnavailable}}),
+                  {"429", kQueueFull}, {"503", kUnavailable}, {"504", kQueueTimeout}}),
            route("GET", "/v1/episodes/{id}", nullptr, {"start", "steps", "unfinished", "done"},
                  {{"200", "the episode as recorded"}, {"404", "unknown_episode"}}),
            route("DELETE", "/v1/episodes/{id}", nullptr, {"episode_id", "deleted"},
                  {{"200", "deleted"}, {"404", "unknown_episode"}}),
            route("POST", "/v1/evaluate",
-                 {"task_id | problem | reference_code", "kernel_code", "format?", "reward?", "policy?", "async?"},
+                 {"task_id | problem | reference_code", "kernel_code", "format?", "reward?", "policy?", "async?",
+                  "request_id? (--queue redis://: answered once on the whole cluster)"},
                  {"compiled", "correctness", "speedup", "speedup_compiled", "kernel_runtime", "reference_runtime",
                   "time_coverage", "decoy_kernel", "guards", "reward", "status", "reason", "policy", "verdicts",
                   "own_kernel_share"},
                  {{"200", "the result"}, {"202", "async: {id}"}, {"400", kBadBody},
-                  {"404", "unknown_task | unknown_problem"}, {"413", "body_too_large"}, {"422", "problem_error"},
-                  {"429", kQueueFull}, {"503", kUnavailable}}),
-           route("POST", "/v1/evaluate/batch", {"requests[]", "async?"}, {"results[] | ids[]"},
+                  {"404", "unknown_task | unknown_problem"}, {"409", "request_id_conflict (--queue redis://)"},
+                  {"413", "body_too_large"}, {"422", "problem_error"}, {"429", kQueueFull}, {"503", kUnavailable},
+                  {"504", kQueueTimeout}}),
+           route("POST", "/v1/evaluate/batch", {"requests[]", "async?", "request_id? (each item's: the id and its place)"},
+                 {"results[] | ids[]"},
                  {{"200", "results in order; an item that failed holds its {error} (any status of /v1/evaluate)"},
                   {"202", "async: {ids}"}, {"400", kBadBody}, {"413", "body_too_large"}, {"429", kQueueFull},
                   {"503", kUnavailable}}),
@@ -66,12 +75,15 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
                  {{"200", "the result's state"}, {"404", "unknown_result"}}),
            route("POST", "/v1/reward",
                  {"query[]", "prompts[]?", "labels[] (task ids)",
-                  "format? (cuda | kernelbench, for every item; default: the server's --format)", "policy?", "reward?"},
+                  "format? (cuda | kernelbench, for every item; default: the server's --format)", "policy?", "reward?",
+                  "request_id? (--queue redis://; each item's: the id and its place)"},
                  {"rewards", "scores", "extra_logs{correct,status}"},
                  {{"200", "one reward per query (null: compiled, not run, under --compile-only)"}, {"400", kBadBody},
-                  {"404", "unknown_task"}, {"413", "body_too_large"}, {"422", "problem_error"}, {"429", kQueueFull},
-                  {"503", kUnavailable}}),
-           route("GET", "/health", nullptr, {"status", "error", "workers", "device", "compile_only", "episodes_open", "tasks"},
+                  {"404", "unknown_task"}, {"409", "request_id_conflict (--queue redis://)"}, {"413", "body_too_large"},
+                  {"422", "problem_error"}, {"429", kQueueFull}, {"503", kUnavailable}, {"504", kQueueTimeout}}),
+           route("GET", "/health", nullptr,
+                 {"status", "error", "workers", "device", "compile_only", "episodes_open", "tasks",
+                  "queue? (--queue redis://: this node, the cluster's depth, nodes and nodes lost)"},
                  {{"200", "ok"}, {"503", kUnavailable}}),
            route("GET", "/metrics", nullptr, nullptr, {{"200", "Prometheus text"}}),
            route("GET", "/v1/schema", nullptr, nullptr, {{"200", "this schema"}}),
@@ -81,7 +93,8 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
       {"errors", {{"400", kBadBody}, {"401", "missing_token"}, {"403", "wrong_token"},
                   {"404", "unknown_episode | unknown_task | unknown_problem | unknown_result | not_found"},
                   {"409", "episode_done | request_id_conflict | episode_exists"}, {"413", "body_too_large"},
-                  {"422", "problem_error"}, {"429", kQueueFull}, {"503", kUnavailable}, {"500", "internal"}}},
+                  {"422", "problem_error"}, {"429", kQueueFull}, {"503", kUnavailable}, {"504", kQueueTimeout},
+                  {"500", "internal"}}},
       {"problem_fields", problem}};
 }
 
