@@ -1,8 +1,10 @@
 // scripts/slurm/collect.sbatch on a real Slurm: munged, slurmctld and slurmd (Debian's packages)
 // started by the test on loopback, configured in its own temp folder. The script runs as a
 // 4-task array (one shard each, compile-only collection) and submits its merge job; the merged
-// collection must equal a single-process run, trajectory by trajectory. Skipped, saying why,
-// only where Slurm is not installed or its daemons cannot start here.
+// collection must equal a single-process run, trajectory by trajectory. scripts/slurm/serve.sbatch
+// on the same cluster starts Redis and a `kagent serve --queue` node that answers /health with
+// its queue reachable, and scancel stops both. Skipped, saying why, only where Slurm (or, for
+// serve.sbatch, redis-server) is not installed or its daemons cannot start here.
 #include <doctest/doctest.h>
 
 #include <netinet/in.h>
@@ -216,4 +218,77 @@ TEST_CASE("collect.sbatch: a 4-shard array and its merge job equal a single-proc
   CHECK(got.index_lines == want.index_lines);
   CHECK(got.metrics == want.metrics);
   CHECK(has(kagent::read_file(out + "/merged.out"), "merged    4 collection(s)"));
+}
+
+namespace {
+
+// GET http://127.0.0.1:port/health by hand (this test links no HTTP client): the body, or "".
+std::string health_body(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  timeval tv{2, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string text;
+  const std::string request = "GET /health HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::write(fd, request.data(), request.size()) == static_cast<ssize_t>(request.size())) {
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  const auto body = text.find("\r\n\r\n");
+  return body == std::string::npos ? "" : text.substr(body + 4);
+}
+
+}  // namespace
+
+TEST_CASE("serve.sbatch: Redis and a kagent serve --queue node in a Slurm job; scancel stops them") {
+  TempDir dir("kagent-slurm-serve");
+  fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec);
+  if (find_program("redis-server").empty() || find_program("redis-cli").empty()) {
+    MESSAGE("SKIPPED: redis-server or redis-cli not installed (scripts/setup.sh installs redis-server)");
+    return;
+  }
+  LoopbackSlurm slurm(dir.path() / "slurm");
+  if (const std::string why = slurm.start(); !why.empty()) {
+    MESSAGE("SKIPPED: no Slurm here: " << why);
+    return;
+  }
+  write_tiny_suite(dir, "suite");
+  const std::string out = dir.str() + "/served";
+  const int port = free_port(), redis_port = free_port();
+  const auto sub = slurm.run({"sbatch", "--parsable", "--gres=none", "--cpus-per-task=1", "--nodes=1",
+                              "--output=" + dir.str() + "/serve.out", "--chdir=" + dir.str(),
+                              std::string(KAGENT_SOURCE_DIR) + "/scripts/slurm/serve.sbatch", dir.str() + "/suite", out,
+                              "--compile-only"},
+                             60,
+                             {"KAGENT=" + std::string(KAGENT_BINARY_DIR) + "/kagent", "KAGENT_CACHE_DIR=" + dir.str() + "/cache",
+                              "HOME=" + dir.str(), "KAGENT_SERVE_PORT=" + std::to_string(port),
+                              "KAGENT_REDIS_PORT=" + std::to_string(redis_port)});
+  INFO(sub.output);
+  REQUIRE(sub.exit.exited);
+  REQUIRE(sub.exit.code == 0);
+  std::string job = sub.output;
+  while (!job.empty() && (job.back() == '\n' || job.back() == ' ')) job.pop_back();
+  std::string health;
+  const bool up = LoopbackSlurm::wait_for(
+      [&] {
+        health = health_body(port);
+        return health.find("\"status\":\"ok\"") != std::string::npos;
+      },
+      180);
+  INFO(tail(dir.path() / "serve.out"), "\n", health);
+  REQUIRE(up);
+  const auto h = nlohmann::json::parse(health);
+  CHECK(h["queue"]["reachable"] == true);
+  CHECK(h["queue"]["url"] == "redis://127.0.0.1:" + std::to_string(redis_port));
+  CHECK(h["queue"]["nodes"].size() == 1);
+  CHECK(kagent::read_file(out + "/urls.txt") == "http://127.0.0.1:" + std::to_string(port) + "\n");
+  CHECK(fs::exists(out + "/redis/appendonlydir"));
+  CHECK(slurm.run({"scancel", job}, 30).exit.code == 0);
+  CHECK(LoopbackSlurm::wait_for([&] { return slurm.run({"squeue", "-h"}, 10).output.empty(); }, 120));
+  CHECK(health_body(port).empty());
 }
