@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <regex>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -132,10 +132,16 @@ Suite load_suite(const fs::path& path) {
     if (bytes > kMaxListBytes)
       throw SuiteError("unreadable", fmt::format("the list file {} is {} bytes; a list of problem files is at most {}",
                                                  path.string(), bytes, kMaxListBytes));
-    if (!is_valid_utf8(read_file(path)))
+    // Read once: the same bytes are checked and then parsed.
+    std::string text;
+    try {
+      text = read_file(path);
+    } catch (const std::exception&) {
+      throw SuiteError("unreadable", "cannot read the list file " + path.string());
+    }
+    if (!is_valid_utf8(text))
       throw SuiteError("unreadable", "the list file " + path.string() + " is not UTF-8 text (not a list of problem files)");
-    std::ifstream in(path);
-    if (!in) throw SuiteError("unreadable", "cannot read the list file " + path.string());
+    std::istringstream in(text);
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       const size_t a = line.find_first_not_of(" \t\r");
