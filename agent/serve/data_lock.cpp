@@ -40,26 +40,21 @@ std::string holder(const fs::path& data_dir, int fd) {
 DataLock::DataLock(const fs::path& data_dir) {
   const fs::path file = data_dir / "serve.lock";
   // O_CLOEXEC: the workers this server starts must not inherit the lock and outlive it.
-  fd_ = ::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+  Fd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!fd) throw std::runtime_error(fmt::format("cannot open {}: {}", file.string(), std::strerror(errno)));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
     const int err = errno;
-    const std::string who = err == EWOULDBLOCK ? holder(data_dir, fd_) : std::string();
-    ::close(fd_);
-    fd_ = -1;
     if (err == EWOULDBLOCK)
-      throw DataInUse(fmt::format("another kagent serve ({}) is using this folder; give each server its own --data", who));
+      throw DataInUse(fmt::format("another kagent serve ({}) is using this folder; give each server its own --data",
+                                  holder(data_dir, fd.get())));
     throw std::runtime_error(fmt::format("cannot lock {}: {}", file.string(), std::strerror(err)));
   }
   // Ours now: say who holds it, for the next server that finds it taken.
   const std::string pid = fmt::format("{}\n", ::getpid());
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
     // The lock holds without the pid; only the message of a refused server is the poorer.
   }
-}
-
-DataLock::~DataLock() {
-  if (fd_ >= 0) ::close(fd_);
+  fd_ = std::move(fd);
 }
 
 }  // namespace kagent::serve

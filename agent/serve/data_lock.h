@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/fd.h"
+
 namespace kagent::serve {
 
 // Thrown when another process holds the folder: what() is the one line to print.
@@ -21,12 +23,11 @@ class DataLock {
   // lock file and DATA/server.json) when another server holds it; std::runtime_error when the
   // lock file cannot be opened.
   explicit DataLock(const std::filesystem::path& data_dir);
-  ~DataLock();
   DataLock(const DataLock&) = delete;
   DataLock& operator=(const DataLock&) = delete;
 
  private:
-  int fd_ = -1;
+  Fd fd_;  // the lock lives as long as the descriptor
 };
 
 }  // namespace kagent::serve
