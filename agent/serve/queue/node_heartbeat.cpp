@@ -143,11 +143,11 @@ json NodeHeartbeat::health_json() const {
     nodes.push_back({{"node", n.name},
                      {"url", n.url},
                      {"jobs", n.jobs},
-                     {"jobs_per_second", static_cast<double>(n.jobs) / n.uptime_s},
+                     {"jobs_per_second", n.jobs_per_second()},
                      {"reclaimed", n.reclaimed},
                      {"running", n.running},
                      {"consumers", n.consumers},
-                     {"wait_seconds_avg", n.wait_count ? static_cast<double>(n.wait_ms_sum) / 1000.0 / n.wait_count : 0.0}});
+                     {"wait_seconds_avg", n.wait_seconds_avg()}});
   return {{"url", url_.text()},  {"node", node_},           {"reachable", s.reachable},
           {"error", s.error.empty() ? json(nullptr) : json(s.error)},   {"depth", s.depth},
           {"running", s.running}, {"waiting_requests", front_.waiting()}, {"nodes", nodes},
@@ -186,9 +186,8 @@ std::string NodeHeartbeat::prometheus() const {
   for (const auto& n : s.alive) {
     const std::string label = fmt::format("{{node=\"{}\"}}", n.name);
     jobs += fmt::format("kagent_cluster_node_jobs_total{} {}\n", label, n.jobs);
-    rate += fmt::format("kagent_cluster_node_jobs_per_second{} {}\n", label, static_cast<double>(n.jobs) / n.uptime_s);
-    wait += fmt::format("kagent_cluster_node_wait_seconds_avg{} {}\n", label,
-                        n.wait_count ? static_cast<double>(n.wait_ms_sum) / 1000.0 / n.wait_count : 0.0);
+    rate += fmt::format("kagent_cluster_node_jobs_per_second{} {}\n", label, n.jobs_per_second());
+    wait += fmt::format("kagent_cluster_node_wait_seconds_avg{} {}\n", label, n.wait_seconds_avg());
     cluster_wait_ms += n.wait_ms_sum;
     cluster_wait_count += n.wait_count;
   }
@@ -196,8 +195,7 @@ std::string NodeHeartbeat::prometheus() const {
   line("kagent_cluster_nodes_lost", "nodes whose heartbeat expired without a clean stop", "gauge",
        one("kagent_cluster_nodes_lost", static_cast<double>(s.lost.size())));
   line("kagent_cluster_wait_seconds_avg", "the live nodes' mean time from XADD to a worker taking the job", "gauge",
-       one("kagent_cluster_wait_seconds_avg",
-           cluster_wait_count ? static_cast<double>(cluster_wait_ms) / 1000.0 / cluster_wait_count : 0.0));
+       one("kagent_cluster_wait_seconds_avg", NodeStatus::mean_seconds(cluster_wait_ms, cluster_wait_count)));
   line("kagent_cluster_node_jobs_total", "jobs each live node's workers finished", "counter", jobs);
   line("kagent_cluster_node_jobs_per_second", "each live node's jobs per second since it started", "gauge", rate);
   line("kagent_cluster_node_wait_seconds_avg", "each live node's mean waiting time of the jobs it took", "gauge", wait);

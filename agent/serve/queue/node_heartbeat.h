@@ -27,6 +27,12 @@ struct NodeStatus {
   std::string name, url;
   int64_t jobs = 0, reclaimed = 0, submitted = 0, wait_ms_sum = 0, wait_count = 0, consumers = 0, running = 0;
   double uptime_s = 0;
+  double jobs_per_second() const { return static_cast<double>(jobs) / uptime_s; }
+  double wait_seconds_avg() const { return mean_seconds(wait_ms_sum, wait_count); }
+  // The mean of `count` waits summing `ms_sum` milliseconds, in seconds; 0 with none.
+  static double mean_seconds(int64_t ms_sum, int64_t count) {
+    return count ? static_cast<double>(ms_sum) / 1000.0 / static_cast<double>(count) : 0.0;
+  }
 };
 
 struct ClusterSnapshot {
