@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/files.h"
+#include "common/utf8.h"
 #include "serve/api_error.h"
 
 namespace kagent::serve {
@@ -35,13 +36,7 @@ JobQueue::~JobQueue() { stop(); }
 void JobQueue::open() {
   std::lock_guard c(conn_mu_);
   conn_.command({"PING"});
-  try {
-    // From the stream's start ("0"), not "$": jobs a front added before any worker joined are
-    // the group's too.
-    conn_.command({"XGROUP", "CREATE", queue_keys::kStream, queue_keys::kGroup, "0", "MKSTREAM"});
-  } catch (const RedisReplyError& e) {
-    if (std::string(e.what()).rfind("BUSYGROUP", 0) != 0) throw;  // the group exists: another node made it
-  }
+  create_group(conn_);
   poller_ = std::thread([this] { poll_loop(); });
 }
 
@@ -60,7 +55,7 @@ size_t JobQueue::waiting() {
 }
 
 std::string JobQueue::add(RedisConnection& conn, const QueueJob& job) {
-  const std::string body = json(job).dump(-1, ' ', false, json::error_handler_t::replace);
+  const std::string body = dump_json(json(job));
   const std::string id = reply_string(conn.command({"XADD", queue_keys::kStream, "*", "job", body}).get());
   conn.command({"SET", queue_keys::job(job.key), id, "EX", std::to_string(opt_.result_ttl.count())});
   return id;

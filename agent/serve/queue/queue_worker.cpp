@@ -8,6 +8,7 @@
 
 #include "common/files.h"
 #include "common/sha256.h"
+#include "common/utf8.h"
 #include "serve/api_error.h"
 
 namespace kagent::serve {
@@ -15,6 +16,22 @@ namespace kagent::serve {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// The first of a stream reply's entries ([[id, [field, value, ...]], ...]): its id and fields;
+// false when there is none.
+bool first_entry(const redisReply* entries, std::string& id, const redisReply*& fields) {
+  const auto list = reply_elements(entries);
+  if (list.empty()) return false;
+  const auto e = reply_elements(list[0]);
+  if (e.size() != 2) return false;
+  id = reply_string(e[0]);
+  fields = e[1];
+  return true;
+}
+
+}  // namespace
 
 QueueWorker::QueueWorker(WorkerOptions options, ProblemSessions& sessions)
     : opt_(std::move(options)), sessions_(sessions), running_(opt_.consumers) {}
@@ -80,15 +97,7 @@ void QueueWorker::consume(size_t index) {
         const auto parts = reply_elements(holder.get());
         if (parts.size() >= 2) {
           cursor = reply_string(parts[0]);
-          const auto entries = reply_elements(parts[1]);
-          if (!entries.empty()) {
-            const auto e = reply_elements(entries[0]);
-            if (e.size() == 2) {
-              id = reply_string(e[0]);
-              fields = e[1];
-              reclaimed = true;
-            }
-          }
+          reclaimed = first_entry(parts[1], id, fields);
         }
         if (cursor == "0-0" && id.empty())
           next_scan = Clock::now() + std::max<std::chrono::milliseconds>(std::chrono::milliseconds(1000), opt_.reclaim_idle / 4);
@@ -99,17 +108,8 @@ void QueueWorker::consume(size_t index) {
                                "STREAMS", queue_keys::kStream, ">"});
         const auto streams = reply_elements(holder.get());
         if (!streams.empty()) {
-          const auto stream = reply_elements(streams[0]);
-          if (stream.size() == 2) {
-            const auto entries = reply_elements(stream[1]);
-            if (!entries.empty()) {
-              const auto e = reply_elements(entries[0]);
-              if (e.size() == 2) {
-                id = reply_string(e[0]);
-                fields = e[1];
-              }
-            }
-          }
+          const auto stream = reply_elements(streams[0]);  // [name, entries]
+          if (stream.size() == 2) first_entry(stream[1], id, fields);
         }
       }
       if (id.empty()) continue;
@@ -120,7 +120,7 @@ void QueueWorker::consume(size_t index) {
       // and retried, never a dead consumer.
       if (std::string(e.what()).rfind("NOGROUP", 0) == 0) {
         try {
-          conn.command({"XGROUP", "CREATE", queue_keys::kStream, queue_keys::kGroup, "0", "MKSTREAM"});
+          create_group(conn);
         } catch (const std::exception&) {
         }
       } else {
@@ -166,7 +166,7 @@ void QueueWorker::process(RedisConnection& conn, size_t index, const std::string
     const Reply have = conn.command({"EXISTS", queue_keys::result(job.key)});
     if (reply_integer(have.get()) == 0) {
       const QueueResult r = run(job, id);
-      const std::string value = json(r).dump(-1, ' ', false, json::error_handler_t::replace);
+      const std::string value = dump_json(json(r));
       if (!until_done([&] {
             conn.command({"SET", queue_keys::result(job.key), value, "NX", "EX", std::to_string(opt_.result_ttl.count())});
           }))

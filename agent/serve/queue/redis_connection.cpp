@@ -1,5 +1,7 @@
 #include "serve/queue/redis_connection.h"
 
+#include "serve/queue/queue_job.h"
+
 #include <sys/time.h>
 
 #include <hiredis/hiredis.h>
@@ -66,6 +68,16 @@ std::vector<const redisReply*> reply_elements(const redisReply* r) {
   if (!r || r->type != REDIS_REPLY_ARRAY) return out;
   for (size_t i = 0; i < r->elements; ++i) out.push_back(r->element[i]);
   return out;
+}
+
+void create_group(RedisConnection& conn) {
+  try {
+    // From the stream's start ("0"), not "$": jobs a front added before any worker joined are
+    // the group's too.
+    conn.command({"XGROUP", "CREATE", queue_keys::kStream, queue_keys::kGroup, "0", "MKSTREAM"});
+  } catch (const RedisReplyError& e) {
+    if (std::string(e.what()).rfind("BUSYGROUP", 0) != 0) throw;  // the group exists: another node made it
+  }
 }
 
 }  // namespace kagent::serve

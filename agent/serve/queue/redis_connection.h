@@ -62,4 +62,8 @@ bool reply_nil(const redisReply* r);
 long long reply_integer(const redisReply* r);
 std::vector<const redisReply*> reply_elements(const redisReply* r);
 
+// The cluster's stream and its consumer group, made unless another node made them already: at
+// a node's start, and again by a consumer that finds them gone (a Redis that lost its data).
+void create_group(RedisConnection& conn);
+
 }  // namespace kagent::serve
