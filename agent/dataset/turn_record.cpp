@@ -18,11 +18,12 @@ json status_policy(const traj::Turn& turn) {
 
 json turn_verdicts(const traj::Turn& turn) {
   json out = json::object();
+  if (turn.error || !turn.eval) {
+    const json none = {{"status", turn_status(turn)}, {"reason", turn.error ? turn.error->message : ""}};
+    for (const auto& name : policy_names()) out[name] = none;
+    return out;
+  }
   for (const auto& name : policy_names()) {
-    if (turn.error || !turn.eval) {
-      out[name] = {{"status", turn_status(turn)}, {"reason", turn.error ? turn.error->message : ""}};
-      continue;
-    }
     const PolicyVerdict v = verdict_under(*turn.eval, policy_from_string(name));
     out[name] = {{"status", to_string(v.status)}, {"reason", v.reason}};
   }
