@@ -75,9 +75,8 @@ int run_eval(const EvalArgs& a) {
     const std::string& path = is_problem ? a.problem : a.candidate;
     const auto err = check_input_file(path, is_problem ? "problem file" : "candidate", kMaxSourceBytes, /*text=*/true);
     if (!err) continue;
-    using Kind = InputFileError::Kind;
     r.message = err->line;
-    if (err->kind == Kind::Missing || err->kind == Kind::Folder || err->kind == Kind::NotAFile) {
+    if (err->no_file()) {
       r.status = Status::ProblemError;
       r.reason = reason::kFileNotFound;
       return fail_line(a, exit_status::kFileNotFound, r.message, r);

@@ -65,8 +65,6 @@ std::optional<std::string> output_folder_problem(const fs::path& dir) {
   return std::nullopt;
 }
 
-std::string json_parse_problem(const nlohmann::json::parse_error& e) { return plain_message(e.what()); }
-
 JsonInput read_json_input(const fs::path& path, const std::string& what, std::uintmax_t max_bytes) {
   JsonInput in;
   if (auto err = check_input_file(path, what, max_bytes, /*text=*/false)) {
@@ -76,7 +74,8 @@ JsonInput read_json_input(const fs::path& path, const std::string& what, std::ui
   try {
     in.value = nlohmann::json::parse(read_file(path));
   } catch (const nlohmann::json::parse_error& e) {
-    in.error = InputFileError{InputFileError::Kind::NotJson, what + " " + path.string() + ": " + json_parse_problem(e)};
+    // plain_message: "not valid JSON (line 1, column 5)", "cut short: ...", "empty: no JSON in it".
+    in.error = InputFileError{InputFileError::Kind::NotJson, what + " " + path.string() + ": " + plain_message(e.what())};
   } catch (const std::exception&) {
     in.error = InputFileError{InputFileError::Kind::Unreadable, "cannot read " + what + " " + path.string()};
   }

@@ -22,6 +22,8 @@ inline constexpr std::uintmax_t kMaxJsonBytes = 256u << 20;
 struct InputFileError {
   enum class Kind { Missing, Folder, NotAFile, Unreadable, TooLarge, Empty, NotText, NotJson } kind;
   std::string line;  // "problem file p.py is a folder, not a file"
+  // No file to read at that path (missing, a folder, a device): the commands' "file not found".
+  bool no_file() const { return kind == Kind::Missing || kind == Kind::Folder || kind == Kind::NotAFile; }
 };
 
 // `what` names the file's role ("problem file", "candidate"). `text`: must be UTF-8 text.
@@ -41,9 +43,5 @@ JsonInput read_json_input(const std::filesystem::path& path, const std::string& 
 // reason it cannot ("cannot create the folder x/y: Permission denied", "x is a file, not a
 // folder"), or nullopt. For the flags that name where output goes, checked before work starts.
 std::optional<std::string> output_folder_problem(const std::filesystem::path& dir);
-
-// nlohmann's parse error in plain words: "not valid JSON (line 1, column 5)", "cut short: ...",
-// "empty: no JSON in it", "not UTF-8 text (...)".
-std::string json_parse_problem(const nlohmann::json::parse_error& e);
 
 }  // namespace kagent::cli

@@ -65,11 +65,8 @@ int run_solve(SolveArgs a) {
   }
   // The problem file before the model and the worker: a folder, an empty file, one far larger
   // than any problem or bytes that are not text end here.
-  if (const auto err = check_input_file(a.problem, "problem file", kMaxSourceBytes, /*text=*/true)) {
-    using Kind = InputFileError::Kind;
-    const bool missing = err->kind == Kind::Missing || err->kind == Kind::Folder || err->kind == Kind::NotAFile;
-    return fail(missing ? solve_exit::kFileNotFound : solve_exit::kProblemLoad, err->line);
-  }
+  if (const auto err = check_input_file(a.problem, "problem file", kMaxSourceBytes, /*text=*/true))
+    return fail(err->no_file() ? solve_exit::kFileNotFound : solve_exit::kProblemLoad, err->line);
   a.problem = fs::absolute(a.problem).string();
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
