@@ -38,7 +38,7 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
             {"compiled", false}, {"correct", false}, {"speedup_eager", nullptr}, {"speedup_compiled", nullptr},
             {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
             {"policy", to_string(policy)}, {"verdicts", nullptr}, {"own_kernel_share", nullptr},
-            {"sandbox", {{"candidate_ran", false}, {"why", "the answer held no code to run"}}}, {"turn", turn}};
+            {"sandbox", sandbox_not_run("the answer held no code to run")}, {"turn", turn}};
   const auto o = rollout::outcome_of(*r, false, policy);
   const PolicyVerdict v = verdict_under(*r, policy);
   const bool not_run = r->reason == reason::kNoGpu;
@@ -59,8 +59,7 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
           {"verdicts", not_run ? json(nullptr) : verdicts_json(*r)},
           {"own_kernel_share", json_or_null(r->own_kernel_share)},
           // What held the candidate's code in the worker that ran it (sandbox/sandbox_section.h).
-          {"sandbox", r->sandbox.is_null() ? json{{"candidate_ran", false}, {"why", "no candidate code ran in a worker"}}
-                                           : r->sandbox},
+          {"sandbox", sandbox_json(*r)},
           {"turn", turn}};
 }
 

@@ -253,6 +253,12 @@ const PhaseRecord* EvalResult::phase(const std::string& name) const {
   return nullptr;
 }
 
+nlohmann::json sandbox_not_run(std::string_view why) { return {{"candidate_ran", false}, {"why", why}}; }
+
+nlohmann::json sandbox_json(const EvalResult& r) {
+  return r.sandbox.is_null() ? sandbox_not_run("no candidate code ran in a worker") : r.sandbox;
+}
+
 void to_json(nlohmann::json& j, const EvalResult& r) {
   // Messages and the worker's output quote the candidate and its exceptions: made UTF-8 (utf8.h).
   j = {{"status", to_string(r.status)},
@@ -278,9 +284,7 @@ void to_json(nlohmann::json& j, const EvalResult& r) {
   if (!r.isolation.empty()) j["isolation"] = r.isolation;
   if (!r.startup.is_null()) j["startup"] = r.startup;
   // Every result says what held the candidate's code, or that none of it ran.
-  j["sandbox"] = r.sandbox.is_null()
-                     ? nlohmann::json{{"candidate_ran", false}, {"why", "no candidate code ran in a worker"}}
-                     : r.sandbox;
+  j["sandbox"] = sandbox_json(r);
 }
 
 void from_json(const nlohmann::json& j, EvalResult& r) {

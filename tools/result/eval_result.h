@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -329,6 +330,10 @@ void to_json(nlohmann::json& j, const ExtensionBuild& e);
 void to_json(nlohmann::json& j, const PolicyVerdict& v);
 void from_json(const nlohmann::json& j, PolicyVerdict& v);
 void from_json(const nlohmann::json& j, ExtensionBuild& e);
+// The `sandbox` section every result carries: `r.sandbox`, or, where no candidate code ran,
+// {"candidate_ran": false, "why": ...} (sandbox_not_run).
+nlohmann::json sandbox_json(const EvalResult& r);
+nlohmann::json sandbox_not_run(std::string_view why);
 void to_json(nlohmann::json& j, const EvalResult& r);
 void from_json(const nlohmann::json& j, EvalResult& r);
 

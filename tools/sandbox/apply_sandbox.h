@@ -42,9 +42,10 @@ class Sandbox {
   // reservations and thread pools exist): RLIMIT_DATA, RLIMIT_FSIZE, RLIMIT_NPROC, no cores.
   void limit_resources();
 
-  // Around each request: arms the CPU-time limit; then disarms it, kills processes a
-  // candidate left running and returns the violations recorded meanwhile.
-  void begin_request();
+  // Around each request: arms the CPU-time limit and returns what was refused since the last
+  // end (by something a candidate left behind: never the coming request's); then disarms it,
+  // kills processes a candidate left running and returns the violations recorded meanwhile.
+  Violations begin_request();
   Violations end_request();
 
   // Empties the scratch folder this process made for itself (the monitor removes it, where there is one).

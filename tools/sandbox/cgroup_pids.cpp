@@ -36,6 +36,12 @@ bool has_word(const std::string& list, const std::string& word, char sep) {
   return false;
 }
 
+// Whether a cgroup v2 control file's line of controllers ("cpu io pids") names `controller`.
+bool lists_controller(const std::string& file, const std::string& controller) {
+  const std::string text = read_file_or_empty(file);
+  return has_word(text.substr(0, text.find('\n')), controller, ' ');
+}
+
 // Writes `text` to a control file; "" or why not.
 std::string write_control(const std::string& path, const std::string& text) {
   std::ofstream out(path);
@@ -93,10 +99,8 @@ std::optional<PidsHierarchy> find_pids_hierarchy(const std::string& mountinfo, c
       // root, holds no processes of its own).
       const std::string mount_root = point;
       for (std::string dir = group_folder(point, root, v2_path);; dir = dir.substr(0, dir.rfind('/'))) {
-        const std::string enabled = read_file_or_empty(dir + "/cgroup.subtree_control");
-        const std::string available = read_file_or_empty(dir + "/cgroup.controllers");
-        if (has_word(enabled.substr(0, enabled.find('\n')), "pids", ' ') ||
-            (has_word(available.substr(0, available.find('\n')), "pids", ' ') &&
+        if (lists_controller(dir + "/cgroup.subtree_control", "pids") ||
+            (lists_controller(dir + "/cgroup.controllers", "pids") &&
              (dir == mount_root || read_file_or_empty(dir + "/cgroup.procs").empty())))
           return PidsHierarchy{dir, true};
         if (dir.size() <= mount_root.size() || dir.rfind('/') == std::string::npos) break;
@@ -117,8 +121,7 @@ PidsCgroupResult enter_pids_cgroup(pid_t pid) {
   if (h->v2) {
     // The children of the parent group get the pids controller. A parent that holds processes
     // itself refuses this (cgroup v2's "no internal processes") unless it is the root.
-    const std::string enabled = read_file_or_empty(h->parent + "/cgroup.subtree_control");
-    if (!has_word(enabled.substr(0, enabled.find('\n')), "pids", ' ')) {
+    if (!lists_controller(h->parent + "/cgroup.subtree_control", "pids")) {
       if (auto e = write_control(h->parent + "/cgroup.subtree_control", "+pids"); !e.empty()) {
         r.error = "cannot enable the pids controller below " + h->parent + ": " + e;
         return r;
@@ -192,14 +195,6 @@ void kill_and_remove_pids_cgroup(const std::string& dir) {
     for (pid_t pid; procs >> pid;) any = ::kill(pid, SIGKILL) == 0 || any;
     if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(any ? 20 : 10));
-  }
-}
-
-void remove_pids_cgroup(const PidsCgroup& group) {
-  // The killed processes leave the group as the kernel reaps them: a few tries.
-  for (int i = 0; i < 50; ++i) {
-    if (::rmdir(group.dir.c_str()) == 0 || errno == ENOENT) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
 

@@ -48,11 +48,9 @@ std::optional<uint64_t> limit_pids(const PidsCgroup& group, int extra, std::stri
 // The "max" count of pids.events: forks and threads refused at pids.max so far.
 uint64_t pids_refusals(const PidsCgroup& group);
 
-// Removes the group once it is empty (its processes killed): retried briefly.
-void remove_pids_cgroup(const PidsCgroup& group);
-
-// The orchestrator's side, after its worker ended (the monitor may have been killed with it):
-// kills what is left in the group `dir` (the hello report's "cgroup") and removes it.
+// After its worker ended, by the monitor or (where the monitor was killed with it) the
+// orchestrator: kills what is left in the group `dir` (the hello report's "cgroup") and
+// removes it once the kernel has reaped them.
 void kill_and_remove_pids_cgroup(const std::string& dir);
 
 }  // namespace kagent::sandbox

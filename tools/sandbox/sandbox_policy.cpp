@@ -57,12 +57,7 @@ SandboxPolicy SandboxPolicy::from_environment(const std::function<const char*(co
   if (auto v = get("KAGENT_SANDBOX_UID"); v && !v->empty())
     p.uid = parse_number<uint32_t>("KAGENT_SANDBOX_UID", *v, 0, 4294967294u);
   if (auto v = get("KAGENT_SANDBOX_DISABLE")) {
-    std::string_view rest = *v;
-    while (!rest.empty()) {
-      auto comma = rest.find(',');
-      std::string_view name = rest.substr(0, comma);
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-      if (name.empty()) continue;
+    for (std::string_view name : comma_separated(*v)) {
       bool known = false;
       for (const char* m : kMechanisms) known = known || name == m;
       if (!known) throw std::invalid_argument(fmt::format("KAGENT_SANDBOX_DISABLE: unknown mechanism '{}'", name));
@@ -70,6 +65,19 @@ SandboxPolicy SandboxPolicy::from_environment(const std::function<const char*(co
     }
   }
   return p;
+}
+
+std::vector<std::string_view> comma_separated(std::string_view list) {
+  std::vector<std::string_view> out;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    std::string_view name = list.substr(0, comma);
+    list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (!name.empty()) out.push_back(name);
+  }
+  return out;
 }
 
 SandboxPolicy SandboxPolicy::from_environment() {

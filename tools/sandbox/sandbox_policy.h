@@ -29,6 +29,10 @@ inline constexpr const char* kRlimitCpu = "rlimit_cpu";
 inline constexpr const char* kWatchdog = "watchdog";      // the orchestrator's RSS watchdog
 }  // namespace mechanism
 
+// The names of a comma-separated setting (KAGENT_SANDBOX_DISABLE, KAGENT_SANDBOX_REQUIRE),
+// spaces around each trimmed, empty ones dropped.
+std::vector<std::string_view> comma_separated(std::string_view list);
+
 struct SandboxPolicy {
   bool enabled = true;
   // Host memory of the worker and its children (RSS, watched by the orchestrator);

@@ -91,10 +91,6 @@ nlohmann::json result_section(const nlohmann::json& report, const std::optional<
   return section;
 }
 
-nlohmann::json section_not_run(std::string_view why) {
-  return {{"candidate_ran", false}, {"why", std::string(why)}};
-}
-
 std::vector<std::string> unheld_properties(const nlohmann::json& section) {
   std::vector<std::string> out;
   if (!section.contains("properties")) return out;
@@ -107,25 +103,15 @@ std::vector<std::string> unheld_properties(const nlohmann::json& section) {
 std::set<std::string, std::less<>> required_properties(const char* value) {
   std::set<std::string, std::less<>> out;
   if (!value) return out;
-  std::string text(value);
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    std::string name = text.substr(start, end - start);
-    while (!name.empty() && name.front() == ' ') name.erase(0, 1);
-    while (!name.empty() && name.back() == ' ') name.pop_back();
-    if (!name.empty()) {
-      bool known = false;
-      for (const char* p : kProperties) known = known || name == p;
-      if (!known)
-        throw std::invalid_argument(fmt::format(
-            "KAGENT_SANDBOX_REQUIRE: unknown property '{}' (known: network, filesystem, processes, host_memory, "
-            "file_size, cpu_time)",
-            name));
-      out.insert(name);
-    }
-    start = end + 1;
+  for (std::string_view name : comma_separated(value)) {
+    bool known = false;
+    for (const char* p : kProperties) known = known || name == p;
+    if (!known)
+      throw std::invalid_argument(fmt::format(
+          "KAGENT_SANDBOX_REQUIRE: unknown property '{}' (known: network, filesystem, processes, host_memory, "
+          "file_size, cpu_time)",
+          name));
+    out.emplace(name);
   }
   return out;
 }

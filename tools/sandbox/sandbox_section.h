@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sandbox/sandbox_policy.h"
 #include "sandbox/violation_monitor.h"
 
 namespace kagent::sandbox {
@@ -28,9 +29,6 @@ inline constexpr const char* kProperties[] = {"network", "filesystem", "processe
 // `report`: the worker's hello report (WorkerClient::sandbox()); `violations`: what the
 // monitor recorded during the request, when the worker answered.
 nlohmann::json result_section(const nlohmann::json& report, const std::optional<Violations>& violations);
-
-// The section of a result no candidate code ran for (a compile error, a refusal, no GPU).
-nlohmann::json section_not_run(std::string_view why);
 
 // Properties of `section` ("properties" of result_section) held by no mechanism.
 std::vector<std::string> unheld_properties(const nlohmann::json& section);

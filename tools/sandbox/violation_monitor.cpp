@@ -41,6 +41,9 @@ constexpr size_t kMaxDetails = 16;
 constexpr char kListenerMessage[] = "listener";
 constexpr char kNoListenerMessage[] = "no-listener";
 constexpr char kEndMessage[] = "end";
+// "take": what was recorded since the last answer, without the end's process scan and kills
+// (a request's start: the previous end killed what was left).
+constexpr char kTakeMessage[] = "take";
 // "cgroup:<dir>" names the worker's pids cgroup (cgroup_pids.h); "limit:<extra>" asks for its
 // pids.max, answered "limit-ok:<max>" or "limit-error:<why>". Each is taken once, before any
 // candidate code runs: one sent later (by candidate code that found the channel) is ignored.
@@ -283,7 +286,7 @@ void Monitor::handle_channel() {
     limit_set_ = true;
     ssize_t sent = ::send(channel_.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
     (void)sent;
-  } else if (std::strcmp(data, kEndMessage) == 0) {
+  } else if (std::strcmp(data, kEndMessage) == 0 || std::strcmp(data, kTakeMessage) == 0) {
     // Forks and threads the kernel refused at pids.max: it binds root too, and says how often.
     if (cgroup_ && pids_limit_ > 0) {
       const uint64_t refused = pids_refusals(*cgroup_);
@@ -292,10 +295,12 @@ void Monitor::handle_channel() {
                                                    refused - pids_refused_, pids_limit_));
       pids_refused_ = refused;
     }
-    for (pid_t p : worker_processes())
-      if (::kill(p, SIGKILL) == 0) violations_.killed.push_back(p);
-    if (!violations_.killed.empty())
-      record(&Violations::processes, fmt::format("{} processes left running (killed)", violations_.killed.size()));
+    if (std::strcmp(data, kEndMessage) == 0) {
+      for (pid_t p : worker_processes())
+        if (::kill(p, SIGKILL) == 0) violations_.killed.push_back(p);
+      if (!violations_.killed.empty())
+        record(&Violations::processes, fmt::format("{} processes left running (killed)", violations_.killed.size()));
+    }
     std::string reply = nlohmann::json(violations_).dump();
     ssize_t sent = ::send(channel_.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
     (void)sent;
@@ -315,7 +320,7 @@ void Monitor::end_like_worker(int status) {
   while (::waitpid(-1, nullptr, WNOHANG) > 0) {
   }
   if (!rules_.remove_at_end.empty()) remove_tree(rules_.remove_at_end);
-  if (cgroup_) remove_pids_cgroup(*cgroup_);
+  if (cgroup_) kill_and_remove_pids_cgroup(cgroup_->dir);
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     rlimit no_core{0, 0};
@@ -473,10 +478,14 @@ bool MonitorChannel::send_listener(int listener) {
   return ::sendmsg(channel_.get(), &msg, MSG_NOSIGNAL) >= 0;
 }
 
-Violations MonitorChannel::end_request() {
+Violations MonitorChannel::take() { return ask(kTakeMessage); }
+
+Violations MonitorChannel::end_request() { return ask(kEndMessage); }
+
+Violations MonitorChannel::ask(const char* message) {
   Violations v;
   if (!channel_) return v;
-  if (::send(channel_.get(), kEndMessage, sizeof kEndMessage - 1, MSG_NOSIGNAL) < 0) return v;
+  if (::send(channel_.get(), message, std::strlen(message), MSG_NOSIGNAL) < 0) return v;
   pollfd p{channel_.get(), POLLIN, 0};
   if (::poll(&p, 1, 10'000) <= 0) return v;
   std::string buf(256 * 1024, '\0');

@@ -74,8 +74,11 @@ class MonitorChannel {
   // Ends a request: the monitor kills the processes still running below the worker and
   // returns what it recorded since the last call; the killed direct children are reaped here.
   Violations end_request();
+  // What the monitor recorded since the last answer, nothing killed (a request's start).
+  Violations take();
 
  private:
+  Violations ask(const char* message);  // sends `message`, returns the monitor's answer
   Fd channel_;
 };
 

@@ -190,11 +190,10 @@ int main(int argc, char** argv) {
       // child that outlived its request): logged, and the worker is replaced after this
       // evaluation so that nothing of it meets the next candidate. They never count against
       // the candidate of this request.
-      const auto between = sandbox->end_request();
+      const auto between = sandbox->begin_request();
       if (between.any())
         std::fprintf(stderr, "kagent-worker: sandbox refusals between requests (left by an earlier candidate): %s\n",
                      nlohmann::json(between).dump().c_str());
-      sandbox->begin_request();
       request_id = msg.message.value("id", 0);
       request_nonce = msg.message.value("nonce", "");
       nlohmann::json reply = service.handle(msg.message);
