@@ -61,6 +61,16 @@ std::string thread_name(pid_t tid) {
   return name.empty() ? "?" : name;
 }
 
+// hygiene.restore: what differs from `snapshot`, put back where it can be. `during_evaluation`:
+// the evaluation's own no_grad stays (hygiene.py).
+std::vector<LeftBehind> restore_python(PythonRuntime& py, const PyRef& snapshot, bool during_evaluation) {
+  std::vector<PyRef> args{snapshot};
+  if (during_evaluation) args.push_back(PyRef::borrow(Py_True));
+  std::vector<LeftBehind> found;
+  for (const auto& f : to_json(py.call(PyFn::RestoreWorkerState, args).get())) found.push_back(f.get<LeftBehind>());
+  return found;
+}
+
 }  // namespace
 
 std::set<pid_t> own_threads() {
@@ -166,9 +176,7 @@ void WorkerState::check_python(std::vector<LeftBehind>& out) {
     add(out, {"python_state", "the state could not be captured: " + capture_error_, kLeftReplaced, false});
     return;
   }
-  const nlohmann::json found = to_json(py_.call(PyFn::RestoreWorkerState, {snapshot_}).get());
-  for (const auto& f : found) {
-    LeftBehind item = f.get<LeftBehind>();
+  for (auto& item : restore_python(py_, snapshot_, /*during_evaluation=*/false)) {
     bool again = false;
     for (const auto& o : out) again = again || (o.item == item.item && o.detail == item.detail);
     if (!again) add(out, std::move(item));
@@ -177,10 +185,7 @@ void WorkerState::check_python(std::vector<LeftBehind>& out) {
 
 std::vector<LeftBehind> WorkerState::put_back_python_now() {
   if (!snapshot_) return {};
-  PyRef during_evaluation = PyRef::borrow(Py_True);
-  const nlohmann::json found = to_json(py_.call(PyFn::RestoreWorkerState, {snapshot_, during_evaluation}).get());
-  std::vector<LeftBehind> out;
-  for (const auto& f : found) out.push_back(f.get<LeftBehind>());
+  std::vector<LeftBehind> out = restore_python(py_, snapshot_, /*during_evaluation=*/true);
   put_back_early_.insert(put_back_early_.end(), out.begin(), out.end());
   return out;
 }
