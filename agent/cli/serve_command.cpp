@@ -178,6 +178,7 @@ int run_serve(ServeArgs a) {
     }
   }
 #else
+  const std::string node;  // no cluster: no node name scopes the episodes' job keys
   if (!a.queue_url.empty()) {
     print_error("serve", "--queue " + a.queue_url +
                              ": this kagent was built without hiredis (apt-get install libhiredis-dev, then build it again)");
@@ -217,11 +218,7 @@ int run_serve(ServeArgs a) {
   serve::Admission admission(static_cast<size_t>(a.queue));
   serve::ServerMetrics metrics;
   const auto format = prompt::answer_format_from_string(a.format);
-#ifdef KAGENT_WITH_QUEUE
   serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format, node});
-#else
-  serve::Episodes episodes(*store, *tasks, sessions, admission, {a.max_turns, 64, preset, format, ""});
-#endif
   for (const auto& w : episodes.load()) std::cerr << "kagent serve: warning: episode " << w << "\n";
   serve::Evaluations evaluations(*tasks, sessions, admission, data, preset, format, std::max<size_t>(2, pool->size() * 2));
 
