@@ -1,6 +1,6 @@
 # Adversarial, KernelBench format: a correct GELU whose host code does one forbidden act at one
 # moment. The test writes a copy per (act, moment) with the two names below replaced:
-#   __ACT__:  fork_bomb    150 forks, each child sleeping 1 s and then exiting; reaped
+#   __ACT__:  fork_bomb    150 forks, every child alive until the forking stops; reaped
 #             home         a file in the real home of the user who started kagent
 #                          (KAGENT_SANDBOX_TEST_HOME) and in $HOME (which the sandbox sends to scratch)
 #             passwd_home  a file in the home the password database gives this uid (getpwuid)
@@ -20,7 +20,6 @@ import importlib
 import os
 import pwd
 import socket
-import time
 
 import torch
 import torch.nn as nn
@@ -42,16 +41,25 @@ def _write(folder):
 
 def _act():
     if ACT == "fork_bomb":
+        # Every child waits until the forking stops (EOF on the pipe), so the bomb is always past
+        # the limit, however slowly a process holding CUDA forks: children that slept a fixed time
+        # could each have exited before the next ones were started, and stayed under it.
         children = []
+        r, w = os.pipe()
         for _ in range(150):
             try:
                 pid = os.fork()
             except OSError:
                 break
             if pid == 0:
-                time.sleep(1)
-                os._exit(0)
+                os.close(w)
+                try:
+                    os.read(r, 1)
+                finally:
+                    os._exit(0)
             children.append(pid)
+        os.close(w)
+        os.close(r)
         for pid in children:
             try:
                 os.waitpid(pid, 0)
