@@ -87,6 +87,32 @@ std::vector<ProblemEntry> list_problems(const json& manifest, const fs::path& di
   return list;
 }
 
+// A turn's key in the verdict breakdown under `policy`: its status, a rejection with the guard
+// that rejected it (rejected:no_kernel), no_gpu for a turn compiled but not run, or why the
+// turn has no verdict (no_verdict:format, ...), so that no kind of failure hides in another.
+std::string verdict_key(const traj::Turn& t, Policy policy) {
+  if (t.error) return "no_verdict:" + (t.error->kind.empty() ? std::string("error") : t.error->kind);
+  if (!t.eval) return "no_verdict:pending";
+  const PolicyVerdict v = verdict_under(*t.eval, policy);
+  if (v.reason == reason::kNoGpu) return "no_gpu";
+  if (v.status == Status::Rejected) return "rejected:" + (v.reason.empty() ? std::string("unknown") : v.reason);
+  return to_string(v.status);
+}
+
+// A problem's numbers under one policy: its samples judged by that policy's verdicts.
+struct PolicyTally {
+  int samples_correct = 0;
+  std::optional<double> best_e, best_c;
+  std::map<std::string, int> verdicts;
+};
+
+std::string outcome_of(int correct, int finished, int expected, int failed) {
+  if (correct > 0) return "solved";
+  if (finished < expected) return "running";
+  if (failed == finished && finished > 0) return "failed";
+  return "unsolved";
+}
+
 struct ProblemResult {
   json row;
   metrics::RowsByPolicy outcomes;  // the metrics' samples, under every policy
@@ -118,10 +144,11 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
     return out;
   }
   for (const auto& w : rec.warnings) out.warnings.push_back(p.name + ": " + w);
-  int correct = 0, finished = 0, failed = 0;
+  int correct = 0, finished = 0, failed = 0, timed_e = 0, timed_c = 0;
   double tokens = 0, gpu = 0;
   json sample_speedups = json::array();
   std::optional<double> best_e, best_c;
+  std::map<std::string, PolicyTally> tallies;
   for (const auto& t : rec.samples) {
     std::optional<double> index_gpu;
     if (index)
@@ -132,22 +159,51 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
     if (r.correct) ++correct;
     if (r.speedup_eager) best_e = std::max(best_e.value_or(0.0), *r.speedup_eager);
     if (r.speedup_compiled) best_c = std::max(best_c.value_or(0.0), *r.speedup_compiled);
+    // Whether a baseline was ever timed, whatever the verdict: a page must not show 0% for a
+    // speedup nobody measured.
+    for (const auto& turn : t.turns) {
+      timed_e += turn.speedup_eager() ? 1 : 0;
+      timed_c += turn.speedup_compiled() ? 1 : 0;
+    }
+    json by_policy = json::object();
+    for (const auto& policy : policy_names()) {
+      const Policy pol = policy_from_string(policy);
+      const SampleOutcomeRow pr = metrics::outcome_row(p.name, p.level, t, index_gpu, pol);
+      PolicyTally& tally = tallies[policy];
+      if (pr.correct) ++tally.samples_correct;
+      if (pr.speedup_eager) tally.best_e = std::max(tally.best_e.value_or(0.0), *pr.speedup_eager);
+      if (pr.speedup_compiled) tally.best_c = std::max(tally.best_c.value_or(0.0), *pr.speedup_compiled);
+      for (const auto& turn : t.turns) ++tally.verdicts[verdict_key(turn, pol)];
+      if (!t.done()) continue;
+      json s = {{"correct", pr.correct}};
+      put_optional(s, "speedup_eager", pr.speedup_eager);
+      put_optional(s, "speedup_compiled", pr.speedup_compiled);
+      by_policy[policy] = std::move(s);
+      out.outcomes[policy].push_back(pr);
+    }
     if (!t.done()) continue;
     ++finished;
     failed += t.status == traj::SampleStatus::Failed ? 1 : 0;
     json s = {{"correct", r.correct}};
     put_optional(s, "speedup_eager", r.speedup_eager);
     put_optional(s, "speedup_compiled", r.speedup_compiled);
+    s["policies"] = std::move(by_policy);
     sample_speedups.push_back(std::move(s));
-    for (const auto& policy : policy_names())
-      out.outcomes[policy].push_back(metrics::outcome_row(p.name, p.level, t, index_gpu, policy_from_string(policy)));
   }
   json run = run_page_data(run_dir, rec, Detail::Compact);
   const int expected = run["samples_expected"].get<int>();
-  if (correct > 0) row["outcome"] = "solved";
-  else if (finished < expected) row["outcome"] = "running";
-  else if (failed == finished && finished > 0) row["outcome"] = "failed";
-  else row["outcome"] = "unsolved";
+  row["outcome"] = outcome_of(correct, finished, expected, failed);
+  json policies = json::object();
+  for (const auto& [policy, tally] : tallies) {
+    json pj = {{"outcome", outcome_of(tally.samples_correct, finished, expected, failed)},
+               {"samples_correct", tally.samples_correct},
+               {"verdicts", tally.verdicts}};
+    put_optional(pj, "best_speedup_eager", tally.best_e);
+    put_optional(pj, "best_speedup_compiled", tally.best_c);
+    policies[policy] = std::move(pj);
+  }
+  row["policies"] = std::move(policies);
+  row["timed_turns"] = {{"eager", timed_e}, {"compiled", timed_c}};
   put_optional(row, "best_speedup_eager", best_e);
   put_optional(row, "best_speedup_compiled", best_c);
   row["samples"] = expected;
@@ -219,11 +275,49 @@ json collection_page_data(const fs::path& dir) {
   }
 
   const json config = manifest.value("config", json::object());
+  const std::string ruling = metrics::collection_policy(config);
   json metric_table = read_optional(dir / "metrics.json", warnings);
-  if (metric_table.is_null())
-    metric_table = metrics::compute_policy_metrics(outcomes, metrics::collection_policy(config), error_levels,
-                                                   get_or<int>(config, "samples", 1), get_or<int>(config, "turns", 1),
-                                                   "kagent report (no metrics.json in the collection)");
+  // Where the numbers came from is said by this flag, not by computed_by: collect's metrics.json
+  // has a computed_by too ("kagent collect").
+  const bool from_file = metric_table.is_object();
+  if (!from_file || !metric_table.contains("policies")) {
+    json computed = metrics::compute_policy_metrics(outcomes, ruling, error_levels, get_or<int>(config, "samples", 1),
+                                                    get_or<int>(config, "turns", 1),
+                                                    "kagent report (no metrics.json in the collection)");
+    if (!from_file) {
+      metric_table = std::move(computed);
+    } else {  // a metrics.json from before policies: its groups stand, the other policy's are computed
+      const std::string own = get_or<std::string>(metric_table, "policy", ruling);
+      metric_table["policies"] = std::move(computed["policies"]);
+      if (metric_table.contains("groups")) metric_table["policies"][own] = metric_table["groups"];
+      metric_table["policy"] = own;
+      metric_table["policies_computed"] = true;
+    }
+  }
+
+  // Both policies' numbers over the whole collection, side by side on the page.
+  json policies = json::object();
+  int timed_e = 0, timed_c = 0;
+  for (const auto& policy : policy_names()) {
+    int solved = 0, samples_correct = 0;
+    std::map<std::string, int> verdicts;
+    for (const auto& row : rows) {
+      if (!row.contains("policies") || !row["policies"].contains(policy)) continue;
+      const json& pj = row["policies"][policy];
+      solved += pj["outcome"] == "solved" ? 1 : 0;
+      samples_correct += pj["samples_correct"].get<int>();
+      for (const auto& [key, n] : pj["verdicts"].items()) verdicts[key] += n.get<int>();
+    }
+    int turns = 0;
+    for (const auto& [key, n] : verdicts) turns += n;
+    policies[policy] = {{"problems_solved", solved}, {"samples_correct", samples_correct}, {"turns", turns},
+                        {"verdicts", verdicts}};
+  }
+  for (const auto& row : rows)
+    if (row.contains("timed_turns")) {
+      timed_e += row["timed_turns"]["eager"].get<int>();
+      timed_c += row["timed_turns"]["compiled"].get<int>();
+    }
   json m = manifest;
   if (m.contains("suite") && m["suite"].is_object()) m["suite"].erase("problems");  // the rows carry them
   return {{"dir", fs::absolute(dir).lexically_normal().string()},
@@ -231,6 +325,10 @@ json collection_page_data(const fs::path& dir) {
           {"summary", read_optional(dir / "summary.json", warnings)},
           {"baselines", read_optional(dir / "baselines.json", warnings)},
           {"metrics", std::move(metric_table)},
+          {"metrics_source", from_file ? "metrics.json" : "computed"},
+          {"policy", ruling},
+          {"policies", std::move(policies)},
+          {"timed_turns", {{"eager", timed_e}, {"compiled", timed_c}}},
           {"warnings", std::move(warnings)},
           {"problems", std::move(rows)}};
 }

@@ -1,6 +1,9 @@
 // The page data of a `kagent collect` folder (docs/collection_format.md): the metrics table
-// (metrics.json, or computed from the samples when it is absent), per-problem outcomes and
-// speedups, each problem's run in compact detail, cost, baselines and versions.
+// (metrics.json, or computed from the samples when it is absent; "metrics_source" says which),
+// per-problem outcomes and speedups, each problem's run in compact detail, cost, baselines and
+// versions; under "policies" every policy's outcomes and its verdict breakdown (turns by verdict,
+// rejections by guard), and under "timed_turns" how many turns each baseline timed (the page
+// says n/a for one that timed none).
 #pragma once
 
 #include <filesystem>

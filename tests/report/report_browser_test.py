@@ -180,8 +180,12 @@ def test_collection(b, kagent, synth, tmp, shots):
     synthesize(synth, "collection", coll, "--problems", "40", "--samples", "4", "--turns", "4", "--seed", "5")
     data = show_report(b, kagent, coll, os.path.join(tmp, "collection.html"))
     groups = [g["level"] for g in data["metrics"]["groups"]]
-    rows = b.evaluate("[...document.querySelectorAll('#metrics-table tr[data-level]')].map(r => r.dataset.level)")
-    check("collection: the metrics table has a row per level and one for all", rows == groups and rows[-1] == "all", f"{rows} vs {groups}")
+    rows = b.evaluate("[...document.querySelectorAll('#metrics-table tr[data-level]')].map(r => [r.dataset.policy, r.dataset.level])")
+    own = [level for policy, level in rows if policy == data["policy"]]
+    check("collection: the metrics table has a row per level and one for all, per policy",
+          own == groups and own[-1] == "all" and len(rows) == 2 * len(groups), f"{rows} vs {groups}")
+    source = b.evaluate("document.getElementById('metrics-source').textContent")
+    check("collection: the metrics are said to come from metrics.json", source == "from metrics.json", source)
     problems = b.evaluate("[...document.querySelectorAll('#problems-table tbody tr[data-problem]')].map(r => r.dataset.problem)")
     check("collection: every problem has a row", sorted(problems) == sorted(p["name"] for p in data["problems"]), f"{len(problems)} rows")
     # Sort by best speedup over eager: the first click puts the fastest first.
@@ -209,6 +213,44 @@ def test_collection(b, kagent, synth, tmp, shots):
     check("collection: the speedup distribution counts every timed solved problem", dist and sum(dist[0]["bars"]) == solved, f"{dist} vs {solved}")
     b.evaluate("window.scrollTo(0, 0)")
     b.screenshot(os.path.join(shots, "report_collection.png"), max_height=2200)
+
+
+VERDICTS_JS = """Object.fromEntries([...document.querySelectorAll('#verdicts-table tr[data-verdict]')].map(r =>
+  [r.dataset.verdict, Object.fromEntries([...r.querySelectorAll('td[data-policy]')].map(td => [td.dataset.policy, +td.textContent]))]))"""
+
+
+def test_policies(b, kagent, synth, tmp, shots):
+    """Issue 49: the page said metrics.json was missing beside collect's own, showed one policy,
+    folded every failure into "unsolved" and showed 0.0% for a baseline never timed."""
+    coll = os.path.join(tmp, "verdicts")
+    synthesize(synth, "verdicts", coll)
+    data = show_report(b, kagent, coll, os.path.join(tmp, "verdicts.html"))
+    source = b.evaluate("(document.getElementById('metrics-source') || {}).textContent || ''")
+    check("policies: collect's metrics.json is said to be read", source == "from metrics.json", source)
+    cards = b.evaluate("Object.fromEntries([...document.querySelectorAll('.policy-card')].map(c => [c.dataset.policy, c.querySelector('.v').textContent]))")
+    check("policies: solved problems under each policy", cards == {"kernelbench": "2", "strict": "1"}, str(cards))
+    policies = b.evaluate("[...new Set([...document.querySelectorAll('#metrics-table tr[data-policy]')].map(r => r.dataset.policy))]")
+    check("policies: the metrics table has both policies, the collection's first", policies == ["kernelbench", "strict"], str(policies))
+    verdicts = b.evaluate(VERDICTS_JS)
+    want = {"correct": {"kernelbench": 2, "strict": 1}, "compile_error": {"kernelbench": 2, "strict": 2},
+            "wrong": {"kernelbench": 1, "strict": 1}, "runtime_error": {"kernelbench": 1, "strict": 1},
+            "timeout": {"kernelbench": 1, "strict": 1}, "rejected:no_kernel": {"kernelbench": 1, "strict": 1},
+            "rejected:library_share": {"kernelbench": 0, "strict": 1}, "no_verdict:format": {"kernelbench": 1, "strict": 1}}
+    check("policies: the verdict breakdown counts each failure kind and rejection under each policy", verdicts == want, str(verdicts))
+    other = b.evaluate("(document.querySelector('#problems-table tr[data-problem=\"L1_1_flagged\"] .other-outcome') || {}).textContent || ''")
+    check("policies: a problem strict rejects says so on its row", other.strip() == "strict: unsolved", other)
+    b.evaluate("document.querySelector('button[data-base=\"compiled\"]').click()")
+    cells = b.evaluate("[...document.querySelectorAll('#metrics-table tr[data-level]')].map(r => [...r.querySelectorAll('td')].slice(5, 11).map(td => td.textContent))")
+    check("policies: fast_p over torch.compile, never timed, is n/a", cells and all(c == ["n/a"] * 6 for c in cells), str(cells))
+    note = b.evaluate("(document.getElementById('untimed-note') || {}).textContent || ''")
+    check("policies: the page says torch.compile was never timed", "torch.compile was never timed" in note, note)
+    chart = b.evaluate("(document.querySelector('.chart[data-chart=\"fast_p\"]') || {}).textContent || ''")
+    check("policies: the fast_p chart over torch.compile is n/a", "n/a" in chart and not b.evaluate(CHART_JS % "fast_p"), chart)
+    b.evaluate("document.querySelector('button[data-base=\"eager\"]').click()")
+    eager = b.evaluate("[...document.querySelectorAll('#metrics-table tr[data-level=\"all\"]')].map(r => r.querySelectorAll('td')[8].textContent)")
+    check("policies: fast_1.0 over eager under each policy", eager == ["40.0%", "20.0%"], str(eager))
+    b.evaluate("window.scrollTo(0, 0)")
+    b.screenshot(os.path.join(shots, "report_policies.png"), max_height=2200)
 
 
 def test_h200_run(b, kagent, tmp, shots):
@@ -240,6 +282,7 @@ def main():
                          lambda: test_timed_run(b, args.kagent, args.synth, tmp, shots),
                          lambda: test_unfinished_runs(b, args.kagent, tmp),
                          lambda: test_collection(b, args.kagent, args.synth, tmp, shots),
+                         lambda: test_policies(b, args.kagent, args.synth, tmp, shots),
                          lambda: test_h200_run(b, args.kagent, tmp, shots)):
                 try:
                     test()

@@ -2,6 +2,7 @@
 // browser test and benchmark.
 //   report_synth run DIR [--samples S] [--turns T] [--seed N] [--running R]
 //   report_synth collection DIR [--problems N] [--samples S] [--turns T] [--seed N] [--no-metrics] [--running-share X]
+//   report_synth verdicts DIR [--policy kernelbench|strict] [--no-metrics]   (verdict_mix_problems)
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -29,9 +30,16 @@ int main(int argc, char** argv) {
   app.get_subcommand("collection")->add_option("--problems", c.problems);
   app.get_subcommand("collection")->add_option("--running-share", c.running);
   app.get_subcommand("collection")->add_flag("--no-metrics", no_metrics);
+  std::string policy = "kernelbench";
+  CLI::App* verdicts = app.add_subcommand("verdicts", "a small collection whose verdicts differ by policy");
+  verdicts->add_option("dir", dir, "folder to create")->required();
+  verdicts->add_option("--policy", policy);
+  verdicts->add_flag("--no-metrics", no_metrics);
   CLI11_PARSE(app, argc, argv);
   try {
-    if (app.got_subcommand("run")) {
+    if (app.got_subcommand("verdicts")) {
+      write_collection_of(dir, verdict_mix_problems(), policy, !no_metrics);
+    } else if (app.got_subcommand("run")) {
       write_synthetic_run(dir, problem, 1, o, running);
     } else {
       c.metrics = !no_metrics;

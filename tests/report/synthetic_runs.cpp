@@ -15,6 +15,7 @@
 #include "profiler/profile_text.h"
 #include "prompt/prompt_builder.h"
 #include "report/collection_data.h"
+#include "result/policy.h"
 #include "trajectory/rewards.h"
 #include "trajectory/run_store.h"
 
@@ -323,6 +324,14 @@ WrittenRun write_run(const fs::path& dir, const std::string& problem, int level,
 
 void write_json(const fs::path& p, const json& j) { write_file_atomic(p, j.dump(2) + "\n"); }
 
+// metrics.json as `kagent collect` writes it at the end: the metrics the report computes (the
+// same code), named as collect names them.
+void write_collect_metrics(const fs::path& dir) {
+  json metrics = collection_page_data(dir)["metrics"];
+  metrics["computed_by"] = "kagent collect";
+  write_json(dir / "metrics.json", metrics);
+}
+
 }  // namespace
 
 void write_synthetic_run(const fs::path& dir, const std::string& problem, int level, const SynthOptions& options,
@@ -390,12 +399,104 @@ void write_synthetic_collection(const fs::path& dir, const SynthOptions& o, cons
   write_json(dir / "summary.json", {{"problems", c.problems}, {"problem_errors", errors}, {"samples_done", done},
                                     {"samples_failed", 0}, {"evaluations", evaluations}, {"wall_seconds", 3600.0},
                                     {"evals_per_gpu_minute", evaluations / 60.0}});
-  // metrics.json as `kagent collect` writes it at the end: the same metrics the report computes.
-  if (c.metrics) {
-    json metrics = collection_page_data(dir)["metrics"];
-    metrics.erase("computed_by");
-    write_json(dir / "metrics.json", metrics);
+  if (c.metrics) write_collect_metrics(dir);
+}
+
+std::vector<ProblemSpec> verdict_mix_problems() {
+  const auto turn = [](Status status, std::string guard = "", std::optional<double> eager = std::nullopt) {
+    TurnSpec t;
+    t.status = status;
+    t.guard = std::move(guard);
+    t.speedup_eager = eager;
+    return t;
+  };
+  TurnSpec no_code;
+  no_code.no_code = true;
+  const TurnSpec compile_error = turn(Status::CompileError);
+  return {{"L1_1_flagged", 1, {{compile_error, turn(Status::Correct, "library_share", 2.0)}}},
+          {"L1_2_no_kernel", 1, {{turn(Status::Correct, "no_kernel", 1.2)}}},
+          {"L1_3_no_build", 1, {{compile_error, no_code}}},
+          {"L2_4_solved", 2,
+           {{turn(Status::Wrong), turn(Status::Correct, "", 1.5)}, {turn(Status::RuntimeError), turn(Status::Timeout)}}}};
+}
+
+void write_collection_of(const fs::path& dir, const std::vector<ProblemSpec>& problems, const std::string& policy,
+                         bool metrics) {
+  const Policy ruling = policy_from_string(policy);
+  std::mt19937 rng(7);
+  json listed = json::array();
+  std::string index;
+  int max_samples = 1;
+  size_t max_turns = 1;
+  for (const auto& p : problems) {
+    max_samples = std::max(max_samples, static_cast<int>(p.samples.size()));
+    for (const auto& s : p.samples) max_turns = std::max(max_turns, s.size());
   }
+  for (const auto& p : problems) {
+    listed.push_back({{"name", p.name}, {"path", "level" + std::to_string(p.level) + "/" + p.name + ".py"},
+                      {"level", p.level}, {"op_type", traj::kOpSingle}});
+    traj::RunStore::Options opts;
+    opts.durable = false;
+    const json config = {{"problem", "/kernelbench/" + p.name + ".py"}, {"format", "cuda"},
+                         {"samples", static_cast<int>(p.samples.size())}, {"turns", static_cast<int>(max_turns)}};
+    auto store = traj::RunStore::create_at(dir / "problems" / p.name, config, opts);
+    for (size_t s = 0; s < p.samples.size(); ++s) {
+      traj::Trajectory t;
+      t.run_id = store->run_id();
+      t.problem = {p.name, "/kernelbench/" + p.name + ".py", "0", p.level, traj::kOpSingle};
+      t.sample = static_cast<int>(s);
+      t.max_turns = static_cast<int>(max_turns);
+      t.started_at = "2026-11-21T07:00:00.000Z";
+      for (size_t k = 0; k < p.samples[s].size(); ++k) {
+        const TurnSpec& spec = p.samples[s][k];
+        traj::Turn turn;
+        turn.index = static_cast<int>(k);
+        turn.answer = "answer";
+        if (spec.no_code) {
+          turn.error = traj::TurnError{traj::turn_error::kFormat, "the answer has no ```cuda code block"};
+        } else {
+          turn.code = "__global__ void k() {}\n";
+          EvalResult r;
+          r.status = spec.status;
+          r.format = "cuda";
+          r.message = to_string(spec.status);
+          if (spec.speedup_eager || spec.speedup_compiled) {
+            Timing timing;
+            timing.candidate = stats(0.1, 0.01, rng);
+            if (spec.speedup_eager) {
+              timing.eager = stats(0.1 * *spec.speedup_eager, 0.01, rng);
+              timing.speedup_eager = spec.speedup_eager;
+            }
+            if (spec.speedup_compiled) {
+              timing.compiled = stats(0.1 * *spec.speedup_compiled, 0.01, rng);
+              timing.speedup_compiled = spec.speedup_compiled;
+            }
+            r.timing = timing;
+          }
+          if (!spec.guard.empty()) r.guards.push_back({spec.guard, kGuardReject, "found by the synthetic guard"});
+          apply_policies(r, ruling);  // as the evaluation ends: both verdicts, the ruling one as status
+          turn.eval = r;
+        }
+        t.turns.push_back(std::move(turn));
+      }
+      t.status = traj::SampleStatus::Finished;
+      t.stop_reason = traj::StopReason::TurnLimit;
+      t.finished_at = "2026-11-21T07:01:00.000Z";
+      store->finish_sample(t);
+      traj::assign_rewards(t);
+      index += json{{"problem", p.name}, {"sample", t.sample}, {"status", "finished"}, {"correct", t.best_turn.has_value()},
+                    {"turns", t.turns.size()}, {"gpu_seconds", 1.0}, {"at", t.finished_at}}.dump() + "\n";
+    }
+    store->write_summary();
+  }
+  write_json(dir / "manifest.json",
+             {{"kind", "kagent-collection"}, {"schema_version", 1},
+              {"config", {{"samples", max_samples}, {"turns", static_cast<int>(max_turns)}, {"format", "cuda"},
+                          {"eval", {{"policy", policy}}}}},
+              {"suite", {{"root", "/kernelbench"}, {"problems", listed}}},
+              {"created_at", "2026-11-21T07:00:00.000Z"}});
+  write_file_atomic(dir / "index.jsonl", index);
+  if (metrics) write_collect_metrics(dir);
 }
 
 }  // namespace kagent::report::testing

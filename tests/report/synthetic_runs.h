@@ -6,7 +6,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
+
+#include "result/eval_result.h"
 
 namespace kagent::report::testing {
 
@@ -32,5 +36,33 @@ struct CollectionOptions {
 // A collection folder in the format of docs/collection_format.md.
 void write_synthetic_collection(const std::filesystem::path& dir, const SynthOptions& options,
                                 const CollectionOptions& collection);
+
+// One turn of a hand-made collection, for checks of exact counts.
+struct TurnSpec {
+  Status status = Status::Correct;  // before the guards ruled
+  std::string guard;                // a guard that reported "reject" (strict's action; kernelbench's by its rule)
+  std::optional<double> speedup_eager, speedup_compiled;  // timed against that baseline when set
+  bool no_code = false;             // the answer had no code block: no verdict
+};
+
+struct ProblemSpec {
+  std::string name;
+  int level = 1;
+  std::vector<std::vector<TurnSpec>> samples;  // each sample's turns
+};
+
+// A small collection with exactly these turns, its verdicts given under `policy` (the
+// collection's --policy) through the real apply_policies; `metrics`: metrics.json written as
+// `kagent collect` writes it (computed_by "kagent collect").
+void write_collection_of(const std::filesystem::path& dir, const std::vector<ProblemSpec>& problems,
+                         const std::string& policy, bool metrics);
+
+// Four problems whose verdicts differ by policy, nothing timed against torch.compile:
+//   L1_1_flagged    compile_error, then correct 2.0x over eager with library_share found (kernelbench
+//                   flags it: solved; strict rejects it: unsolved)
+//   L1_2_no_kernel  correct with no_kernel found (rejected under both)
+//   L1_3_no_build   compile_error, then an answer without code
+//   L2_4_solved     sample 0: wrong, then correct 1.5x; sample 1: runtime_error, then timeout
+std::vector<ProblemSpec> verdict_mix_problems();
 
 }  // namespace kagent::report::testing

@@ -530,33 +530,89 @@
     more();
   }
 
-  function metricsTable(metrics, base) {
-    const groups = (metrics && metrics.groups) || [];
-    if (!groups.length) return h('p', {class: 'muted', text: 'no metrics yet'});
-    const ks = Object.keys(groups[groups.length - 1].pass_at_k || {});
-    const ps = Object.keys(((groups[0].fast_p || {})[base]) || {});
-    const turns = ((groups[0].fast1_by_turn || {})[base] || []).length;
-    const head = ['level', 'problems', 'samples', 'correct'].concat(ps.map((p) => 'fast_' + p), ['geomean'],
+  // The policies in the page's order: the collection's own (its --policy) first.
+  function policyOrder(c) {
+    const names = Object.keys(c.policies || {});
+    const ruling = c.policy || names[0];
+    return ruling ? [ruling].concat(names.filter((p) => p !== ruling)) : [];
+  }
+
+  // Why a baseline's speedups are n/a, or null where some turn was timed against it. Collections
+  // written before the page data counted timings say nothing, and their numbers stand.
+  function untimedReason(c, base) {
+    const timed = (c.timed_turns || {})[base];
+    if (!isNum(timed) || timed > 0) return null;
+    return base === 'compiled' ? 'torch.compile was never timed (no turn has a torch.compile time)' : 'no turn was timed against eager';
+  }
+
+  // One row per level and policy, both policies side by side (the collection's own first). A
+  // speedup never measured is n/a, not 0%: 0% would say the kernels were all slower.
+  function metricsTable(c, base) {
+    const metrics = c.metrics || {};
+    const ruling = metrics.policy || c.policy;
+    const byPolicy = metrics.policies && Object.keys(metrics.policies).length ? metrics.policies : {[ruling || '']: metrics.groups || []};
+    const order = [ruling].concat(Object.keys(byPolicy).filter((p) => p !== ruling)).filter((p) => p !== undefined && byPolicy[p]);
+    const first = byPolicy[order[0]] || [];
+    if (!first.length) return h('p', {class: 'muted', text: 'no metrics yet'});
+    const na = untimedReason(c, base);
+    const speed = (text) => (na ? h('td', {class: 'num na', title: na, text: 'n/a'}) : h('td', {class: 'num', text}));
+    const ks = Object.keys(first[first.length - 1].pass_at_k || {});
+    const ps = Object.keys(((first[0].fast_p || {})[base]) || {});
+    const turns = ((first[0].fast1_by_turn || {})[base] || []).length;
+    const head = ['policy', 'level', 'problems', 'samples', 'correct'].concat(ps.map((p) => 'fast_' + p), ['geomean'],
       ks.map((k) => 'pass@' + k), ks.map((k) => 'fast_1@' + k), turns ? ['fast_1 by turn'] : [], ['tokens / problem', 'GPU-s / problem']);
-    return h('div', {class: 'scroll'}, h('table', {class: 'data', id: 'metrics-table'},
-      h('tr', null, head.map((c, i) => h('th', {class: i ? 'num' : '', text: c}))),
-      groups.map((g) => h('tr', {dataset: {level: g.level}},
-        h('td', {text: g.level === 'all' ? 'all' : 'level ' + g.level}), h('td', {class: 'num', text: fmtInt(g.problems)}), h('td', {class: 'num', text: fmtInt(g.samples)}),
-        h('td', {class: 'num', text: fmtPct(g.correct_rate)}),
-        ps.map((p) => h('td', {class: 'num', text: fmtPct(((g.fast_p || {})[base] || {})[p])})),
-        h('td', {class: 'num', text: fmtX((g.geomean_speedup || {})[base])}),
-        ks.map((k) => h('td', {class: 'num', text: fmtPct((g.pass_at_k || {})[k])})),
-        ks.map((k) => h('td', {class: 'num', text: fmtPct(((g.fast1_at_k || {})[base] || {})[k])})),
-        turns ? h('td', {class: 'num', text: ((g.fast1_by_turn || {})[base] || []).map((x) => fmtPct(x, 0)).join(' \u2192 ')}) : null,
-        h('td', {class: 'num', text: fmtInt((g.cost || {}).tokens_per_problem)}), h('td', {class: 'num', text: fmtSec((g.cost || {}).gpu_seconds_per_problem)})))));
+    const rows = [];
+    for (const policy of order) for (const g of byPolicy[policy]) rows.push(h('tr', {dataset: {level: g.level, policy}, class: policy === ruling ? '' : 'other-policy'},
+      h('td', {text: policy + (policy === ruling ? ' (the collection\'s)' : '')}),
+      h('td', {text: g.level === 'all' ? 'all' : 'level ' + g.level}), h('td', {class: 'num', text: fmtInt(g.problems)}), h('td', {class: 'num', text: fmtInt(g.samples)}),
+      h('td', {class: 'num', text: fmtPct(g.correct_rate)}),
+      ps.map((p) => speed(fmtPct(((g.fast_p || {})[base] || {})[p]))),
+      speed(fmtX((g.geomean_speedup || {})[base])),
+      ks.map((k) => h('td', {class: 'num', text: fmtPct((g.pass_at_k || {})[k])})),
+      ks.map((k) => speed(fmtPct(((g.fast1_at_k || {})[base] || {})[k]))),
+      turns ? speed(((g.fast1_by_turn || {})[base] || []).map((x) => fmtPct(x, 0)).join(' \u2192 ')) : null,
+      h('td', {class: 'num', text: fmtInt((g.cost || {}).tokens_per_problem)}), h('td', {class: 'num', text: fmtSec((g.cost || {}).gpu_seconds_per_problem)})));
+    return h('div', null, na ? h('p', {class: 'warn', id: 'untimed-note', text: `n/a: ${na}, so fast_p, geomean and fast_1 over it were never measured.`}) : null,
+      h('div', {class: 'scroll'}, h('table', {class: 'data', id: 'metrics-table'}, h('tr', null, head.map((x, i) => h('th', {class: i > 1 ? 'num' : '', text: x}))), rows)));
+  }
+
+  // The turns by verdict under each policy: every failure kind and each guard's rejections on
+  // their own row, so a compile error, a kernel that was not one and a wrong answer differ.
+  const VERDICT_ORDER = ['correct', 'wrong', 'compile_error', 'runtime_error', 'timeout', 'crash', 'invalid', 'rejected',
+    'internal_error', 'problem_error', 'no_gpu', 'no_verdict'];
+  function breakdownLabel(key) {
+    const [head, rest] = key.split(/:(.*)/s);
+    if (head === 'rejected') return 'rejected: ' + rest;
+    if (head === 'no_verdict') return 'no verdict: ' + ({format: 'no code in the answer', llm: 'the LLM call failed', eval: 'not evaluated', pending: 'in flight'}[rest] || rest);
+    return key.replace(/_/g, ' ');
+  }
+  function verdictBreakdown(c) {
+    const order = policyOrder(c);
+    if (!order.length) return h('p', {class: 'muted', text: 'no turns yet'});
+    const keys = new Set();
+    for (const p of order) for (const k of Object.keys((c.policies[p] || {}).verdicts || {})) keys.add(k);
+    const rank = (k) => { const i = VERDICT_ORDER.indexOf(k.split(':')[0]); return i < 0 ? VERDICT_ORDER.length : i; };
+    const sorted = [...keys].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    const head = ['verdict'].concat(order.flatMap((p) => [p + (p === c.policy ? ' (the collection\'s)' : '') + ': turns', 'share']));
+    return h('div', {class: 'scroll'}, h('table', {class: 'data', id: 'verdicts-table'},
+      h('tr', null, head.map((x, i) => h('th', {class: i ? 'num' : '', text: x}))),
+      sorted.map((k) => h('tr', {dataset: {verdict: k}}, h('td', null, h('span', {class: 'badge v-' + (k.startsWith('no_verdict:') ? k.slice(11) : k.split(':')[0]), text: breakdownLabel(k)})),
+        order.flatMap((p) => {
+          const pol = c.policies[p] || {}, n = (pol.verdicts || {})[k] || 0;
+          return [h('td', {class: 'num', dataset: {policy: p}, text: fmtInt(n)}), h('td', {class: 'num', text: pol.turns ? fmtPct(n / pol.turns) : '-'})];
+        }))),
+      h('tr', null, h('td', {class: 'muted', text: 'all turns'}), order.flatMap((p) => [h('td', {class: 'num', text: fmtInt((c.policies[p] || {}).turns)}), h('td', null)]))));
   }
 
   // fast_p over p, from every finished sample: the share of samples correct and more than p
   // times faster than the baseline; one line per level and one for all.
-  function fastPChart(problems, base, metrics) {
+  function fastPChart(problems, base, metrics, policy, na) {
+    if (na) return h('div', {class: 'chart', dataset: {chart: 'fast_p'}}, h('div', {class: 'title', text: `fast_p over p (${BASELINES[base]})`}),
+      h('p', {class: 'muted na', text: 'n/a: ' + na}));
     const key = base === 'eager' ? 'speedup_eager' : 'speedup_compiled';
     const byLevel = {all: []};
-    for (const pr of problems) for (const sp of pr.sample_speedups || []) {
+    for (const pr of problems) for (const s of pr.sample_speedups || []) {
+      const sp = (s.policies || {})[policy] || s;
       const x = sp.correct ? (isNum(sp[key]) ? sp[key] : 0) : -1;
       byLevel.all.push(x);
       if (pr.level) (byLevel[pr.level] = byLevel[pr.level] || []).push(x);
@@ -579,18 +635,19 @@
       }
       return {cls: 's-l' + (['1', '2', '3', 'all'].includes(lv) ? lv : 'other'), label: lv === 'all' ? 'all levels' : 'level ' + lv, points};
     });
-    return lineChart({kind: 'fast_p', title: `fast_p over p (${BASELINES[base]}): share of samples correct and > p times faster`,
+    return lineChart({kind: 'fast_p', title: `fast_p over p (${BASELINES[base]}, ${policy} verdicts): share of samples correct and > p times faster`,
       width: 460, height: 240, xMin: 0, xMax: maxP, yMin: 0, yMax: 1, xTicks: [0, 0.5, 1, 1.5, 2, 2.5, 3], yTicks: [0, 0.25, 0.5, 0.75, 1],
       yFmt: (y) => Math.round(y * 100) + '%', xLabel: 'p', ref: null, series, keyed: true});
   }
 
   // Best speedup per problem, in power-of-two bins.
-  function distributionChart(problems, base) {
+  function distributionChart(problems, base, policy) {
     const key = base === 'eager' ? 'best_speedup_eager' : 'best_speedup_compiled';
     const lo = -4, hi = 4;  // 1/16x .. 16x
     const bins = new Array(hi - lo + 2).fill(0);
     let untimed = 0;
-    for (const pr of problems) {
+    for (const row of problems) {
+      const pr = (row.policies || {})[policy] || row;
       if (pr.outcome !== 'solved') continue;
       const x = pr[key];
       if (!isNum(x) || x <= 0) { ++untimed; continue; }
@@ -621,11 +678,12 @@
     });
     svg.appendChild(s('line', {class: 'axis', x1: L, x2: W - R, y1: H - B, y2: H - B}));
     svg.appendChild(s('text', {x: (L + W - R) / 2, y: H - 6, 'text-anchor': 'middle'}, `best speedup over ${BASELINES[base]} (bins from the left edge, x)`));
-    return h('div', {class: 'chart', dataset: {chart: 'distribution'}}, h('div', {class: 'title', text: `speedup distribution: solved problems by best speedup over ${BASELINES[base]}`}), svg,
+    return h('div', {class: 'chart', dataset: {chart: 'distribution'}}, h('div', {class: 'title', text: `speedup distribution: solved problems (${policy} verdicts) by best speedup over ${BASELINES[base]}`}), svg,
       h('div', {class: 'chart-legend', text: untimed ? `${untimed} solved problem(s) without a timing are not shown` : 'orange: slower than the baseline'}));
   }
 
-  function problemsTable(problems, onOpen) {
+  function problemsTable(problems, policies, ruling) {
+    const under = (pr, p) => (pr.policies || {})[p] || {};
     const cols = [
       {key: 'rank', label: '#', num: true, sort: null},
       {key: 'name', label: 'problem', sort: (a, b) => a.name.localeCompare(b.name)},
@@ -634,10 +692,11 @@
       {key: 'outcome', label: 'outcome', sort: (a, b) => OUTCOME_ORDER.indexOf(a.outcome) - OUTCOME_ORDER.indexOf(b.outcome)},
       {key: 'best_speedup_eager', label: 'best vs eager', num: true},
       {key: 'best_speedup_compiled', label: 'best vs torch.compile', num: true},
-      {key: 'samples_correct', label: 'correct samples', num: true},
+    ].concat(policies.map((p) => ({key: 'correct:' + p, label: 'correct samples (' + p + ')', num: true, policy: p,
+      sort: (a, b) => (isNum(under(a, p).samples_correct) ? under(a, p).samples_correct : -1) - (isNum(under(b, p).samples_correct) ? under(b, p).samples_correct : -1)})), [
       {key: 'tokens', label: 'tokens', num: true},
       {key: 'gpu_seconds', label: 'GPU-s', num: true},
-    ];
+    ]);
     const numSort = (k) => (a, b) => (isNum(a[k]) ? a[k] : -Infinity) - (isNum(b[k]) ? b[k] : -Infinity);
     // Default order: outcome, then speedup over eager, best first.
     let sortKey = 'outcome', dir = 1;
@@ -649,9 +708,12 @@
       h('td', {class: 'num muted', text: i + 1}),
       h('td', null, h('a', {href: '#problem=' + encodeURIComponent(pr.name), text: pr.name})),
       h('td', {text: pr.level || ''}), h('td', {text: pr.op_type || ''}),
-      h('td', null, h('span', {class: 'badge o-' + pr.outcome, text: pr.outcome.replace('_', ' ')}), pr.reason ? h('span', {class: 'muted', title: pr.reason, text: ' ' + pr.reason.slice(0, 60)}) : null),
+      h('td', null, h('span', {class: 'badge o-' + pr.outcome, text: pr.outcome.replace('_', ' ')}), pr.reason ? h('span', {class: 'muted', title: pr.reason, text: ' ' + pr.reason.slice(0, 60)}) : null,
+        // Where another policy judges the problem otherwise (a kernel strict rejects), say so on the row.
+        policies.filter((p) => p !== ruling && under(pr, p).outcome && under(pr, p).outcome !== pr.outcome)
+          .map((p) => h('span', {class: 'muted other-outcome', dataset: {policy: p}, text: ` ${p}: ${under(pr, p).outcome.replace('_', ' ')}`}))),
       h('td', {class: 'num', text: fmtX(pr.best_speedup_eager)}), h('td', {class: 'num', text: fmtX(pr.best_speedup_compiled)}),
-      h('td', {class: 'num', text: isNum(pr.samples_done) ? `${pr.samples_correct}/${pr.samples_done}` : '-'}),
+      policies.map((p) => h('td', {class: 'num', dataset: {policy: p}, text: isNum(pr.samples_done) && isNum(under(pr, p).samples_correct) ? `${under(pr, p).samples_correct}/${pr.samples_done}` : '-'})),
       h('td', {class: 'num', text: fmtInt(pr.tokens)}), h('td', {class: 'num', text: fmtSec(pr.gpu_seconds)}));
     const redraw = () => {
       const col = cols.find((c) => c.key === sortKey);
@@ -731,16 +793,24 @@
     const count = (o) => problems.filter((p) => p.outcome === o).length;
     const llm = cfg.llm || cfg.model || {};
     const modelName = typeof llm === 'string' ? llm : (llm.model || llm.provider || '');
-    let base = 'eager';
+    const policies = policyOrder(c);
+    let base = 'eager', policy = policies[0];
     const metricsBox = h('div'), chartsBox = h('div', {class: 'charts'});
     const drawBaselineViews = () => {
-      metricsBox.replaceChildren(metricsTable(c.metrics, base));
-      chartsBox.replaceChildren(fastPChart(problems, base, c.metrics), distributionChart(problems, base));
+      metricsBox.replaceChildren(metricsTable(c, base));
+      chartsBox.replaceChildren(fastPChart(problems, base, c.metrics, policy, untimedReason(c, base)), distributionChart(problems, base, policy));
     };
     const toggles = Object.entries(BASELINES).map(([k, label]) => h('button', {class: k === base ? 'on' : '', text: 'vs ' + label, dataset: {base: k}}));
     toggles.forEach((b) => b.addEventListener('click', () => {
       base = b.dataset.base;
       toggles.forEach((x) => x.classList.toggle('on', x === b));
+      drawBaselineViews();
+    }));
+    // The charts count one policy's verdicts at a time; the tables show both.
+    const policyToggles = policies.map((p) => h('button', {class: p === policy ? 'on' : '', text: p + ' verdicts', dataset: {policy: p}}));
+    policyToggles.forEach((b) => b.addEventListener('click', () => {
+      policy = b.dataset.policy;
+      policyToggles.forEach((x) => x.classList.toggle('on', x === b));
       drawBaselineViews();
     }));
     const sectionBox = h('div', {id: 'problem-sections'});
@@ -753,7 +823,9 @@
       sectionBox.replaceChildren(problemSection(pr));
       sectionBox.scrollIntoView({block: 'start'});
     };
-    const computed = c.metrics && c.metrics.computed_by;
+    // metrics.json carries a computed_by too (collect's); metrics_source says which it was.
+    const source = c.metrics_source === 'computed' ? 'computed from the samples (the collection has no metrics.json yet)' :
+      'from metrics.json' + ((c.metrics || {}).policies_computed ? ' (the other policy\'s rows computed from the samples: the file predates policies)' : '');
     append(app,
       h('header', {class: 'top'}, h('h1', {text: 'kagent collection \u00b7 ' + (c.dir || '').split('/').pop()}),
         h('div', {class: 'meta'}, [
@@ -764,14 +836,17 @@
       h('main', null,
         warningsView(c.warnings),
         h('section', null, h('div', {class: 'cards'},
-          card('problems', fmtInt(problems.length), `${count('solved')} solved, ${count('unsolved') + count('failed')} unsolved, ${count('problem_error')} could not run` +
+          card('problems', fmtInt(problems.length), `${count('solved')} solved${c.policy ? ' (' + c.policy + ')' : ''}, ${count('unsolved') + count('failed')} unsolved, ${count('problem_error')} could not run` +
             (count('running') ? `, ${count('running')} running` : '') + (count('not_started') ? `, ${count('not_started')} not started` : '')),
           card('samples', fmtInt(problems.reduce((n, p) => n + (p.samples_done || 0), 0)), 'finished'),
-          card('correct samples', fmtInt(problems.reduce((n, p) => n + (p.samples_correct || 0), 0))))),
-        h('section', null, h('h2', {text: 'Metrics by level'}), h('div', {class: 'toolbar tabs'}, toggles,
-          h('span', {class: 'muted', text: computed ? 'computed from the samples (the collection has no metrics.json yet)' : 'from metrics.json'})), metricsBox),
-        h('section', null, h('h2', {text: 'fast_p and speedups'}), chartsBox),
-        h('section', {id: 'problems'}, h('h2', {text: 'Problems'}), problemsTable(problems)),
+          card('correct samples', fmtInt(problems.reduce((n, p) => n + (p.samples_correct || 0), 0))),
+          policies.map((p) => h('div', {class: 'card policy-card', dataset: {policy: p}}, h('div', {class: 'k', text: 'solved under ' + p + (p === c.policy ? ' (the collection\'s)' : '')}),
+            h('div', {class: 'v', text: fmtInt(c.policies[p].problems_solved)}), h('div', {class: 's', text: `${fmtInt(c.policies[p].samples_correct)} correct sample(s)`}))))),
+        h('section', null, h('h2', {text: 'Metrics by level and policy'}), h('div', {class: 'toolbar tabs'}, toggles,
+          h('span', {class: 'muted', id: 'metrics-source', text: source})), metricsBox),
+        h('section', null, h('h2', {text: 'Verdicts by policy'}), verdictBreakdown(c)),
+        h('section', null, h('h2', {text: 'fast_p and speedups'}), policies.length > 1 ? h('div', {class: 'toolbar tabs'}, policyToggles) : null, chartsBox),
+        h('section', {id: 'problems'}, h('h2', {text: 'Problems'}), problemsTable(problems, policies, c.policy)),
         sectionBox,
         h('section', null, h('h2', {text: 'Cost'}), costView(c, problems)),
         h('section', null, h('h2', {text: 'Baselines'}), baselinesView(c.baselines)),
