@@ -18,6 +18,7 @@
 #   sandbox-mechanisms  which process limits CUDA tolerates here (pids cgroup, PID and user
 #              namespaces), and `kagent eval`'s sandbox section (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
+#   timer-only the timer's GPU tests alone, the launch hold among them (~20 s)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
@@ -174,6 +175,7 @@ for suite in "${suites[@]}"; do
   guards) targets+=(kagent_guard_suite_tests) ;;
   sandbox) targets+=(kagent_sandbox_suite_tests) ;;
   timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
+  timer-only) targets+=(kagent_timer_gpu_tests) ;;
   profiler) targets+=(kagent_profiler_gpu_tests) ;;
   baselines) targets+=(kagent_baselines_gpu_tests) ;;
   construction) targets+=(kagent_construction_gpu_tests) ;;
@@ -212,6 +214,7 @@ for suite in "${suites[@]}"; do
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
+  timer-only) run_suite timer 90 "test cases|FAILED|^issue:|^launch latency:" $B/tests/gpu/kagent_timer_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   # What the range profiler's steps cost per profile by metric set, launches and range mode.
   range-cost) run_suite range-cost 120 "range-cost" $B/profiler_probe --range-cost ;;

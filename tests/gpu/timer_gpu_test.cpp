@@ -209,3 +209,64 @@ TEST_CASE("checker on device tensors") {
   const auto small = at::randn({64, 64}, at::device(at::kCUDA).dtype(at::kHalf));
   CHECK(kagent::compare_output(small.cpu(), small, 0, {}).ok);
 }
+
+namespace {
+
+// Busy host work of `us` microseconds inside a timed call, as a Python forward's own overhead.
+void spin_host_us(double us) {
+  const auto t0 = std::chrono::steady_clock::now();
+  while (seconds_since(t0) * 1e6 < us) {
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the launch hold: the host's pace of issuing a call is not in the sample, its length is") {
+  const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
+  const auto run = [&] {
+    spin_host_us(40);  // the GPU idles meanwhile, unless the stream is held
+    (void)at::relu(x);
+  };
+  kagent::MeasureConfig off;
+  off.hide_launch_latency = false;
+  const kagent::TimingStats included = kagent::measure_cold(run, off);
+  const kagent::TimingStats hidden = kagent::measure_cold(run);
+  const kagent::TimingStats plain = kagent::measure_cold([&] { (void)at::relu(x); });
+  print("relu after 40 us host, hidden", hidden);
+  print("relu after 40 us host, included", included);
+  print("relu alone", plain);
+  std::printf("issue: hidden %.4f ms, included %.4f ms\n", hidden.issue_median_ms, included.issue_median_ms);
+  CHECK(hidden.launch_latency == "hidden");
+  CHECK(included.launch_latency == "included");
+  CHECK(hidden.issue_median_ms >= 0.04);
+  // The 40 us are in the sample without the hold, and not with it: the GPU's time is relu's.
+  CHECK(included.median_ms - hidden.median_ms > 0.025);
+  CHECK(hidden.median_ms < plain.median_ms * 1.10 + 0.005);
+
+  // Host work longer than the GPU's: the sample is the issue time, so a call cannot hide work on
+  // the CPU behind the hold.
+  const auto small = at::randn({1024}, at::device(at::kCUDA).dtype(at::kFloat));
+  const kagent::TimingStats host_bound = kagent::measure_cold([&] {
+    spin_host_us(300);
+    (void)at::relu(small);
+  });
+  print("300 us host, tiny relu", host_bound);
+  CHECK(host_bound.launch_latency == "hidden");
+  CHECK(host_bound.median_ms >= 0.3);
+}
+
+TEST_CASE("a call that waits for its own stream outlasts the hold: timed with the latency in, no hang") {
+  const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
+  const auto t0 = std::chrono::steady_clock::now();
+  const kagent::TimingStats t = kagent::measure_cold([&] {
+    (void)at::relu(x);
+    KAGENT_CUDA_CHECK(cudaStreamSynchronize(c10::cuda::getCurrentCUDAStream().stream()));
+    (void)at::relu(x);
+  });
+  const double wall = seconds_since(t0);
+  print("relu, sync, relu", t);
+  std::printf("launch latency: %s; one measurement took %.3f s wall\n", t.launch_latency.c_str(), wall);
+  CHECK(t.launch_latency.rfind("included", 0) == 0);
+  CHECK(t.median_ms < 5.0);  // no 20 ms watchdog wait in the samples
+  CHECK(wall < 2.0);
+}

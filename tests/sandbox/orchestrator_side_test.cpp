@@ -90,13 +90,18 @@ TEST_CASE("baselines: the worker's reply is written by the orchestrator under th
   CHECK(eval_with(w, "baselines", problem.string(), options).status == Status::Correct);
 }
 
-TEST_CASE("baselines: the key is the one the worker computed before (format and defaults unchanged)") {
+TEST_CASE("baselines: the key keeps its format; times taken without the launch hold are not reused with it") {
   DeviceInfo device;
   device.available = true;
   device.torch_version = "2.11.0+cu130";
   device.name = "NVIDIA H200";
-  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: existing cache entries stay valid
+  // The format before the launch hold, plus "|launch=hidden": an entry timed with the launch
+  // latency in keeps its key under the setting off, and is never read as a time without it.
   CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
+        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000|launch=hidden").substr(0, 32));
+  EvalOptions latency_in;
+  latency_in.timing.hide_launch_latency = false;
+  CHECK(baseline_cache_key("abc", device, latency_in) ==
         sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
   EvalOptions seeded;
   seeded.seed = 43;

@@ -108,7 +108,7 @@ KAGENT_DEFINE_JSON_NULL_SAFE(OutputCheck, output, ok, reason, message, max_abs_e
                                                 samples)
 KAGENT_DEFINE_JSON_NULL_SAFE(TimingStats, median_ms, mean_ms, stdev_ms, min_ms, max_ms,
                                                 rel_stdev, iterations, total_s, stop_reason, host_median_ms,
-                                                preemptions)
+                                                issue_median_ms, launch_latency, preemptions)
 
 void to_json(nlohmann::json& j, const Correctness& c) {
   j = {{"trials", c.trials},

@@ -179,6 +179,11 @@ struct TimingStats {
   double total_s = 0;          // GPU time spent in the measured region
   std::string stop_reason;     // which stopping criterion ended the loop
   double host_median_ms = 0;   // wall time to device-wide completion, a cross-check
+  double issue_median_ms = 0;  // host time to issue one call (its Python, its launches)
+  // "hidden": the stream was held until the call was issued, a sample being the GPU's time or
+  // the issue time, whichever is longer; "included": launch latency is in every sample (the
+  // setting, or no hold possible); "included after N samples": the call waited for the GPU.
+  std::string launch_latency;
   int64_t preemptions = -1;    // times the timing thread lost its core during the loop (-1: unknown)
 };
 

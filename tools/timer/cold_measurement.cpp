@@ -1,6 +1,8 @@
 #include "timer/cold_measurement.h"
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -10,6 +12,7 @@
 
 #include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
+#include "timer/launch_hold.h"
 #include "timer/statistics.h"
 #include "timer/thread_switches.h"
 
@@ -22,19 +25,33 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Iteration {
-  double event_ms;
+  double sample_ms;  // what the statistics see
   double host_ms;
+  double issue_ms;
 };
+
+// A call that waits for its own stream outlasts the hold's watchdog once; its later waits would
+// each cost the timeout again, so the hold is let go for good.
+constexpr std::chrono::milliseconds kHoldTimeout{20};
 
 // Everything one iteration needs, created once per measurement.
 class ColdIteration {
  public:
-  ColdIteration(const std::function<void()>& run, L2Flush* flush)
-      : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()) {}
+  ColdIteration(const std::function<void()>& run, L2Flush* flush, bool hide_launch_latency)
+      : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()) {
+    if (hide_launch_latency) {
+      hold_ = LaunchHold::make(kHoldTimeout, launch_latency_);
+      if (hold_) launch_latency_ = "hidden";
+      else launch_latency_ = "included (" + launch_latency_ + ")";
+    } else {
+      launch_latency_ = "included";
+    }
+  }
 
   Iteration operator()() {
     if (flush_) flush_->flush(stream_);
     KAGENT_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (hold_) hold_->hold(stream_);
     const auto t0 = Clock::now();
     start_.record(stream_);
     run_();
@@ -44,16 +61,41 @@ class ColdIteration {
       KAGENT_CUDA_CHECK(cudaStreamWaitEvent(cudaStreamLegacy, join_.get(), 0));
     }
     end_.record(cudaStreamLegacy);
+    const double issue_ms = seconds_since(t0) * 1e3;
+    const bool held = hold_ ? hold_->release() : false;
     end_.synchronize();
     KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
     const double host_ms = seconds_since(t0) * 1e3;
-    return {end_.elapsed_ms_since(start_), host_ms};
+    const double event_ms = end_.elapsed_ms_since(start_);
+    // The watchdog let the stream go: this sample has the launch latency in, as will the rest.
+    // A first call in warm-up is forgiven once (lazy loading, a handle made, a first compile).
+    if (hold_ && !held && (!warming_ || ++warm_fires_ > 1)) {
+      hold_.reset();
+      let_go_after_ = samples_;
+    }
+    // Held, the call's kernels ran back to back: the GPU's time, unless issuing them took longer.
+    return {held ? std::max(event_ms, issue_ms) : event_ms, host_ms, issue_ms};
+  }
+
+  void warmed_up() { warming_ = false; }
+  void count_sample() { ++samples_; }
+  // TimingStats::launch_latency, once the loop is done.
+  std::string launch_latency() const {
+    if (let_go_after_ < 0) return launch_latency_;
+    if (let_go_after_ == 0) return "included (the call outlasted the launch hold: it waits for the GPU)";
+    return "included after " + std::to_string(let_go_after_) + " samples (the call then outlasted the launch hold)";
   }
 
  private:
   const std::function<void()>& run_;
   L2Flush* flush_;
   cudaStream_t stream_;
+  std::unique_ptr<LaunchHold> hold_;
+  std::string launch_latency_;
+  bool warming_ = true;
+  int warm_fires_ = 0;
+  int64_t samples_ = 0;
+  int64_t let_go_after_ = -1;  // samples taken before the hold was let go (-1: never)
   CudaEvent start_, end_;
   CudaEvent join_{cudaEventDisableTiming};
 };
@@ -89,7 +131,7 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
       throw std::invalid_argument("measure_cold: the L2Flush belongs to device " + std::to_string(flush->device()) +
                                   ", the current device is " + std::to_string(device));
   }
-  ColdIteration iteration(run, flush);
+  ColdIteration iteration(run, flush, cfg.hide_launch_latency);
 
   // Warm-up: at least warmup_runs and warmup_time_s, but never past max_time_s (a runner
   // that takes seconds is not run warmup_runs times over).
@@ -99,14 +141,17 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
     iteration();
   }
 
-  std::vector<double> event_ms, host_ms;
+  iteration.warmed_up();
+  std::vector<double> event_ms, host_ms, issue_ms;
   const std::optional<int64_t> switches0 = involuntary_switches_of_this_thread();
   const auto loop0 = Clock::now();
   do {  // at least one sample, so the statistics below are defined
     const Iteration it = iteration();
-    event_ms.push_back(it.event_ms);
+    iteration.count_sample();
+    event_ms.push_back(it.sample_ms);
     host_ms.push_back(it.host_ms);
-    criterion.add(it.event_ms * 1e-3, seconds_since(loop0));
+    issue_ms.push_back(it.issue_ms);
+    criterion.add(it.sample_ms * 1e-3, seconds_since(loop0));
   } while (!criterion.is_finished());
   const std::optional<int64_t> switches1 = involuntary_switches_of_this_thread();
 
@@ -124,6 +169,8 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
   t.total_s = sum_ms * 1e-3;
   t.stop_reason = criterion.reason();
   t.host_median_ms = stats::median(host_ms);
+  t.issue_median_ms = stats::median(issue_ms);
+  t.launch_latency = iteration.launch_latency();
   return t;
 }
 

@@ -19,15 +19,20 @@ namespace kagent {
 std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& cfg);
 
 // Times `run` on the current CUDA device. Per iteration: flush L2 on torch's current stream
-// and wait for it (the timed region starts with an idle device), record the start event on
+// and wait for it (the timed region starts with an idle device), hold that stream, record the start event on
 // that stream, run(), record the end event on the legacy default stream (which waits for
 // every blocking stream, and the current stream is joined to it), wait for it, then
 // cudaDeviceSynchronize. The event time feeds the statistics and the criterion; the host
 // wall time from just before the start event to device-wide completion gives
 // host_median_ms, which also covers work hidden on non-blocking side streams, so a large
 // gap between the two flags such a candidate.
-// Event time includes the host-side launch latency of run()'s first kernel, for the
-// reference and the candidate alike (KernelBench measures the same way).
+// With cfg.hide_launch_latency (the default) the stream is held (timer/launch_hold.h) from
+// before the start event until run() has issued its work, so a sample is the GPU's time for the
+// call, or the host's time to issue it (issue_median_ms) where that is longer: what a loop of
+// calls costs in steady state, without the noise of the host's pace. A call that waits for the
+// GPU inside run() outlasts the hold (twice in warm-up, or once while sampling) and is timed from
+// then on with the launch latency included, as KernelBench's harness and the setting off time
+// every call (TimingStats::launch_latency says which).
 // `flush` (optional) lets a caller reuse one flush buffer (made on the current device)
 // across measurements.
 // Throws std::runtime_error on any CUDA error; exceptions from run() propagate.

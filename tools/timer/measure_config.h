@@ -18,6 +18,10 @@ struct MeasureConfig {
   double max_time_s = 1.0;      // hard cap on the timed loop's wall time (also bounds warm-up)
   int64_t max_iterations = 5000;
   bool flush_l2 = true;
+  // Hold the stream until the call is issued (timer/launch_hold.h): a sample is then the GPU's
+  // time for the call, or the host's time to issue it where that is longer. Off: the host's
+  // launch latency is part of every sample, as in KernelBench's harness (and noisier for it).
+  bool hide_launch_latency = true;
 };
 
 }  // namespace kagent

@@ -24,7 +24,8 @@ void to_json(nlohmann::json& j, const EvalOptions& o) {
          {"max_noise", t.max_noise},
          {"max_time_s", t.max_time_s},
          {"max_iterations", t.max_iterations},
-         {"flush_l2", t.flush_l2}}}};
+         {"flush_l2", t.flush_l2},
+         {"hide_launch_latency", t.hide_launch_latency}}}};
   put_optional(j, "atol", o.tolerance.atol);
   put_optional(j, "rtol", o.tolerance.rtol);
 }
@@ -54,6 +55,7 @@ void from_json(const nlohmann::json& j, EvalOptions& o) {
     m.max_time_s = get_or(t, "max_time_s", m.max_time_s);
     m.max_iterations = get_or(t, "max_iterations", m.max_iterations);
     m.flush_l2 = get_or(t, "flush_l2", m.flush_l2);
+    m.hide_launch_latency = get_or(t, "hide_launch_latency", m.hide_launch_latency);
   }
 }
 
