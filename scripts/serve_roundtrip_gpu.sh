@@ -10,7 +10,9 @@
 # within the timing's repeat tolerance (ROUNDTRIP_SPEEDUP_TOL, default 0.15 of the speedup, times
 # the reward's speedup weight; everything else exact). KAGENT defaults to build-gpu/kagent
 # (gpu_check.sh builds it). What runs: tests/python/roundtrip.py; its summary line starts
-# "roundtrip:"; every step's record in $OUT/roundtrip/roundtrip.jsonl.
+# "roundtrip:"; every step's record in $OUT/roundtrip/roundtrip.jsonl. Its last line is the
+# repeatability of the 5 evaluations of each answer (the collection's and 4 adapters'); set
+# ROUNDTRIP_TIMING_SAMPLE=launch|gpu|steady to compare kagent's --timing-sample kinds.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -20,4 +22,4 @@ KAGENT=${1:-build-gpu/kagent}
 [ -f "$RW/replay.jsonl" ] || { echo "serve_roundtrip_gpu: no leaderboard answers at $RW (scripts/prepare_carry.sh)" >&2; exit 1; }
 nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
 "$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n 20 \
-  --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}"
+  --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" ${ROUNDTRIP_TIMING_SAMPLE:+--timing-sample "$ROUNDTRIP_TIMING_SAMPLE"}

@@ -26,6 +26,11 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
   app.add_flag("--no-profile", f.no_profile, "skip the CUPTI profile of a correct candidate");
   app.add_flag("--no-baselines", f.no_baselines, "do not time eager or torch.compile");
   app.add_flag("--no-compile-baseline", f.no_compile_baseline, "do not time torch.compile");
+  app.add_option("--timing-sample", f.timing_sample,
+                 "what a timing sample is: launch (the event time with the host's launch latency in, as "
+                 "KernelBench's harness; default) | gpu (the stream held until the call is issued: the GPU's time) | "
+                 "steady (held; the GPU's time or the host's issue time, whichever is longer)")
+      ->check(one_of({"launch", "gpu", "steady"}));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   if (several_gpus)
@@ -60,6 +65,7 @@ EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy
   o.tolerance = {f.atol, f.rtol, f.tolerance};
   o.policy = f.policy ? policy_from_string(*f.policy) : default_policy;
   o.measure = !f.no_timing;
+  o.timing.sample = timing_sample_from_name(f.timing_sample).value_or(TimingSample::Launch);
   o.eager_baseline = !f.no_baselines;
   o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
   o.profile = !f.no_profile;
@@ -79,7 +85,8 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
        {"no_compile_cache", f.no_compile_cache},
        {"timeout", f.timeout_s},
        {"gpus", f.gpus},
-       {"tolerance", f.tolerance}};
+       {"tolerance", f.tolerance},
+       {"timing_sample", f.timing_sample}};
   put_optional(j, "policy", f.policy);
   put_optional(j, "atol", f.atol);
   put_optional(j, "rtol", f.rtol);
@@ -101,6 +108,7 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.no_compile_cache = get_or(j, "no_compile_cache", f.no_compile_cache);
   f.timeout_s = get_or(j, "timeout", f.timeout_s);
   f.gpus = get_or(j, "gpus", f.gpus);
+  f.timing_sample = get_or<std::string>(j, "timing_sample", f.timing_sample);
 }
 
 }  // namespace kagent::cli

@@ -26,6 +26,7 @@ struct EvalFlags {
   bool no_timing = false, no_profile = false, no_baselines = false, no_compile_baseline = false,
        no_compile_cache = false;
   double timeout_s = 180;
+  std::string timing_sample = "launch";  // MeasureConfig::sample's name (timer/measure_config.h)
   std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU
 };
 

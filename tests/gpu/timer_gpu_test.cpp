@@ -221,21 +221,22 @@ void spin_host_us(double us) {
 
 }  // namespace
 
-TEST_CASE("the launch hold: the host's pace of issuing a call is not in the sample, its length is") {
+TEST_CASE("the launch hold: the host's pace of issuing a call is not in a gpu sample; steady counts its length") {
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
   const auto run = [&] {
     spin_host_us(40);  // the GPU idles meanwhile, unless the stream is held
     (void)at::relu(x);
   };
-  kagent::MeasureConfig off;
-  off.hide_launch_latency = false;
-  const kagent::TimingStats included = kagent::measure_cold(run, off);
-  const kagent::TimingStats hidden = kagent::measure_cold(run);
-  const kagent::TimingStats plain = kagent::measure_cold([&] { (void)at::relu(x); });
-  print("relu after 40 us host, hidden", hidden);
-  print("relu after 40 us host, included", included);
-  print("relu alone", plain);
-  std::printf("issue: hidden %.4f ms, included %.4f ms\n", hidden.issue_median_ms, included.issue_median_ms);
+  kagent::MeasureConfig gpu, steady;
+  gpu.sample = kagent::TimingSample::Gpu;
+  steady.sample = kagent::TimingSample::Steady;
+  const kagent::TimingStats included = kagent::measure_cold(run);  // the default: Launch
+  const kagent::TimingStats hidden = kagent::measure_cold(run, gpu);
+  const kagent::TimingStats plain = kagent::measure_cold([&] { (void)at::relu(x); }, gpu);
+  print("relu after 40 us host, gpu", hidden);
+  print("relu after 40 us host, launch", included);
+  print("relu alone, gpu", plain);
+  std::printf("issue: gpu %.4f ms, launch %.4f ms\n", hidden.issue_median_ms, included.issue_median_ms);
   CHECK(hidden.launch_latency == "hidden");
   CHECK(included.launch_latency == "included");
   CHECK(hidden.issue_median_ms >= 0.04);
@@ -243,26 +244,32 @@ TEST_CASE("the launch hold: the host's pace of issuing a call is not in the samp
   CHECK(included.median_ms - hidden.median_ms > 0.025);
   CHECK(hidden.median_ms < plain.median_ms * 1.10 + 0.005);
 
-  // Host work longer than the GPU's: the sample is the issue time, so a call cannot hide work on
-  // the CPU behind the hold.
+  // Host work longer than the GPU's: a steady sample is the issue time, a gpu sample is not.
   const auto small = at::randn({1024}, at::device(at::kCUDA).dtype(at::kFloat));
-  const kagent::TimingStats host_bound = kagent::measure_cold([&] {
+  const auto host_bound = [&] {
     spin_host_us(300);
     (void)at::relu(small);
-  });
-  print("300 us host, tiny relu", host_bound);
-  CHECK(host_bound.launch_latency == "hidden");
-  CHECK(host_bound.median_ms >= 0.3);
+  };
+  const kagent::TimingStats as_steady = kagent::measure_cold(host_bound, steady);
+  const kagent::TimingStats as_gpu = kagent::measure_cold(host_bound, gpu);
+  print("300 us host, tiny relu, steady", as_steady);
+  print("300 us host, tiny relu, gpu", as_gpu);
+  CHECK(as_steady.launch_latency == "hidden");
+  CHECK(as_steady.median_ms >= 0.3);
+  CHECK(as_gpu.median_ms < 0.1);
+  CHECK(as_gpu.issue_median_ms >= 0.3);
 }
 
 TEST_CASE("a call that waits for its own stream outlasts the hold: timed with the latency in, no hang") {
   const auto x = at::randn({k64M}, at::device(at::kCUDA).dtype(at::kFloat));
+  kagent::MeasureConfig gpu;
+  gpu.sample = kagent::TimingSample::Gpu;
   const auto t0 = std::chrono::steady_clock::now();
   const kagent::TimingStats t = kagent::measure_cold([&] {
     (void)at::relu(x);
     KAGENT_CUDA_CHECK(cudaStreamSynchronize(c10::cuda::getCurrentCUDAStream().stream()));
     (void)at::relu(x);
-  });
+  }, gpu);
   const double wall = seconds_since(t0);
   print("relu, sync, relu", t);
   std::printf("launch latency: %s; one measurement took %.3f s wall\n", t.launch_latency.c_str(), wall);

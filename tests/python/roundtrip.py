@@ -363,6 +363,8 @@ def main(argv=None) -> int:
     ap.add_argument("--speedup-tolerance", type=float, default=0.15,
                     help="relative difference of two timings of one kernel taken as the same (default 0.15)")
     ap.add_argument("--compile-only", action="store_true", help="no GPU: the CPU test's checks instead")
+    ap.add_argument("--timing-sample", default=None,
+                    help="kagent's --timing-sample for the collection and the server (default: kagent's)")
     args = ap.parse_args(argv)
     import shutil
 
@@ -370,7 +372,9 @@ def main(argv=None) -> int:
     args.out.mkdir(parents=True)
     env = dict(os.environ, KAGENT_CACHE_DIR=os.environ.get("KAGENT_CACHE_DIR", str(args.out / "cache")))
     t0 = time.monotonic()
-    suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600)
+    timing = ["--timing-sample", args.timing_sample] if args.timing_sample else []
+    suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600,
+                                            extra_collect=timing)
     print(f"roundtrip: collect and rollout of {len(samples)} answers in {time.monotonic() - t0:.0f} s: "
           f"{len(prompts)} prompt rows", flush=True)
     rollout_info = json.loads((args.out / "rollout" / "rollout.json").read_text())
@@ -387,7 +391,7 @@ def main(argv=None) -> int:
         speedup = sample.get("speedup_eager") or 0.0
         return 1e-9 if args.compile_only else 1e-6 + weight * args.speedup_tolerance * min(speedup, cap)
 
-    server = Server(args.kagent, args.out / "data", suite, env, args.compile_only)
+    server = Server(args.kagent, args.out / "data", suite, env, args.compile_only, extra=timing)
     try:
         url = server.wait_ready()
         t1 = time.monotonic()
@@ -413,7 +417,27 @@ def main(argv=None) -> int:
           f"({len(scored)} scored, {sum(1 for a, _ in scored if a > 0)} above 0, largest reward difference "
           f"{widest:.3g}; {len(adapters)} adapters, {len({s.task for _, _, s in results})} tasks, "
           f"speedup tolerance {args.speedup_tolerance:g}); {differing} differ", flush=True)
+    if not args.compile_only:
+        print(repeatability(results), flush=True)
     return 1 if found or not results else 0
+
+
+def repeatability(results) -> str:
+    """Each answer's evaluations (the collection's, then every adapter's that reports a speedup):
+    the spread, largest speedup over smallest, as issue 46 counts it."""
+    speedups: dict[str, list[float]] = {}
+    for _, sample, step in results:
+        seen = speedups.setdefault(step.task, [])
+        if not seen and sample.get("speedup_eager"):
+            seen.append(sample["speedup_eager"])
+        if step.speedup:
+            seen.append(step.speedup)
+    spreads = sorted(max(v) / min(v) for v in speedups.values() if len(v) > 1 and min(v) > 0)
+    if not spreads:
+        return "roundtrip: repeatability: no answer timed twice"
+    p90 = spreads[max(0, math.ceil(0.9 * len(spreads)) - 1)]
+    return (f"roundtrip: repeatability over {len(spreads)} answers: {sum(s <= 1.05 for s in spreads)} within 1.05, "
+            f"median spread {spreads[len(spreads) // 2]:.3f}, 90th percentile {p90:.3f}, largest {spreads[-1]:.3f}")
 
 
 if __name__ == "__main__":

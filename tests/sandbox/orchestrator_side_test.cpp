@@ -90,19 +90,19 @@ TEST_CASE("baselines: the worker's reply is written by the orchestrator under th
   CHECK(eval_with(w, "baselines", problem.string(), options).status == Status::Correct);
 }
 
-TEST_CASE("baselines: the key keeps its format; times taken without the launch hold are not reused with it") {
+TEST_CASE("baselines: the key is the one the worker computed before (format and defaults unchanged)") {
   DeviceInfo device;
   device.available = true;
   device.torch_version = "2.11.0+cu130";
   device.name = "NVIDIA H200";
-  // The format before the launch hold, plus "|launch=hidden": an entry timed with the launch
-  // latency in keeps its key under the setting off, and is never read as a time without it.
+  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: existing cache entries stay valid
   CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
-        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000|launch=hidden").substr(0, 32));
-  EvalOptions latency_in;
-  latency_in.timing.hide_launch_latency = false;
-  CHECK(baseline_cache_key("abc", device, latency_in) ==
         sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
+  // A time taken with the stream held is never read as one with the launch latency in.
+  EvalOptions held;
+  held.timing.sample = TimingSample::Gpu;
+  CHECK(baseline_cache_key("abc", device, held) ==
+        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000|sample=gpu").substr(0, 32));
   EvalOptions seeded;
   seeded.seed = 43;
   CHECK(baseline_cache_key("abc", device, seeded) != baseline_cache_key("abc", device, EvalOptions{}));

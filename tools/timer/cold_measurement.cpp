@@ -37,9 +37,10 @@ constexpr std::chrono::milliseconds kHoldTimeout{20};
 // Everything one iteration needs, created once per measurement.
 class ColdIteration {
  public:
-  ColdIteration(const std::function<void()>& run, L2Flush* flush, bool hide_launch_latency)
-      : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()) {
-    if (hide_launch_latency) {
+  ColdIteration(const std::function<void()>& run, L2Flush* flush, TimingSample sample)
+      : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()),
+        with_issue_(sample == TimingSample::Steady) {
+    if (sample != TimingSample::Launch) {
       hold_ = LaunchHold::make(kHoldTimeout, launch_latency_);
       if (hold_) launch_latency_ = "hidden";
       else launch_latency_ = "included (" + launch_latency_ + ")";
@@ -73,8 +74,8 @@ class ColdIteration {
       hold_.reset();
       let_go_after_ = samples_;
     }
-    // Held, the call's kernels ran back to back: the GPU's time, unless issuing them took longer.
-    return {held ? std::max(event_ms, issue_ms) : event_ms, host_ms, issue_ms};
+    // Held, the call's kernels ran back to back: the GPU's time (Steady: unless issuing them took longer).
+    return {held && with_issue_ ? std::max(event_ms, issue_ms) : event_ms, host_ms, issue_ms};
   }
 
   void warmed_up() { warming_ = false; }
@@ -90,6 +91,7 @@ class ColdIteration {
   const std::function<void()>& run_;
   L2Flush* flush_;
   cudaStream_t stream_;
+  bool with_issue_;
   std::unique_ptr<LaunchHold> hold_;
   std::string launch_latency_;
   bool warming_ = true;
@@ -131,7 +133,7 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
       throw std::invalid_argument("measure_cold: the L2Flush belongs to device " + std::to_string(flush->device()) +
                                   ", the current device is " + std::to_string(device));
   }
-  ColdIteration iteration(run, flush, cfg.hide_launch_latency);
+  ColdIteration iteration(run, flush, cfg.sample);
 
   // Warm-up: at least warmup_runs and warmup_time_s, but never past max_time_s (a runner
   // that takes seconds is not run warmup_runs times over).

@@ -26,13 +26,13 @@ std::unique_ptr<StoppingCriterion> make_stopping_criterion(const MeasureConfig& 
 // wall time from just before the start event to device-wide completion gives
 // host_median_ms, which also covers work hidden on non-blocking side streams, so a large
 // gap between the two flags such a candidate.
-// With cfg.hide_launch_latency (the default) the stream is held (timer/launch_hold.h) from
-// before the start event until run() has issued its work, so a sample is the GPU's time for the
-// call, or the host's time to issue it (issue_median_ms) where that is longer: what a loop of
-// calls costs in steady state, without the noise of the host's pace. A call that waits for the
-// GPU inside run() outlasts the hold (twice in warm-up, or once while sampling) and is timed from
-// then on with the launch latency included, as KernelBench's harness and the setting off time
-// every call (TimingStats::launch_latency says which).
+// cfg.sample (measure_config.h): Launch (the default) times as above, the event time including
+// the host-side launch latency of run()'s first kernel, as KernelBench's harness does. Gpu and
+// Steady hold the stream (timer/launch_hold.h) from before the start event until run() has
+// issued its work: the sample is the GPU's time for the call (Steady: or the host's time to issue
+// it, issue_median_ms, where that is longer). A call that waits for the GPU inside run() outlasts
+// the hold (twice in warm-up, or once while sampling) and is timed from then on with the launch
+// latency included (TimingStats::launch_latency says which).
 // `flush` (optional) lets a caller reuse one flush buffer (made on the current device)
 // across measurements.
 // Throws std::runtime_error on any CUDA error; exceptions from run() propagate.

@@ -20,6 +20,7 @@ EvalOptions full_options() {
   o.timing.min_samples = 11;
   o.timing.max_time_s = 2.5;
   o.timing.flush_l2 = false;
+  o.timing.sample = TimingSample::Gpu;
   o.cache_dir = "/tmp/c";
   o.guards.disabled = {"no_kernel", "threads"};
   o.guards.speedup_flag = 20;
@@ -57,6 +58,7 @@ TEST_CASE("EvalOptions: every field survives, absent fields keep their defaults"
   CHECK(o.timing.min_samples == 11);
   CHECK(o.timing.max_time_s == 2.5);
   CHECK_FALSE(o.timing.flush_l2);
+  CHECK(o.timing.sample == TimingSample::Gpu);
   CHECK(o.cache_dir == "/tmp/c");
   CHECK(o.guards.disabled == std::set<std::string>{"no_kernel", "threads"});
   CHECK(o.guards.speedup_flag == 20);

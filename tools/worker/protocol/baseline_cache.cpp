@@ -33,9 +33,7 @@ std::string baseline_cache_key(const std::string& problem_sha256, const DeviceIn
   const MeasureConfig d;
   if (t.warmup_runs != d.warmup_runs || t.warmup_time_s != d.warmup_time_s || t.flush_l2 != d.flush_l2)
     key += fmt::format("|warmup={},{}|flush={}", t.warmup_runs, t.warmup_time_s, t.flush_l2);
-  // Entries made before the launch hold timed with the launch latency in: the hold, though the
-  // default, enters the key, so that none of them is read as a time without it.
-  if (t.hide_launch_latency) key += "|launch=hidden";
+  if (t.sample != d.sample) key += fmt::format("|sample={}", timing_sample_name(t.sample));
   return sha256_hex(key).substr(0, 32);
 }
 

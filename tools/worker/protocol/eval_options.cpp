@@ -25,7 +25,7 @@ void to_json(nlohmann::json& j, const EvalOptions& o) {
          {"max_time_s", t.max_time_s},
          {"max_iterations", t.max_iterations},
          {"flush_l2", t.flush_l2},
-         {"hide_launch_latency", t.hide_launch_latency}}}};
+         {"sample", timing_sample_name(t.sample)}}}};
   put_optional(j, "atol", o.tolerance.atol);
   put_optional(j, "rtol", o.tolerance.rtol);
 }
@@ -55,7 +55,7 @@ void from_json(const nlohmann::json& j, EvalOptions& o) {
     m.max_time_s = get_or(t, "max_time_s", m.max_time_s);
     m.max_iterations = get_or(t, "max_iterations", m.max_iterations);
     m.flush_l2 = get_or(t, "flush_l2", m.flush_l2);
-    m.hide_launch_latency = get_or(t, "hide_launch_latency", m.hide_launch_latency);
+    if (const auto s = timing_sample_from_name(get_or<std::string>(t, "sample", ""))) m.sample = *s;
   }
 }
 
