@@ -228,6 +228,63 @@ TEST_CASE("a wait is announced, measured and reported with the mode it got") {
   CHECK(changes.back() == std::pair{LockMode::Exclusive, 0.0});
 }
 
+TEST_CASE("an exclusive waiter is not overtaken by shared holders that come after it (the turnstile)") {
+  LockFile f;
+  REQUIRE(::access(gpu_timing_turnstile_path(f.path).c_str(), R_OK) == 0);  // made with the lock
+  auto loader = GpuTimingLock::open(f.path);  // a sibling's load, holding the lock shared
+  REQUIRE(loader);
+  loader->set(LockMode::Shared);
+
+  std::atomic<bool> timer_waits{false};
+  GpuTimingLock::Hooks hooks;
+  hooks.waiting = [&](LockMode) { timer_waits = true; };
+  auto timer = GpuTimingLock::open(f.path, hooks);
+  REQUIRE(timer);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::atomic<int64_t> timer_got_ns{-1}, later_got_ns{-1};
+  const auto since = [&] { return (std::chrono::steady_clock::now() - t0).count(); };
+  std::thread timing([&] {
+    timer->set(LockMode::Exclusive);
+    timer_got_ns = since();
+    std::this_thread::sleep_for(50ms);
+    timer->set(LockMode::None);
+  });
+  while (!timer_waits) std::this_thread::sleep_for(1ms);
+
+  // A load that comes after the timing asked: plain flock would let it share with the loader at
+  // once, and a stream of such loads could keep the timing out for good.
+  auto later = GpuTimingLock::open(f.path);
+  REQUIRE(later);
+  std::thread load([&] {
+    later->set(LockMode::Shared);
+    later_got_ns = since();
+  });
+  std::this_thread::sleep_for(150ms);
+  CHECK(later_got_ns == -1);  // queued behind the timing
+  CHECK(timer_got_ns == -1);  // which waits for the loader
+  loader->set(LockMode::None);
+  timing.join();
+  load.join();
+  CHECK(timer_got_ns >= 0);
+  CHECK(later_got_ns > timer_got_ns);
+}
+
+TEST_CASE("a lock file without a turnstile (made before them) still locks, without that fairness") {
+  LockFile f;
+  REQUIRE(::unlink(gpu_timing_turnstile_path(f.path).c_str()) == 0);
+  auto a = GpuTimingLock::open(f.path);
+  auto b = GpuTimingLock::open(f.path);
+  REQUIRE(a);
+  REQUIRE(b);
+  CHECK(a->turnstile_fd() < 0);
+  a->set(LockMode::Shared);
+  b->set(LockMode::Shared);
+  CHECK_FALSE(others_could(f.path, LOCK_EX));
+  a->set(LockMode::None);
+  b->set(LockMode::Exclusive);
+  CHECK_FALSE(others_could(f.path, LOCK_SH));
+}
+
 TEST_CASE("a flock that fails breaks the lock for good, and says so") {
   LockFile f;
   std::string why;

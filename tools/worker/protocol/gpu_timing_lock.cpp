@@ -34,6 +34,8 @@ std::string gpu_timing_lock_path(const std::string& folder, const std::string& u
   return (fs::path(folder) / ((uuid.empty() ? std::string("gpu") : uuid) + ".timing")).string();
 }
 
+std::string gpu_timing_turnstile_path(const std::string& lock_path) { return lock_path + ".turnstile"; }
+
 std::vector<std::string> create_gpu_timing_locks(const std::string& folder, const std::vector<std::string>& uuids) {
   std::vector<std::string> made;
   if (uuids.empty()) return made;
@@ -47,6 +49,8 @@ std::vector<std::string> create_gpu_timing_locks(const std::string& folder, cons
     Fd fd(::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666));
     if (!fd) continue;
     ::fchmod(fd.get(), 0666);  // the worker's own uid (the sandbox's) opens it too
+    const std::string turnstile = gpu_timing_turnstile_path(path);
+    if (Fd t(::open(turnstile.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666)); t) ::fchmod(t.get(), 0666);
     made.push_back(path);
   }
   return made;
@@ -55,11 +59,35 @@ std::vector<std::string> create_gpu_timing_locks(const std::string& folder, cons
 std::optional<GpuTimingLock> GpuTimingLock::open(const std::string& path, Hooks hooks) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
-  return GpuTimingLock(std::move(fd), path, std::move(hooks));
+  Fd turnstile(::open(gpu_timing_turnstile_path(path).c_str(), O_RDONLY | O_CLOEXEC));  // missing: no fairness
+  return GpuTimingLock(std::move(fd), std::move(turnstile), path, std::move(hooks));
 }
 
-GpuTimingLock::GpuTimingLock(Fd fd, std::string path, Hooks hooks)
-    : fd_(std::move(fd)), path_(std::move(path)), hooks_(std::move(hooks)) {}
+GpuTimingLock::GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks)
+    : fd_(std::move(fd)), turnstile_(std::move(turnstile)), path_(std::move(path)), hooks_(std::move(hooks)) {}
+
+double GpuTimingLock::take(int op, LockMode mode) {
+  const auto start = std::chrono::steady_clock::now();
+  bool announced = false;
+  // Blocks on `fd` for `lock_op`, saying once that this worker waits.
+  const auto acquire = [&](int fd, int lock_op) {
+    if (::flock(fd, lock_op | LOCK_NB) == 0) return true;
+    if (errno != EWOULDBLOCK && errno != EINTR) return false;
+    if (!announced && hooks_.waiting) hooks_.waiting(mode);
+    announced = true;
+    while (::flock(fd, lock_op) != 0)
+      if (errno != EINTR) return false;
+    return true;
+  };
+  const bool turnstile = static_cast<bool>(turnstile_);
+  if (turnstile && !acquire(turnstile_.get(), LOCK_EX)) return -1;
+  const bool held = acquire(fd_.get(), op);
+  const int saved = errno;
+  if (turnstile) ::flock(turnstile_.get(), LOCK_UN);
+  errno = saved;
+  if (!held) return -1;
+  return announced ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
+}
 
 GpuTimingLock::~GpuTimingLock() {
   if (fd_) set(LockMode::None);
@@ -83,19 +111,16 @@ void GpuTimingLock::set(LockMode mode) {
     return;
   }
   const int op = mode == LockMode::Exclusive ? LOCK_EX : LOCK_SH;
-  const auto start = std::chrono::steady_clock::now();
-  double waited = 0;
-  if (::flock(fd_.get(), op | LOCK_NB) != 0) {
-    if (errno != EWOULDBLOCK && errno != EINTR) return fail(lock_mode_name(mode).data());
-    // A failed conversion let go of what was held (flock is not atomic there): nothing is held
-    // while it waits, which the synchronisation above made safe.
+  // A change between held modes lets go first (flock's conversion does too, not atomically):
+  // holding the lock while waiting for the turnstile could deadlock with an exclusive waiter
+  // that holds the turnstile and waits for us. The synchronisation above made that safe.
+  if (mode_ != LockMode::None) {
+    if (::flock(fd_.get(), LOCK_UN) != 0) return fail("unlock");
     mode_ = LockMode::None;
-    if (hooks_.waiting) hooks_.waiting(mode);
-    while (::flock(fd_.get(), op) != 0)
-      if (errno != EINTR) return fail(lock_mode_name(mode).data());
-    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    waited_ += waited;
   }
+  const double waited = take(op, mode);
+  if (waited < 0) return fail(lock_mode_name(mode).data());
+  waited_ += waited;
   mode_ = mode;
   if (hooks_.changed) hooks_.changed(mode_, waited);
 }

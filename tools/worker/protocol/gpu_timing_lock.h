@@ -13,7 +13,15 @@
 //   - the orchestrator creates the file (mode 0666, folder 01777); the sandboxed worker only
 //     opens it read-only (flock needs no write access; the sandbox refuses opens for writing);
 //   - a worker that waits says so (`waiting`, then `held` with the seconds), so that the
-//     orchestrator's watchdog does not count a sibling's timing against this candidate.
+//     orchestrator's watchdog does not count a sibling's timing against this candidate;
+//   - fair to the exclusive: flock lets a new shared holder in while an exclusive one waits, so a
+//     stream of overlapping loads and correctness checks could keep a timing out for good. Every
+//     taking goes through a turnstile first (a second file, `<lock>.turnstile`, held exclusively
+//     only while the lock itself is taken): an exclusive waiter holds the turnstile until the
+//     shared holders of the moment are gone, and the ones that come after queue behind it. Nobody
+//     waits for the turnstile while holding the lock, so the two cannot deadlock. Among waiters
+//     the kernel wakes them in no set order; each wait is bounded by the holders ahead (whose
+//     phases have budgets), not by the ones that come later.
 // Plain C++ (no CUDA): the orchestrator names and creates the file, the worker takes it.
 #pragma once
 
@@ -33,6 +41,8 @@ std::optional<LockMode> lock_mode_from_name(std::string_view name);
 
 // The lock file of the GPU with this UUID in `folder`.
 std::string gpu_timing_lock_path(const std::string& folder, const std::string& uuid);
+// The turnstile beside a lock file (made with it by create_gpu_timing_locks).
+std::string gpu_timing_turnstile_path(const std::string& lock_path);
 // Creates the lock files of these GPUs (and the folder) where missing, readable by every user,
 // as the orchestrator does before it starts a worker. Best effort: returns the paths that exist.
 std::vector<std::string> create_gpu_timing_locks(const std::string& folder, const std::vector<std::string>& uuids);
@@ -70,6 +80,9 @@ class GpuTimingLock {
   // The descriptor, for the worker's Python: it lets go of the shared hold while torch builds an
   // extension for a minute (kagent_worker/inline_patch.py) and takes it shared again after.
   int fd() const { return fd_.get(); }
+  // The turnstile's descriptor (-1: none, a lock file made before turnstiles), which the same
+  // Python takes around its taking of the lock again.
+  int turnstile_fd() const { return turnstile_.get(); }
 
   // Holds `mode` for a scope, then goes back to the mode before it. Upgrades only: a scope that
   // asks for less than is held keeps what is held.
@@ -97,8 +110,12 @@ class GpuTimingLock {
   };
 
  private:
-  GpuTimingLock(Fd fd, std::string path, Hooks hooks);
+  GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks);
+  // Takes `op` (LOCK_SH or LOCK_EX) through the turnstile; nothing held on entry. Returns the
+  // seconds waited, or a negative value with errno set when a flock failed.
+  double take(int op, LockMode mode);
   Fd fd_;
+  Fd turnstile_;
   std::string path_;
   Hooks hooks_;
   LockMode mode_ = LockMode::None;

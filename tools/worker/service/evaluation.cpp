@@ -89,7 +89,10 @@ bool Evaluation::load() {
       nlohmann::json ext = {{"prebuilt", cand.extensions}, {"reasons", cand.extension_reasons}};
       // What kagent did not build, torch builds here for up to a minute of CPU: the request's
       // shared hold of the GPU's timing lock is let go meanwhile, or no sibling could time.
-      if (ctx_.lock && ctx_.lock->mode() == LockMode::Shared) ext["gpu_lock_fd"] = ctx_.lock->fd();
+      if (ctx_.lock && ctx_.lock->mode() == LockMode::Shared) {
+        ext["gpu_lock_fd"] = ctx_.lock->fd();
+        if (ctx_.lock->turnstile_fd() >= 0) ext["gpu_turnstile_fd"] = ctx_.lock->turnstile_fd();
+      }
       PyRef extensions = check(PyUnicode_FromString(ext.dump().c_str()));
       PyRef loaded =
           ctx_.py.call(PyFn::LoadKernelbenchCandidate, {path, problem_.problem(), device, seed, extensions});

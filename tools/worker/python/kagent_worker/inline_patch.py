@@ -38,10 +38,12 @@ def _unknown_option_error(fn_name, real, args, kwargs):
 
 
 @contextlib.contextmanager
-def _gpu_lock_let_go(fd):
+def _gpu_lock_let_go(fd, turnstile=None):
     """torch's build is a minute on the CPU: the worker's shared hold of the GPU's timing lock
     would keep every sibling worker from timing that long. Let go meanwhile (this process's
-    kernels finished first), and taken shared again before the extension's code can run."""
+    kernels finished first), and taken shared again before the extension's code can run,
+    through the lock's turnstile as the worker takes it (gpu_timing_lock.h: a sibling waiting to
+    time is not overtaken)."""
     if fd is None:
         yield
         return
@@ -53,7 +55,13 @@ def _gpu_lock_let_go(fd):
     try:
         yield
     finally:
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        if turnstile is not None:
+            fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        finally:
+            if turnstile is not None:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
 def _register_through_binding(hit):
@@ -89,13 +97,15 @@ class InlineExtensions:
     prebuilt: [{"key", "library", "op_namespace", "functions"}] from the orchestrator's compile;
     reasons: {extension name: why kagent did not build it}, for the record of a fallback;
     gpu_lock_fd: the GPU's timing lock, held shared by the worker (None: none): let go while
-    torch builds (worker/protocol/gpu_timing_lock.h), so that sibling workers time meanwhile.
+    torch builds (worker/protocol/gpu_timing_lock.h), so that sibling workers time meanwhile;
+    gpu_turnstile_fd: that lock's turnstile (None: none), taken around taking the lock again.
     """
 
-    def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None):
+    def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None, gpu_turnstile_fd=None):
         self.prebuilt = {p["key"]: p for p in prebuilt}
         self.reasons = dict(reasons or {})
         self.gpu_lock_fd = gpu_lock_fd
+        self.gpu_turnstile_fd = gpu_turnstile_fd
         self.records = []
         self._saved = None
 
@@ -140,7 +150,7 @@ class InlineExtensions:
             if hit:
                 return self._bind(hit, name)
             try:
-                with _gpu_lock_let_go(self.gpu_lock_fd):
+                with _gpu_lock_let_go(self.gpu_lock_fd, self.gpu_turnstile_fd):
                     return real(*args, **kwargs)
             except Exception as exc:
                 if "Error building extension" in str(exc):
