@@ -51,7 +51,7 @@ struct ServeArgs {
   // --queue: a number (the admission bound above) or redis://HOST:PORT, the cluster's queue.
   std::string queue_flag;
   std::string queue_url;
-  int queue_reclaim_s = 15, queue_retry_s = 30;
+  int queue_reclaim_s = 15, queue_retry_s = 30, queue_max_attempts = 3;
   bool front_only = false;
   EvalFlags eval;
 };
@@ -211,6 +211,7 @@ int run_serve(ServeArgs a) {
     // taken waits there, and jobs left on the stream go to whichever node is free first.
     wo.consumers = a.front_only ? 0 : std::max<size_t>(2, pool->size() * 2);
     wo.reclaim_idle = std::chrono::seconds(a.queue_reclaim_s);
+    wo.max_attempts = a.queue_max_attempts;
     wo.dir = data / "queue";
     worker = std::make_unique<serve::QueueWorker>(wo, sessions);
   }
@@ -356,6 +357,10 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--queue-reclaim-s", a->queue_reclaim_s,
                   "with --queue redis://: a job a dead node had taken runs elsewhere after this many idle seconds")
       ->capture_default_str()->check(whole_number(1, 3600));
+  sub->add_option("--queue-max-attempts", a->queue_max_attempts,
+                  "with --queue redis://: nodes that may take one job in turn; a job every one of them died on is "
+                  "answered job_abandoned (500), not run again")
+      ->capture_default_str()->check(whole_number(1, 100));
   sub->add_option("--queue-retry-s", a->queue_retry_s,
                   "with --queue redis://: how long a request waits for an unreachable Redis before 503")
       ->capture_default_str()->check(whole_number(1, 3600));

@@ -18,6 +18,8 @@ constexpr const char* kUnavailable =
     "stopping (Retry-After), degraded (/health)";
 constexpr const char* kQueueTimeout = "queue_timeout (--queue redis://: no node answered the job in time)";
 constexpr const char* kQueueFull = "queue_full (Retry-After)";
+constexpr const char* kInternal =
+    "internal | with --queue redis://: job_abandoned (every node that took the job died on it, --queue-max-attempts)";
 
 json route(const char* method, const char* path, json request, json response, json statuses) {
   json r = {{"method", method}, {"path", path}, {"statuses", std::move(statuses)}};
@@ -89,12 +91,12 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
            route("GET", "/v1/schema", nullptr, nullptr, {{"200", "this schema"}}),
        })},
       {"every_route", {{"401", "missing_token"}, {"403", "wrong_token"}, {"404", "not_found (no such route)"},
-                       {"500", "internal"}}},
+                       {"500", kInternal}}},
       {"errors", {{"400", kBadBody}, {"401", "missing_token"}, {"403", "wrong_token"},
                   {"404", "unknown_episode | unknown_task | unknown_problem | unknown_result | not_found"},
                   {"409", "episode_done | request_id_conflict | episode_exists"}, {"413", "body_too_large"},
                   {"422", "problem_error"}, {"429", kQueueFull}, {"503", kUnavailable}, {"504", kQueueTimeout},
-                  {"500", "internal"}}},
+                  {"500", kInternal}}},
       {"problem_fields", problem}};
 }
 

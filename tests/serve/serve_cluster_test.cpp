@@ -7,7 +7,8 @@
 // their request_id); Redis is killed and restarted (/health says degraded meanwhile; nothing
 // acknowledged is lost). Every request is answered, and asked again on another front it
 // answers the same bytes: no request answered twice with different results, none lost.
-// Also: an unreachable --queue exits 15 and a malformed one 2, each with one line.
+// Also: an unreachable --queue exits 15 and a malformed one 2, each with one line; a job that
+// every node taking it died on is answered job_abandoned past --queue-max-attempts, not run again.
 // Skipped, with the reason printed, where redis-server is not installed.
 #include <doctest/doctest.h>
 
@@ -83,6 +84,37 @@ bool redis_pong(int port) {
   }
   ::close(s);
   return ok;
+}
+
+// One command in Redis' protocol (RESP) on a fresh connection; the raw reply (read until the
+// server has said nothing for 300 ms, enough for the short replies a test asks for).
+std::string redis_command(int port, const std::vector<std::string>& args) {
+  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  timeval tv{0, 300'000};
+  ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string reply;
+  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    std::string req = "*" + std::to_string(args.size()) + "\r\n";
+    for (const auto& arg : args) req += "$" + std::to_string(arg.size()) + "\r\n" + arg + "\r\n";
+    if (::write(s, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      for (ssize_t n; (n = ::read(s, buf, sizeof buf)) > 0;) reply.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(s);
+  return reply;
+}
+
+// The text of a bulk-string reply ("$5\r\nhello\r\n"); empty for anything else.
+std::string bulk(const std::string& reply) {
+  if (reply.empty() || reply[0] != '$') return {};
+  const size_t eol = reply.find("\r\n");
+  const long n = std::stol(reply.substr(1, eol - 1));
+  return n < 0 ? std::string() : reply.substr(eol + 2, static_cast<size_t>(n));
 }
 
 // redis-server on loopback, appendonly with an fsync per write, its files in `dir`: a kill -9
@@ -455,4 +487,62 @@ TEST_CASE("cluster: 3 nodes on one Redis, 300 requests, a node killed, Redis res
   MESSAGE("300 of 300 answered, ", same, " of ", asked, " asked again answered the same; reclaimed ", reclaimed,
           "; jobs by node 0/1: ", metric(n0->port(), "kagent_queue_jobs_total"), "/", metric(n1->port(), "kagent_queue_jobs_total"),
           "; ", std::chrono::duration<double>(Clock::now() - start).count(), " s");
+}
+
+TEST_CASE("cluster: a job every node that took it died on is answered job_abandoned, not run again") {
+  const std::string redis_binary = find_redis_server();
+  if (redis_binary.empty()) {
+    MESSAGE("redis-server is not installed (apt-get install redis-server; scripts/setup.sh does): the test is skipped");
+    return;
+  }
+  TempDir dir("kagent-serve-abandoned");
+  write_tiny_suite(dir, "suite");
+  std::filesystem::create_directories(dir.str() + "/redis");
+  const int port = free_port();
+  RedisProcess redis(redis_binary, dir.str() + "/redis", port);
+  REQUIRE_MESSAGE(redis.start(), kagent::read_file(dir.str() + "/redis/redis.log"));
+
+  // Two jobs, as a front adds them; dead consumers took them: "poison" three times (a read, two
+  // reclaims: three nodes died on it), "survivor" once.
+  CHECK(redis_command(port, {"XGROUP", "CREATE", "kagent:jobs", "kagent", "0", "MKSTREAM"}).rfind("+OK", 0) == 0);
+  const std::string problem = dir.str() + "/suite/level1/1_relu.py";
+  const auto job = [&](const std::string& key) {
+    return json{{"key", key},        {"sha256", "test"},         {"problem_path", problem},
+                {"problem_name", "1_relu.py"}, {"problem_source", kagent::read_file(problem)},
+                {"format", "kernelbench"}, {"code", not_python(key)}, {"front", "gone"}, {"enqueued_ms", 0}}
+        .dump();
+  };
+  const std::string poison = bulk(redis_command(port, {"XADD", "kagent:jobs", "*", "job", job("poison")}));
+  const std::string survivor = bulk(redis_command(port, {"XADD", "kagent:jobs", "*", "job", job("survivor")}));
+  REQUIRE_FALSE(poison.empty());
+  REQUIRE_FALSE(survivor.empty());
+  redis_command(port, {"XREADGROUP", "GROUP", "kagent", "dead-a", "COUNT", "2", "STREAMS", "kagent:jobs", ">"});
+  redis_command(port, {"XCLAIM", "kagent:jobs", "kagent", "dead-b", "0", poison});
+  redis_command(port, {"XCLAIM", "kagent:jobs", "kagent", "dead-c", "0", poison});
+
+  // A live node takes both over once they are a second idle: its take of "poison" is the
+  // fourth, past --queue-max-attempts 3.
+  const std::string home = dir.str() + "/node";
+  std::filesystem::create_directories(home);
+  ServeProcess node(home, home + "/data", dir.str() + "/suite", "",
+                    {"--queue", redis.url(), "--queue-reclaim-s", "1", "--queue-max-attempts", "3"},
+                    {"KAGENT_CACHE_DIR=" + dir.str() + "/cache"});
+  REQUIRE_MESSAGE(node.wait_ready(std::chrono::seconds(120)), node.stderr_text());
+  json abandoned, ran;
+  for (int i = 0; i < 600 && (abandoned.is_null() || ran.is_null()); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (const auto v = bulk(redis_command(port, {"GET", "kagent:result:poison"})); !v.empty()) abandoned = json::parse(v);
+    if (const auto v = bulk(redis_command(port, {"GET", "kagent:result:survivor"})); !v.empty()) ran = json::parse(v);
+  }
+  INFO(node.stderr_text());
+  REQUIRE(abandoned.is_object());
+  CHECK(abandoned["error"]["status"] == 500);
+  CHECK(abandoned["error"]["code"] == "job_abandoned");
+  CHECK(has(abandoned["error"]["message"].get<std::string>(), "taken by 3 nodes"));
+  CHECK_FALSE(abandoned.contains("result"));  // not run
+  REQUIRE(ran.is_object());
+  CHECK(ran.contains("result"));  // under the cap: run as any reclaimed job
+  CHECK_FALSE(ran.contains("error"));
+  CHECK(redis_command(port, {"XLEN", "kagent:jobs"}).rfind(":0", 0) == 0);  // both acknowledged and removed
+  CHECK(has(node.stderr_text(), "queue job poison (problem 1_relu.py) abandoned: taken 4 times"));
 }

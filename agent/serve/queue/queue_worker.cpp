@@ -65,6 +65,15 @@ QueueWorker::Counters QueueWorker::counters() const {
   return c;
 }
 
+int64_t QueueWorker::deliveries(RedisConnection& conn, const std::string& id) {
+  // XPENDING's extended form for one entry: [[id, consumer, idle ms, times delivered]].
+  const Reply r = conn.command({"XPENDING", queue_keys::kStream, queue_keys::kGroup, id, id, "1"});
+  const auto rows = reply_elements(r.get());
+  if (rows.empty()) return 0;
+  const auto row = reply_elements(rows[0]);
+  return row.size() >= 4 ? reply_integer(row[3]) : 0;
+}
+
 template <class F>
 bool QueueWorker::until_done(F&& f) {
   while (!stop_) {
@@ -113,8 +122,12 @@ void QueueWorker::consume(size_t index) {
         }
       }
       if (id.empty()) continue;
-      if (reclaimed) ++reclaimed_;
-      process(conn, index, id, fields);
+      int64_t attempts = 0;
+      if (reclaimed) {
+        ++reclaimed_;
+        attempts = deliveries(conn, id);
+      }
+      process(conn, index, id, fields, attempts);
     } catch (const RedisReplyError& e) {
       // The group is gone (a Redis that lost its data): make it again; anything else is said
       // and retried, never a dead consumer.
@@ -133,7 +146,8 @@ void QueueWorker::consume(size_t index) {
   }
 }
 
-void QueueWorker::process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields) {
+void QueueWorker::process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields,
+                          int64_t attempts) {
   {
     std::lock_guard lock(mu_);
     running_[index] = id;
@@ -165,7 +179,7 @@ void QueueWorker::process(RedisConnection& conn, size_t index, const std::string
     // storing): nothing to run.
     const Reply have = conn.command({"EXISTS", queue_keys::result(job.key)});
     if (reply_integer(have.get()) == 0) {
-      const QueueResult r = run(job, id);
+      const QueueResult r = attempts > opt_.max_attempts ? abandoned(job, attempts) : run(job, id);
       const std::string value = dump_json(json(r));
       if (!until_done([&] {
             conn.command({"SET", queue_keys::result(job.key), value, "NX", "EX", std::to_string(opt_.result_ttl.count())});
@@ -195,6 +209,21 @@ std::string QueueWorker::materialize(const QueueJob& job) {
     write_file_atomic(path, job.problem_source);
   }
   return path.string();
+}
+
+QueueResult QueueWorker::abandoned(const QueueJob& job, int64_t attempts) const {
+  std::fprintf(stderr, "kagent serve: warning: queue job %s (problem %s) abandoned: taken %lld times, no node finished it\n",
+               job.key.c_str(), job.problem_name.c_str(), static_cast<long long>(attempts));
+  QueueResult r;
+  r.sha256 = job.sha256;
+  r.node = opt_.node;
+  r.error_status = 500;
+  r.error_code = "job_abandoned";
+  r.error_message = fmt::format(
+      "the job was taken by {} nodes in turn and none finished it (each died or was killed while it ran): "
+      "it is not run again (--queue-max-attempts {})",
+      attempts - 1, opt_.max_attempts);
+  return r;
 }
 
 QueueResult QueueWorker::run(const QueueJob& job, const std::string& stem) {

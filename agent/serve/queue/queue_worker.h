@@ -5,6 +5,9 @@
 // and acknowledge it. A job a dead node had claimed is taken over (XAUTOCLAIM) once it has been
 // idle for `reclaim_idle`; a live node's running jobs are kept from looking idle by the
 // heartbeat (NodeHeartbeat re-claims them every second), so a slow evaluation is never stolen.
+// A job that every node taking it died on (its delivery count past `max_attempts`) is not run
+// again: it is answered `job_abandoned` (500), or one poisonous job would take the cluster's
+// nodes down one after another.
 #pragma once
 
 #include <atomic>
@@ -29,6 +32,7 @@ struct WorkerOptions {
   std::string node;
   size_t consumers = 2;  // jobs this node takes at once
   std::chrono::milliseconds reclaim_idle{15000};
+  int max_attempts = 3;  // nodes that may take one job (XREADGROUP, then each XAUTOCLAIM)
   std::chrono::seconds result_ttl{std::chrono::hours(24)};
   std::filesystem::path dir;  // DATA/queue: the jobs' code, and problems whose file this node lacks
 };
@@ -55,8 +59,11 @@ class QueueWorker {
 
  private:
   void consume(size_t index);
-  void process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields);
+  // `attempts`: the entry's delivery count (0: a first delivery, not looked up).
+  void process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields, int64_t attempts);
   QueueResult run(const QueueJob& job, const std::string& stem);
+  QueueResult abandoned(const QueueJob& job, int64_t attempts) const;
+  static int64_t deliveries(RedisConnection& conn, const std::string& id);
   std::string materialize(const QueueJob& job);
   // Runs `f` until Redis takes it or the worker stops; false when it stopped first.
   template <class F>
