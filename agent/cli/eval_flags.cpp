@@ -33,6 +33,40 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
       ->check(one_of({"launch", "gpu", "steady"}));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
+  // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
+  const CLI::Validator budget(
+      [](std::string& item) -> std::string {
+        try {
+          (void)parse_phase_budget(item);
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "");
+  const auto budgets = [&f](bool gpu) {
+    return [&f, gpu](const std::vector<std::string>& items) {
+      for (const auto& item : items) {
+        const auto [phase, seconds] = parse_phase_budget(item);
+        f.phase_budgets.set(phase, gpu, seconds);
+      }
+    };
+  };
+  app.add_option_function<std::vector<std::string>>(
+         kPhaseBudgetFlag, budgets(false),
+         "PHASE=SECONDS,...: seconds a phase of an evaluation may run, waits for the GPU's timing lock not "
+         "counted; past it the candidate's verdict is timeout (phase_budget). Phases: " + phase_list() +
+             "; none lifts one (default: none)")
+      ->type_name("PHASE=SECONDS")
+      ->delimiter(',')
+      ->check(budget);
+  app.add_option_function<std::vector<std::string>>(
+         kPhaseGpuBudgetFlag, budgets(true),
+         "PHASE=SECONDS,...: seconds a phase may hold the GPU alone (the timing lock exclusively, which the "
+         "GPU's other workers wait for); none lifts one (default: timing=30,guards_after_timing=30,profile=60)")
+      ->type_name("PHASE=SECONDS")
+      ->delimiter(',')
+      ->check(budget);
   if (several_gpus)
     app.add_option("--gpus,--gpu", f.gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
         ->delimiter(',')
@@ -58,6 +92,7 @@ EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy
   s.arch = f.arch;
   s.gpus = f.gpus;
   s.timeout_s = f.timeout_s;
+  s.phase_budgets = f.phase_budgets;
   s.use_compile_cache = !f.no_compile_cache;
   EvalOptions& o = s.options;
   o.trials = f.trials;
@@ -86,7 +121,8 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
        {"timeout", f.timeout_s},
        {"gpus", f.gpus},
        {"tolerance", f.tolerance},
-       {"timing_sample", f.timing_sample}};
+       {"timing_sample", f.timing_sample},
+       {"phase_budgets", f.phase_budgets}};
   put_optional(j, "policy", f.policy);
   put_optional(j, "atol", f.atol);
   put_optional(j, "rtol", f.rtol);
@@ -109,6 +145,8 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.timeout_s = get_or(j, "timeout", f.timeout_s);
   f.gpus = get_or(j, "gpus", f.gpus);
   f.timing_sample = get_or<std::string>(j, "timing_sample", f.timing_sample);
+  // A run recorded before phase budgets existed is resumed with the defaults.
+  if (j.contains("phase_budgets") && !j["phase_budgets"].is_null()) f.phase_budgets = j["phase_budgets"].get<PhaseBudgets>();
 }
 
 }  // namespace kagent::cli

@@ -13,6 +13,7 @@
 #include "checker/tolerance_config.h"
 #include "evaluation/evaluation_session.h"
 #include "result/policy.h"
+#include "worker/protocol/phase_budgets.h"
 
 namespace kagent::cli {
 
@@ -27,6 +28,8 @@ struct EvalFlags {
        no_compile_cache = false;
   double timeout_s = 180;
   std::string timing_sample = "launch";  // MeasureConfig::sample's name (timer/measure_config.h)
+  // --phase-budget / --phase-gpu-budget over the defaults (worker/protocol/phase_budgets.h).
+  PhaseBudgets phase_budgets = PhaseBudgets::defaults();
   std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU
 };
 

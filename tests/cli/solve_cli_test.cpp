@@ -227,7 +227,8 @@ TEST_CASE("every evaluation flag of kagent eval is taken, and the run folder rec
   KagentRun r = run_kagent({"solve", kProblem, "--llm", "replay:" + replay, "-t", "1", "--trials", "3", "--seed", "7",
                             "--atol", "0.05", "--rtol", "0.02", "--no-timing", "--no-profile", "--no-baselines",
                             "--no-compile-baseline", "--timeout", "60", "--gpu", "0", "--arch", "sm_90a", "--cache-dir",
-                            dir.str() + "/evalcache", "--no-compile-cache", "--json"},
+                            dir.str() + "/evalcache", "--no-compile-cache", "--phase-budget", "load=50",
+                            "--phase-gpu-budget", "timing=none,profile=90", "--json"},
                            {}, dir.str());
   INFO(r.err);
   CHECK(r.status == 1);  // the answer has no code: finished, nothing correct
@@ -246,6 +247,9 @@ TEST_CASE("every evaluation flag of kagent eval is taken, and the run folder rec
   CHECK(eval["arch"] == "sm_90a");
   CHECK(eval["cache_dir"] == dir.str() + "/evalcache");
   CHECK(eval["no_compile_cache"] == true);
+  // The budgets in force: the flags over the defaults, timing's lifted.
+  CHECK(eval["phase_budgets"] == nlohmann::json::parse(R"({"load": {"wall": 50}, "guards_after_timing": {"gpu": 30},
+                                                           "profile": {"gpu": 90}})"));
 }
 
 TEST_CASE("a first run says what it prepares, with times, on a terminal only") {

@@ -86,6 +86,27 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
   check_usage_error(run({"llm", "--max-attempts"}), "kagent llm: error: ", {"--max-attempts needs a value"});
 }
 
+TEST_CASE("a phase budget that is not PHASE=SECONDS, on every command that evaluates: one line, status 2") {
+  // Each command's positional argument where it needs one: nothing runs, the flags are checked first.
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"eval", {"p.py", "k.cu"}}, {"solve", {"p.py"}}, {"collect", {"suite"}}, {"baselines", {"suite"}}, {"serve", {}}};
+  for (const auto& [command, positional] : commands) {
+    CAPTURE(command);
+    const auto with = [&](std::vector<std::string> flags) {
+      flags.insert(flags.begin(), command);
+      flags.insert(flags.end(), positional.begin(), positional.end());
+      return run(flags);
+    };
+    const std::string prefix = "kagent " + command + ": error: ";
+    check_usage_error(with({"--phase-budget", "timing=abc"}), prefix, {"--phase-budget: 'timing=abc': 'abc' is not a number"});
+    check_usage_error(with({"--phase-gpu-budget", "load=1,timing=-1"}), prefix,
+                      {"--phase-gpu-budget: 'timing=-1': '-1' is negative"});
+    check_usage_error(with({"--phase-gpu-budget", "timing=0"}), prefix, {"'timing=0': '0' must be more than 0"});
+    check_usage_error(with({"--phase-budget", "timng=5"}), prefix, {"no phase 'timng'", "guards_after_timing"});
+    check_usage_error(with({"--phase-budget", "timing"}), prefix, {"'timing' is not PHASE=SECONDS"});
+  }
+}
+
 TEST_CASE("a number below its range: the flag and the value, never a type's limits") {
   // CLI11's own checks said "Value -1 not in range 0 to 1.79769e+308".
   int checked = 0;

@@ -81,6 +81,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     wo.env = worker_env;
     wo.pycache = pycache;
     wo.request_timeout = std::chrono::milliseconds(static_cast<int64_t>(settings_.timeout_s * 1000));
+    wo.phase_budgets = settings_.phase_budgets;
     if (settings_.hide_gpus) {
       // No device at all: the worker answers every evaluation with no_gpu after the compile.
       // Nothing to probe either (the probe looks for a device under the sandbox's layers).

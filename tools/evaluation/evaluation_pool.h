@@ -45,6 +45,7 @@ struct EvaluationSettings {
   int workers_per_gpu = 1;                // 0: default_workers_per_gpu over this process's cores and the
                                           // distinct GPUs (`kagent collect` and `serve` unless told)
   double timeout_s = 180;                 // per evaluation (the worker's watchdog)
+  PhaseBudgets phase_budgets = PhaseBudgets::defaults();  // per phase of an evaluation, within timeout_s
   bool use_compile_cache = true;
   unsigned compile_jobs = 0;              // compiles at once; 0: one per CPU core for native candidates,
                                           // three per four cores for KernelBench answers (each runs 2-3 compilers)

@@ -61,6 +61,9 @@ inline constexpr const char* kLoadInlineOption = "load_inline_option";  // load_
 // A compiler process ran past one of its limits and was killed (CompileInfo::limit).
 inline constexpr const char* kCompileTimeout = "compile_timeout";
 inline constexpr const char* kCompileMemory = "compile_memory";
+// A phase of the evaluation ran past its wall or GPU budget (worker/protocol/phase_budgets.h):
+// timeout, the worker killed; the message names the phase, the budget and its flag.
+inline constexpr const char* kPhaseBudget = "phase_budget";
 }  // namespace reason
 
 // The reason for a problem that failed to load, from the worker's error kind

@@ -32,6 +32,14 @@
 //              before it held it only for its measurements)
 //   die_shared forks a child in a session of its own (out of the process group the client
 //              kills), then dies while it holds the lock shared
+// With KAGENT_FAKE_LOCKED it also announces each phase as the real worker does (phase lines,
+// protocol.h: prefetch, load, correctness, guards_before_timing under the shared hold, timing,
+// guards_after_timing, profile under the exclusive one, state_check), for the phase budgets:
+//   slow_load   3 s in load, the lock held shared ($KAGENT_FAKE_SLOW_MS: another length)
+//   slow_timing 3 s in timing, the lock held exclusively (the same)
+//   forge_phase in timing, phase lines the candidate could write: one without the nonce
+//               ("state_check"), and with the nonce an earlier phase ("load") and the same one
+//               again ("timing"), as if it had read the nonce from the process; then 3 s
 #include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +80,13 @@ struct Locked {
     lock = kagent::GpuTimingLock::open(kagent::gpu_timing_lock_path(dir, uuid), hooks);
   }
   kagent::GpuTimingLock* get() { return lock ? &*lock : nullptr; }
+  // A phase line with the request's id and nonce (none: a line the candidate forged).
+  void phase(const char* name, bool with_nonce = true) const {
+    auto line = kagent::protocol::phase_line(name);
+    line["id"] = id;
+    if (with_nonce && !nonce.empty()) line["nonce"] = nonce;
+    kagent::write_json_line(4, line);
+  }
 };
 
 }  // namespace
@@ -81,6 +96,8 @@ int main() {
   if (const char* uuid = std::getenv("KAGENT_FAKE_UUID")) device["uuid"] = uuid;
   if (const char* memory = std::getenv("KAGENT_FAKE_MEMORY")) device["memory_bytes"] = std::stoll(memory);
   const bool realistic = std::getenv("KAGENT_FAKE_LOCKED") != nullptr;
+  const char* slow_ms = std::getenv("KAGENT_FAKE_SLOW_MS");
+  const std::chrono::milliseconds slow(slow_ms ? std::atoi(slow_ms) : 3000);
   Locked locked;
   const char* joined = std::getenv(kagent::kTimingLockUuidEnv);
   const char* markers = std::getenv("KAGENT_FAKE_MARKERS");
@@ -117,11 +134,18 @@ int main() {
       std::vector<pid_t> children;
       // As the real worker: the problem's CPU share first with nothing held (prefetch), then the
       // lock shared for the GPU work that may overlap, exclusively from the timing to the end.
+      locked.phase("prefetch");
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       {
         const kagent::GpuTimingLock::Hold request(
             locked.get(), fault == "alone" ? kagent::LockMode::Exclusive : kagent::LockMode::Shared);
-        std::this_thread::sleep_for(std::chrono::milliseconds(3));  // load, correctness, guards
+        locked.phase("load");
+        if (fault == "slow_load") std::this_thread::sleep_for(slow);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        locked.phase("correctness");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        locked.phase("guards_before_timing");
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
         if (fault == "fork") {
           for (int i = 0; i < 4; ++i) {
             const pid_t p = ::fork();
@@ -140,9 +164,23 @@ int main() {
           std::abort();
         }
         {
+          // Taken before the timing phase starts, as Evaluation holds it from the timing to the end.
           const kagent::GpuTimingLock::Hold timing(locked.get(), kagent::LockMode::Exclusive);
-          std::this_thread::sleep_for(std::chrono::milliseconds(3));  // timing, guards after it, profile
+          locked.phase("timing");
+          if (fault == "slow_timing") std::this_thread::sleep_for(slow);
+          if (fault == "forge_phase") {
+            locked.phase("state_check", /*with_nonce=*/false);
+            locked.phase("load");
+            locked.phase("timing");
+            std::this_thread::sleep_for(std::chrono::seconds(3));
+          }
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          locked.phase("guards_after_timing");
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          locked.phase("profile");
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
+        locked.phase("state_check");
         std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the state check, shared again
       }
       for (pid_t p : children) ::kill(p, SIGKILL);  // the sandbox's end of request

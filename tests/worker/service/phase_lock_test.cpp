@@ -1,7 +1,8 @@
 // The evaluation's phases and the GPU's timing lock, in-process on the CPU: PhaseRunner holds the
 // lock exclusively for the phases that time (timing, baselines, profile), keeps the request's
 // shared hold for the others, and goes back to it after each timed phase, failed or not. Another
-// open file description on the same file (a sibling worker) probes what is held.
+// open file description on the same file (a sibling worker) probes what is held. Each phase is
+// announced (a phase line) before its wait for the lock.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
@@ -74,6 +75,34 @@ TEST_CASE("which phases need the GPU alone") {
   for (const char* name : {"timing", "baselines", "profile"}) CHECK(phase_needs_gpu_alone(name));
   for (const char* name : {"load", "correctness", "guards_before_timing", "guards_after_timing"})
     CHECK_FALSE(phase_needs_gpu_alone(name));
+}
+
+TEST_CASE("each phase is announced as it starts, before its wait for the lock, where an announcer is in scope") {
+  // The orchestrator's per-phase budgets (worker/client/phase_watch.h) start a phase's clocks at
+  // its phase line and skip the lock's wait after it.
+  testing::TempDir dir("kagent-phase-announce");
+  std::vector<std::string> lines;
+  const Progress progress = [&](const nlohmann::json& line) {
+    lines.push_back(line.contains("phase") ? "phase " + line["phase"].get<std::string>()
+                                           : "lock " + line.value("lock", "") + " " + line.value("mode", ""));
+  };
+  auto lock = GpuTimingLock::open(create_gpu_timing_locks(dir.str(), {"GPU-say"}).at(0), timing_lock_hooks(progress));
+  REQUIRE(lock);
+  EvalResult result;
+  PhaseRunner phases(result, &*lock);
+  const GpuTimingLock::Hold request(&*lock, LockMode::Shared);
+  CHECK(phases.run("load", [] { return true; }));  // no announcer: nothing said
+  {
+    const PhaseAnnouncer announcer(progress);
+    CHECK(phases.run("correctness", [] { return true; }));
+    CHECK(phases.run("baselines", [] { return true; }));
+    PhaseAnnouncer::announce("state_check");  // the request's own step, as worker_service.cpp says it
+  }
+  CHECK(phases.run("profile", [] { return true; }));  // the announcer's scope ended
+  const std::vector<std::string> said = {"lock held shared",      "phase correctness",     "phase baselines",
+                                         "lock held exclusive",   "lock held shared",      "phase state_check",
+                                         "lock held exclusive",   "lock held shared"};
+  CHECK(lines == said);
 }
 
 TEST_CASE("without a lock file the phases run unlocked") {

@@ -374,7 +374,7 @@ std::set<pid_t> WorkerClient::own_processes() const {
 
 template <class Request>
 WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milliseconds timeout,
-                                          ContentionRecorder* contention) {
+                                          ContentionRecorder* contention, const PhaseBudgets* phases) {
   const int id = next_id_++;
   // The worker echoes a nonce that only the request carried: a reply line that candidate code
   // writes on the shared pipe ("correct", any speedup) cannot guess it.
@@ -393,6 +393,8 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
     return {Reply::Kind::Died, {}, exit ? exit->describe() : e.what(), exit};
   }
   WatchdogClock watchdog(timeout, opts_.lock_wait_limit);
+  std::optional<PhaseWatch> phase_watch;
+  if (phases) phase_watch.emplace(*phases);
   // The file its hello named; a worker that says it waits has one: its GPU's, in our folder.
   LockWatch watch = lock_watch({!timing_lock_.empty() ? timing_lock_ : gpu_timing_lock_path(lock_folder(), device_.uuid)});
   lock_waited_ = 0;
@@ -409,12 +411,18 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
       return {Reply::Kind::Timeout, {},
               watchdog.waiting() ? fmt::format("the worker waited {:.0f} s for the GPU's timing lock", lock_waited_)
                                  : std::string()};
+    const auto now = std::chrono::steady_clock::now();
+    if (phase_watch)
+      if (auto over = phase_watch->overrun(now)) return {Reply::Kind::Timeout, {}, {}, {}, forged, std::move(over)};
     JsonLineReader::Result msg;
     try {
       // Short reads while the memory watchdog runs: it looks at the worker between them; and
       // while the worker waits for the timing lock, at who holds it.
       auto wait = watch_memory || watch_gpu ? std::min(left, poll) : left;
       if (watchdog.waiting()) wait = std::min(wait, std::chrono::milliseconds(1000));
+      // Woken when the phase's budget runs out (a millisecond at least: no busy loop).
+      if (const auto budget = phase_watch ? phase_watch->left(now) : std::nullopt)
+        wait = std::min(wait, std::max(std::chrono::ceil<std::chrono::milliseconds>(*budget), std::chrono::milliseconds(1)));
       msg = reader_->read(wait);
     } catch (const std::exception& e) {  // garbage on the protocol pipe
       return {Reply::Kind::Died, {}, e.what()};
@@ -453,8 +461,13 @@ WorkerClient::Reply WorkerClient::request(const Request& req, std::chrono::milli
       continue;  // the worker's own reply is still to come
     }
     if (msg.message.value("id", -1) != id || got != nonce) continue;  // a stale reply
+    if (const auto phase = protocol::phase_of(msg.message)) {
+      if (phase_watch) phase_watch->on_phase(*phase, std::chrono::steady_clock::now());
+      continue;
+    }
     if (const auto lock = protocol::lock_event_of(msg.message)) {
       watchdog.on_lock(*lock);
+      if (phase_watch) phase_watch->on_lock(*lock, std::chrono::steady_clock::now());
       if (opts_.lock_observer) {
         const bool waiting = lock->kind == protocol::LockEvent::Kind::Waiting;
         opts_.lock_observer(lock->kind == protocol::LockEvent::Kind::Broken ? LockMode::None : lock->mode, waiting);
@@ -671,7 +684,7 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
   contention.start(own_processes());
   Reply r = request(protocol::EvaluateRequest{absolute_path(problem_path), with_absolute_paths(candidate),
                                               with_absolute_paths(options), trusted_eager_ms},
-                    timeout, &contention);
+                    timeout, &contention, &opts_.phase_budgets);
   const double lock_waited = lock_waited_;
   const GpuContention seen = contention.finish(own_processes());
   last_shared_ = seen.shared || shared_at_start || (admission_ && admission_->others_hold(ticket ? &*ticket : nullptr));
@@ -725,7 +738,13 @@ EvalResult WorkerClient::evaluate_once(const std::string& problem_path, const Ca
       stop();
       return result;
     case Reply::Kind::Timeout:
-      if (!r.detail.empty()) {  // the lock was not had: another worker's doing, not this candidate's
+      if (r.overrun) {  // the candidate's own time in one phase, which its worker's siblings may wait for
+        result.status = Status::Timeout;
+        result.reason = reason::kPhaseBudget;
+        result.message = describe(*r.overrun);
+        // What the worker's reply would have recorded of the phase it was killed in.
+        result.phases.push_back(PhaseRecord{r.overrun->phase, r.overrun->wall_s, 0, kFailureCandidate});
+      } else if (!r.detail.empty()) {  // the lock was not had: another worker's doing, not this candidate's
         result.status = Status::InternalError;
         result.message = r.detail + ": killed";
       } else {

@@ -28,6 +28,7 @@
 #include "worker/protocol/gpu_timing_lock.h"
 #include "worker/client/gpu_watch.h"
 #include "worker/client/lock_holders.h"
+#include "worker/client/phase_watch.h"
 #include "worker/protocol/protocol.h"
 #include "sandbox/sandbox_policy.h"
 
@@ -40,6 +41,9 @@ struct WorkerOptions {
   std::chrono::milliseconds start_timeout{120'000};
   std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
   std::chrono::milliseconds kernelbench_build_allowance{300'000};  // added for load_inline builds
+  // Each phase of an evaluation held to its budgets (phase_watch.h): past one, the worker is
+  // killed and the verdict is timeout, phase_budget. The request_timeout above still bounds all.
+  PhaseBudgets phase_budgets = PhaseBudgets::defaults();
   std::vector<std::string> env;             // extra KEY=VALUE for the worker
   // Where this boot's CUDA probe answer is kept between processes (sandbox/cuda_probe_memo.h);
   // empty: every client's first worker probes.
@@ -142,15 +146,18 @@ class WorkerClient {
     // Lines with this request's id but not its nonce: written by candidate code in the worker
     // (it shares the reply pipe), never by the worker. Skipped; the first one is kept here.
     std::string forged = {};
+    std::optional<PhaseOverrun> overrun = {};  // for Timeout: a phase ran past its budget
   };
   std::optional<WorkerError> ensure_started();
   std::optional<WorkerError> start_once();
   std::string lock_folder() const;
   // Who holds the GPU's timing lock while the worker waits for it (lock files `paths`).
   LockWatch lock_watch(std::vector<std::string> paths) const;
-  // `contention`, when given, looks at the GPU while the worker works.
+  // `contention`, when given, looks at the GPU while the worker works; `phases`, when given,
+  // holds each phase the worker announces to its budgets.
   template <class Request>
-  Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr);
+  Reply request(const Request& req, std::chrono::milliseconds timeout, ContentionRecorder* contention = nullptr,
+                const PhaseBudgets* phases = nullptr);
   std::set<pid_t> own_processes() const;  // the worker's tree, which NVML must not count as others'
   EvalResult evaluate_once(const std::string& problem_path, const CandidateRef& candidate, const EvalOptions& options,
                            bool exclusive, std::optional<double> trusted_eager_ms);

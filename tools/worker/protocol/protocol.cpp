@@ -148,5 +148,14 @@ std::optional<LockEvent> lock_event_of(const nlohmann::json& line) {
   return e;
 }
 
+nlohmann::json phase_line(std::string_view phase) { return {{"phase", phase}}; }
+
+std::optional<std::string> phase_of(const nlohmann::json& line) {
+  if (!line.is_object() || line.contains("ok") || line.contains("lock")) return std::nullopt;
+  const auto p = line.find("phase");
+  if (p == line.end() || !p->is_string() || p->get_ref<const std::string&>().empty()) return std::nullopt;
+  return p->get<std::string>();
+}
+
 }  // namespace protocol
 }  // namespace kagent

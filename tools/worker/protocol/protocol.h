@@ -14,11 +14,18 @@
 // Before its reply (and before the hello, with id 0), the worker says what it does with the
 // GPU's timing lock (gpu_timing_lock.h): the client stops its watchdog's clock while the worker
 // waits, and watches the GPU for other processes while it holds the lock exclusively.
+//   phase line:   {"id": n, "nonce": s, "phase": name}
+// Before its reply to an evaluate request, the worker says each phase as it starts it
+// (phase_budgets.h's kEvaluatePhases): the client holds each phase to its budgets. A phase line
+// only ever makes the client stricter: it never moves the request's deadline, and the client
+// takes only a phase later in the list than the one it is in (a line the candidate forged can
+// end a phase's clock early, never start an earlier phase's again).
 #pragma once
 
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -218,6 +225,13 @@ struct LockEvent {
 nlohmann::json lock_line(const LockEvent& event);
 // The event of a lock line; nullopt for any other line.
 std::optional<LockEvent> lock_event_of(const nlohmann::json& line);
+
+// A phase line (above): not a reply, no "ok", no "lock".
+nlohmann::json phase_line(std::string_view phase);
+// The phase a phase line names; nullopt for any other line (a reply, a lock line, a "phase"
+// that is not a non-empty string). A name the client does not know is returned as it is: the
+// client ignores it (a newer worker's phase).
+std::optional<std::string> phase_of(const nlohmann::json& line);
 
 }  // namespace protocol
 }  // namespace kagent

@@ -13,6 +13,8 @@
 //
 // A phase that times (phase_needs_gpu_alone) runs with the GPU's timing lock held exclusively
 // (worker/protocol/gpu_timing_lock.h); its wait for the lock is not part of its seconds.
+// Each phase is announced as it starts (a phase line, protocol.h) where a PhaseAnnouncer is in
+// scope: the orchestrator holds it to its budgets (worker/protocol/phase_budgets.h).
 #pragma once
 
 #include <functional>
@@ -20,8 +22,28 @@
 
 #include "result/eval_result.h"
 #include "worker/protocol/gpu_timing_lock.h"
+#include "worker/service/worker_timing_lock.h"
 
 namespace kagent::worker {
+
+// Where the phases of the request being served are announced, for its scope: set by the request
+// handler, which writes on the reply pipe, and read where the phases run, further down. One at
+// a time (a worker serves one request at a time); without one, nothing is announced (tests
+// that drive the phases alone).
+class PhaseAnnouncer {
+ public:
+  explicit PhaseAnnouncer(Progress progress);
+  ~PhaseAnnouncer();
+  PhaseAnnouncer(const PhaseAnnouncer&) = delete;
+  PhaseAnnouncer& operator=(const PhaseAnnouncer&) = delete;
+
+  // A phase line for `phase`, through the announcer in scope (if any).
+  static void announce(std::string_view phase);
+
+ private:
+  Progress progress_;
+  PhaseAnnouncer* outer_;
+};
 
 // The phases whose numbers a sibling worker's kernels would change: timing, baselines, profile.
 bool phase_needs_gpu_alone(std::string_view phase);

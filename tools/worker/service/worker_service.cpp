@@ -16,6 +16,7 @@
 #include "worker/service/baselines.h"
 #include "worker/service/evaluation.h"
 #include "worker/service/gpu_memory.h"
+#include "worker/service/phase_runner.h"
 #include "worker/service/worker_state.h"
 
 namespace kagent::worker {
@@ -145,7 +146,10 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     result.message = e.message;
     return result;
   }
+  // Each phase on the pipe as it starts, for the orchestrator's per-phase budgets.
+  const PhaseAnnouncer announcer(progress_);
   const auto prefetch_start = std::chrono::steady_clock::now();
+  PhaseAnnouncer::announce("prefetch");
   session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
   const double prefetch_s = seconds_since(prefetch_start);
   const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
@@ -174,6 +178,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     state.adopt_threads(evaluation.kagent_threads());
   }  // the candidate's objects are dropped here, before the check
   const auto check_start = std::chrono::steady_clock::now();
+  PhaseAnnouncer::announce("state_check");
   result.isolation.left_behind = state.check_and_restore(context_lost_);
   charge_left_behind(result);
   replace_ = state.must_replace();
