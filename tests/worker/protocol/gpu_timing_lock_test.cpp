@@ -269,6 +269,33 @@ TEST_CASE("an exclusive waiter is not overtaken by shared holders that come afte
   CHECK(later_got_ns > timer_got_ns);
 }
 
+TEST_CASE("a shared taker queues behind a stuck exclusive waiter only so long, then shares beside it") {
+  LockFile f;
+  auto long_holder = GpuTimingLock::open(f.path);  // a candidate's first call: host work, held shared
+  REQUIRE(long_holder);
+  long_holder->set(LockMode::Shared);
+  std::atomic<bool> timer_waits{false};
+  GpuTimingLock::Hooks hooks;
+  hooks.waiting = [&](LockMode) { timer_waits = true; };
+  auto timer = GpuTimingLock::open(f.path, hooks);
+  REQUIRE(timer);
+  std::thread timing([&] { timer->set(LockMode::Exclusive); });
+  while (!timer_waits) std::this_thread::sleep_for(1ms);
+
+  auto load = GpuTimingLock::open(f.path, {}, 200ms);  // patience 200 ms instead of 5 s
+  REQUIRE(load);
+  const auto t0 = std::chrono::steady_clock::now();
+  load->set(LockMode::Shared);  // gives up on the turnstile, shares with the long holder
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  CHECK(load->mode() == LockMode::Shared);
+  CHECK(waited >= 190ms);
+  CHECK(waited < 2s);
+  load->set(LockMode::None);
+  long_holder->set(LockMode::None);
+  timing.join();
+  CHECK(timer->mode() == LockMode::Exclusive);
+}
+
 TEST_CASE("a lock file without a turnstile (made before them) still locks, without that fairness") {
   LockFile f;
   REQUIRE(::unlink(gpu_timing_turnstile_path(f.path).c_str()) == 0);

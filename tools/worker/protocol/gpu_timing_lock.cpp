@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -56,15 +57,18 @@ std::vector<std::string> create_gpu_timing_locks(const std::string& folder, cons
   return made;
 }
 
-std::optional<GpuTimingLock> GpuTimingLock::open(const std::string& path, Hooks hooks) {
+std::optional<GpuTimingLock> GpuTimingLock::open(const std::string& path, Hooks hooks,
+                                                 std::chrono::milliseconds turnstile_patience) {
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd) return std::nullopt;
   Fd turnstile(::open(gpu_timing_turnstile_path(path).c_str(), O_RDONLY | O_CLOEXEC));  // missing: no fairness
-  return GpuTimingLock(std::move(fd), std::move(turnstile), path, std::move(hooks));
+  return GpuTimingLock(std::move(fd), std::move(turnstile), path, std::move(hooks), turnstile_patience);
 }
 
-GpuTimingLock::GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks)
-    : fd_(std::move(fd)), turnstile_(std::move(turnstile)), path_(std::move(path)), hooks_(std::move(hooks)) {}
+GpuTimingLock::GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks,
+                             std::chrono::milliseconds turnstile_patience)
+    : fd_(std::move(fd)), turnstile_(std::move(turnstile)), path_(std::move(path)), hooks_(std::move(hooks)),
+      turnstile_patience_(turnstile_patience) {}
 
 double GpuTimingLock::take(int op, LockMode mode) {
   const auto start = std::chrono::steady_clock::now();
@@ -79,8 +83,25 @@ double GpuTimingLock::take(int op, LockMode mode) {
       if (errno != EINTR) return false;
     return true;
   };
-  const bool turnstile = static_cast<bool>(turnstile_);
-  if (turnstile && !acquire(turnstile_.get(), LOCK_EX)) return -1;
+  bool turnstile = static_cast<bool>(turnstile_);
+  if (turnstile && op == LOCK_SH) {
+    // A shared taker waits for the turnstile only so long (gpu_timing_lock.h): flock has no
+    // timed wait, so it looks every 10 ms.
+    const auto give_up = start + turnstile_patience_;
+    for (;;) {
+      if (::flock(turnstile_.get(), LOCK_EX | LOCK_NB) == 0) break;
+      if (errno != EWOULDBLOCK && errno != EINTR) return -1;
+      if (std::chrono::steady_clock::now() >= give_up) {
+        turnstile = false;  // beside the stuck waiter
+        break;
+      }
+      if (!announced && hooks_.waiting) hooks_.waiting(mode);
+      announced = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  } else if (turnstile && !acquire(turnstile_.get(), LOCK_EX)) {
+    return -1;
+  }
   const bool held = acquire(fd_.get(), op);
   const int saved = errno;
   if (turnstile) ::flock(turnstile_.get(), LOCK_UN);

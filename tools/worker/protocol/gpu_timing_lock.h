@@ -21,10 +21,14 @@
 //     shared holders of the moment are gone, and the ones that come after queue behind it. Nobody
 //     waits for the turnstile while holding the lock, so the two cannot deadlock. Among waiters
 //     the kernel wakes them in no set order; each wait is bounded by the holders ahead (whose
-//     phases have budgets), not by the ones that come later.
+//     phases have budgets), not by the ones that come later. A shared taker waits for the
+//     turnstile at most `turnstile_patience` (5 s), then takes the lock beside the waiter: when
+//     the waiter is stuck behind one long shared holder (a candidate's 30 s first call), queueing
+//     every load and correctness check behind it too would stall the whole GPU.
 // Plain C++ (no CUDA): the orchestrator names and creates the file, the worker takes it.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <string>
@@ -63,7 +67,9 @@ class GpuTimingLock {
   };
 
   // The lock file at `path`, opened read-only; nullopt when it cannot be opened (missing).
-  static std::optional<GpuTimingLock> open(const std::string& path, Hooks hooks = {});
+  static constexpr std::chrono::milliseconds kTurnstilePatience{5000};
+  static std::optional<GpuTimingLock> open(const std::string& path, Hooks hooks = {},
+                                           std::chrono::milliseconds turnstile_patience = kTurnstilePatience);
 
   GpuTimingLock(GpuTimingLock&&) noexcept = default;
   GpuTimingLock& operator=(GpuTimingLock&&) noexcept = default;
@@ -110,7 +116,7 @@ class GpuTimingLock {
   };
 
  private:
-  GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks);
+  GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks, std::chrono::milliseconds turnstile_patience);
   // Takes `op` (LOCK_SH or LOCK_EX) through the turnstile; nothing held on entry. Returns the
   // seconds waited, or a negative value with errno set when a flock failed.
   double take(int op, LockMode mode);
@@ -118,6 +124,7 @@ class GpuTimingLock {
   Fd turnstile_;
   std::string path_;
   Hooks hooks_;
+  std::chrono::milliseconds turnstile_patience_;
   LockMode mode_ = LockMode::None;
   bool broken_ = false;
   double waited_ = 0;

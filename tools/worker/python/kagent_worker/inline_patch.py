@@ -55,12 +55,25 @@ def _gpu_lock_let_go(fd, turnstile=None):
     try:
         yield
     finally:
+        # As the worker's own shared takings: at most 5 s in the turnstile's queue, then beside
+        # a waiter stuck behind a long holder (GpuTimingLock::kTurnstilePatience).
+        through = False
         if turnstile is not None:
-            fcntl.flock(turnstile, fcntl.LOCK_EX)
+            import time
+            give_up = time.monotonic() + 5.0
+            while True:
+                try:
+                    fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    through = True
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= give_up:
+                        break
+                    time.sleep(0.01)
         try:
             fcntl.flock(fd, fcntl.LOCK_SH)
         finally:
-            if turnstile is not None:
+            if through:
                 fcntl.flock(turnstile, fcntl.LOCK_UN)
 
 
