@@ -68,7 +68,9 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
       ->delimiter(',')
       ->check(budget);
   if (several_gpus)
-    app.add_option("--gpus,--gpu", f.gpus, "GPU indices, one worker each (default: one worker on the default GPU)")
+    app.add_option("--gpus,--gpu", f.gpus,
+                   "GPU indices to evaluate on: a worker on each, more where --workers-per-gpu says so (default: the "
+                   "default GPU)")
         ->delimiter(',')
         ->check(whole_number(0));
   else
