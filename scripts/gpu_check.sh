@@ -19,6 +19,8 @@
 #              namespaces), and `kagent eval`'s sandbox section (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
 #   timer-only the timer's GPU tests alone, the launch hold among them (~20 s)
+#   timing-probe  launch vs gpu timing samples of a host-bound reference, CPU idle and busy, in
+#              two processes (bench/timing/sample_probe.py; no build; ~30 s)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
@@ -214,6 +216,7 @@ for suite in "${suites[@]}"; do
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
+  timing-probe) run_suite timing-probe 90 "^sample_probe:" bash -c "for i in 1 2; do \"$PY\" bench/timing/sample_probe.py; done" ;;
   timer-only) run_suite timer 90 "test cases|FAILED|^issue:|^launch latency:" $B/tests/gpu/kagent_timer_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   # What the range profiler's steps cost per profile by metric set, launches and range mode.
