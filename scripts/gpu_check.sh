@@ -84,6 +84,9 @@
 #   serve-adapters  `kagent serve` with real evaluation, 8 episodes at once through the TRL and
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
+#   serve-cluster  issue 48's check on the 2-GPU kind: one `kagent serve --queue` node, then two (a
+#              GPU each) on one Redis, over 100 leaderboard answers: throughput ratio and verdicts
+#              (scripts/serve_cluster_gpu.sh; needs .carry's realworld, hiredis and redis)
 #   serve-roundtrip  issue 49's round trip with real evaluation: 20 leaderboard answers collected,
 #              rollout, each prompt row through every adapter against `kagent serve`; each reward
 #              against rollout's for the same turn (scripts/serve_roundtrip_gpu.sh; needs
@@ -315,6 +318,7 @@ for suite in "${suites[@]}"; do
   fidelity-recheck) run_suite fidelity-recheck 400 "^recheck:" env OUT="$OUT" bash bench/fidelity/recheck.sh ;;
   serve-adapters) run_suite serve-adapters 540 "^kagent serve on|^warm-up|^trl:|^verl:|^serve adapters:|adapters_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_adapters_gpu.sh $B/kagent ;;
+  serve-cluster) run_suite serve-cluster 540 "^cluster:|serve_cluster_gpu:|Error" env OUT="$OUT" bash scripts/serve_cluster_gpu.sh $B/kagent ;;
   serve-roundtrip) run_suite serve-roundtrip 540 "^roundtrip:|serve_roundtrip_gpu:|Error" \
       env OUT="$OUT" bash scripts/serve_roundtrip_gpu.sh $B/kagent ;;
   hygiene) run_suite hygiene 180 "Hygiene suite:|^FAIL" $B/tests/gpu/kagent_hygiene_suite_tests ;;

@@ -1,0 +1,154 @@
+"""Issue 48's GPU check: `kagent serve --queue redis://` with one node, then two nodes (one GPU
+each, their own processes and ports, one Redis), over the same leaderboard answers.
+
+Each phase has its own redis-server, data folders and compile/baseline cache (shared by the
+phase's nodes, as a shared folder would be), so neither phase profits from the other's work.
+The answers go to /v1/evaluate (KernelBench format, a request_id each), `--concurrency` at a
+time, round-robin over the phase's fronts. It prints, for each phase, the answers a minute and
+the verdicts, then the ratio and how many verdicts are equal:
+  cluster: 1 node: 100 answers in 80.1 s (74.9/min); 2 nodes: ... ; 1.93x; verdicts equal 100 of 100
+`--compile-only` runs the same on a machine without a GPU (a dry run of the plumbing; the
+ratio there says nothing). The GPU run: bash scripts/gpu_call.sh serve-cluster (the 2-GPU kind).
+  python3 bench/serve/cluster_nodes.py --kagent build/kagent --out /tmp/cluster [-n 100] [--gpus 0,1]
+"""
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests/python"))
+from roundtrip import Server, default_realworld, make_suite, pick_answers  # noqa: E402
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Redis:
+    def __init__(self, binary: str, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
+                                      "--appendonly", "yes", "--save", "", "--logfile", str(folder / "redis.log")],
+                                     start_new_session=True)
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError("redis-server did not start: " + (folder / "redis.log").read_text()[-2000:])
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def post(url: str, body: dict, timeout: float) -> tuple[int, dict]:
+    req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def answers_of(replay: Path) -> dict[str, str]:
+    """Each problem's first answer (sample 0, turn 0)."""
+    out = {}
+    for line in replay.read_text().splitlines():
+        row = json.loads(line)
+        if row.get("sample", 0) == 0 and row.get("turn", 0) == 0:
+            out.setdefault(row["problem"], row["text"])
+    return out
+
+
+def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str]) -> tuple[float, dict[str, str]]:
+    root = args.out / tag
+    redis = Redis(args.redis_server, root / "redis")
+    url = f"redis://127.0.0.1:{redis.port}"
+    servers = []
+    try:
+        for i, gpu in enumerate(gpus):
+            env = dict(os.environ, KAGENT_CACHE_DIR=str(root / "cache"))
+            if not args.compile_only:
+                env["CUDA_VISIBLE_DEVICES"] = gpu
+            (root / f"node{i}").mkdir(parents=True, exist_ok=True)
+            servers.append(Server(args.kagent, root / f"node{i}" / "data", suite, env, args.compile_only,
+                                  extra=["--queue", url, "--format", "kernelbench", *args.serve_arg]))
+        fronts = [s.wait_ready() for s in servers]
+        names = sorted(answers)
+        t0 = time.monotonic()
+
+        def one(k: int):
+            name = names[k]
+            status, body = post(fronts[k % len(fronts)] + "/v1/evaluate",
+                                {"task_id": name, "kernel_code": answers[name], "format": "kernelbench",
+                                 "request_id": f"{tag}-{name}"}, timeout=1800)
+            if status != 200:
+                return name, f"http {status} {body.get('error', {}).get('code', '')}"
+            return name, f"{body.get('status')} {body.get('reason') or ''}".strip()
+
+        with ThreadPoolExecutor(args.concurrency) as pool:
+            verdicts = dict(pool.map(one, range(len(names))))
+        wall = time.monotonic() - t0
+    finally:
+        for s in servers:
+            s.stop()
+        redis.stop()
+    with open(root / "verdicts.json", "w") as f:
+        json.dump(verdicts, f, indent=1, sort_keys=True)
+    return wall, verdicts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kagent", required=True)
+    ap.add_argument("--realworld", type=Path, default=default_realworld())
+    ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
+    ap.add_argument("-n", type=int, default=100, help="answers (the n shortest; default 100)")
+    ap.add_argument("--gpus", default="0,1", help="the two nodes' GPUs (default 0,1); the one node gets the first")
+    ap.add_argument("--concurrency", type=int, default=32, help="requests in flight (default 32)")
+    ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
+    ap.add_argument("--compile-only", action="store_true", help="no GPU: the plumbing alone")
+    ap.add_argument("--serve-arg", action="append", default=[], help="one more flag for every node")
+    args = ap.parse_args(argv)
+    shutil.rmtree(args.out, ignore_errors=True)
+    args.out.mkdir(parents=True)
+    names = pick_answers(args.realworld, args.n)
+    suite, replay = make_suite(args.realworld, names, args.out)
+    answers = answers_of(replay)
+    gpus = args.gpus.split(",")
+    one_wall, one = phase(args, "one", gpus[:1], suite, answers)
+    two_wall, two = phase(args, "two", gpus[:2], suite, answers)
+    equal = sum(1 for k in one if one[k] == two.get(k))
+    per_min = lambda wall: len(answers) / wall * 60
+    print(f"cluster: 1 node: {len(answers)} answers in {one_wall:.1f} s ({per_min(one_wall):.1f}/min); "
+          f"2 nodes: {two_wall:.1f} s ({per_min(two_wall):.1f}/min); {one_wall / two_wall:.2f}x; "
+          f"verdicts equal {equal} of {len(one)}", flush=True)
+    for k in sorted(one):
+        if one[k] != two.get(k):
+            print(f"cluster: DIFFERS {k}: 1 node {one[k]}, 2 nodes {two.get(k)}")
+    counts = {}
+    for v in one.values():
+        counts[v] = counts.get(v, 0) + 1
+    print("cluster: verdicts (1 node): " + ", ".join(f"{v} {c}" for v, c in sorted(counts.items(), key=lambda x: -x[1])))
+    return 0 if equal == len(one) and (args.compile_only or one_wall / two_wall >= 1.8) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

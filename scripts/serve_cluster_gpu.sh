@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Issue 48's 2-GPU check, one command on the 2-GPU machine (scripts/prepare_carry.sh here first,
+# carry .carry: it holds the leaderboard answers, hiredis and redis-server):
+#   bash scripts/serve_cluster_gpu.sh [KAGENT]      (gpu_check.sh's suite serve-cluster)
+# One `kagent serve --queue` node on GPU 0, then two nodes (GPUs 0 and 1, their own processes
+# and ports) on one Redis, over the same 100 kb_leaderboard answers (bench/serve/cluster_nodes.py):
+# its line "cluster: ..." gives both throughputs, the ratio (at least 1.8 to pass) and how many
+# verdicts are equal (all to pass). KAGENT defaults to build-gpu/kagent (built with hiredis).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+. bench/collect/gpu_env.sh
+[ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -d .carry/redis/bin ] && export PATH=$PWD/.carry/redis/bin:$PATH
+[ -d .carry/redis/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/redis/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+KAGENT=${1:-build-gpu/kagent}
+[ -x "$KAGENT" ] || { echo "serve_cluster_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
+command -v redis-server >/dev/null || { echo "serve_cluster_gpu: no redis-server (scripts/prepare_carry.sh carries it)" >&2; exit 1; }
+[ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] || { echo "serve_cluster_gpu: fewer than 2 GPUs here (the 2-GPU kind)" >&2; exit 1; }
+"$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/cluster" -n "${CLUSTER_ANSWERS:-100}"
