@@ -52,6 +52,8 @@ const std::vector<GuardRule>& guard_rules() {
        "rewards the candidate's own kernels and leaves no process-wide switch to the candidate"},
       {"threads", kReject, kReject, "work in threads escapes the timed call"},
       {"excessive_speedup", kFlag, kFlag, "a speedup over 10x eager asks for a human look"},
+      {"host_work", kReject, kReject,
+       "under --timing-sample gpu the host's time is not in the sample: work moved onto the host is unseen"},
       {"stateful_module", kFlag, kFlag,
        "forward changes the model's plain tensor state: every compared call started from the state at "
        "construction"},

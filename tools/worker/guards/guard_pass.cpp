@@ -20,6 +20,7 @@
 #include "worker/guards/guard_precision.h"
 #include "worker/guards/guard_shapes.h"
 #include "worker/guards/guard_side_stream.h"
+#include "worker/guards/guard_host_work.h"
 #include "worker/guards/guard_speedup.h"
 #include "worker/guards/guard_trace.h"
 
@@ -265,6 +266,7 @@ void GuardPass::after_candidate_timing(ProblemSession& problem, Runner& candidat
 void GuardPass::after_baselines(EvalResult& r) {
   if (!opts_.enabled || !open(r) || !r.timing) return;
   add(check_speedup(*r.timing, opts_.speedup_flag));
+  add(check_host_work(*r.timing));
   conclude(r);
 }
 

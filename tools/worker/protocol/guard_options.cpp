@@ -11,7 +11,7 @@ constexpr std::array kGuardNames{
     guard::kCachedResults,   guard::kSideStream,          guard::kInputsModified,     guard::kPrecisionLowered,
     guard::kShapeGeneralization, guard::kExcessiveSpeedup, guard::kTryExceptFallback, guard::kTorchOpsInForward,
     guard::kTimingTampered,  guard::kTorchPatched,        guard::kThreads,            guard::kInconsistent,
-    guard::kStatefulModule,  guard::kCudnnBenchmark,
+    guard::kStatefulModule,  guard::kCudnnBenchmark,      guard::kHostWork,
 };
 
 bool known(const std::string& name) {

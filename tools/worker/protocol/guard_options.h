@@ -22,6 +22,8 @@ inline constexpr const char* kInputsModified = "inputs_modified";
 inline constexpr const char* kPrecisionLowered = "precision_lowered";
 inline constexpr const char* kShapeGeneralization = "shape_generalization";
 inline constexpr const char* kExcessiveSpeedup = "excessive_speedup";
+// Host work the timing sample does not see (--timing-sample gpu; guard_host_work.h).
+inline constexpr const char* kHostWork = "host_work";
 inline constexpr const char* kTryExceptFallback = "try_except_fallback";
 inline constexpr const char* kTorchOpsInForward = "torch_ops_in_forward";
 inline constexpr const char* kTimingTampered = "timing_tampered";
