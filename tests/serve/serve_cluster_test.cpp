@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collect_fixtures.h"
+#include "loopback_port.h"
 #include "serve_process.h"
 #include "temp_dir.h"
 
@@ -52,20 +53,6 @@ std::string find_redis_server() {
     start = end + 1;
   }
   return {};
-}
-
-// A loopback port nothing listens on now.
-int free_port() {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = 0;
-  ::bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(s);
-  return ntohs(a.sin_port);
 }
 
 // True when Redis answers PING on `port` (its inline protocol: no client library needed).

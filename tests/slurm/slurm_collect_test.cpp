@@ -26,6 +26,7 @@
 #include "common/files.h"
 #include "common/subprocess.h"
 #include "kagent_process.h"
+#include "loopback_port.h"
 
 using namespace kagent::testing;
 namespace fs = std::filesystem;
@@ -36,18 +37,6 @@ std::string find_program(const std::string& name) {
   for (const char* dir : {"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin", "/sbin", "/bin"})
     if (::access((std::string(dir) + "/" + name).c_str(), X_OK) == 0) return std::string(dir) + "/" + name;
   return {};
-}
-
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
 }
 
 std::string tail(const fs::path& file, size_t bytes = 1500) {

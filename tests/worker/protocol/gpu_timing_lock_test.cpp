@@ -33,6 +33,17 @@ bool others_could(const std::string& path, int op) {
   return got;  // closing the fd lets go again
 }
 
+// A lock whose waits are seen: `waits` turns true when it is about to block.
+std::optional<GpuTimingLock> watched_lock(const std::string& path, std::atomic<bool>& waits) {
+  GpuTimingLock::Hooks hooks;
+  hooks.waiting = [&waits](LockMode) { waits = true; };
+  return GpuTimingLock::open(path, hooks);
+}
+
+void until(const std::atomic<bool>& flag) {
+  while (!flag) std::this_thread::sleep_for(1ms);
+}
+
 struct LockFile {
   testing::TempDir dir{"kagent-timing-lock"};
   std::string path = create_gpu_timing_locks(dir.str() + "/locks", {"GPU-test"}).at(0);
@@ -236,9 +247,7 @@ TEST_CASE("an exclusive waiter is not overtaken by shared holders that come afte
   loader->set(LockMode::Shared);
 
   std::atomic<bool> timer_waits{false};
-  GpuTimingLock::Hooks hooks;
-  hooks.waiting = [&](LockMode) { timer_waits = true; };
-  auto timer = GpuTimingLock::open(f.path, hooks);
+  auto timer = watched_lock(f.path, timer_waits);
   REQUIRE(timer);
   const auto t0 = std::chrono::steady_clock::now();
   std::atomic<int64_t> timer_got_ns{-1}, later_got_ns{-1};
@@ -249,7 +258,7 @@ TEST_CASE("an exclusive waiter is not overtaken by shared holders that come afte
     std::this_thread::sleep_for(50ms);
     timer->set(LockMode::None);
   });
-  while (!timer_waits) std::this_thread::sleep_for(1ms);
+  until(timer_waits);
 
   // A load that comes after the timing asked: plain flock would let it share with the loader at
   // once, and a stream of such loads could keep the timing out for good.
@@ -275,12 +284,10 @@ TEST_CASE("a shared taker queues behind a stuck exclusive waiter only so long, t
   REQUIRE(long_holder);
   long_holder->set(LockMode::Shared);
   std::atomic<bool> timer_waits{false};
-  GpuTimingLock::Hooks hooks;
-  hooks.waiting = [&](LockMode) { timer_waits = true; };
-  auto timer = GpuTimingLock::open(f.path, hooks);
+  auto timer = watched_lock(f.path, timer_waits);
   REQUIRE(timer);
   std::thread timing([&] { timer->set(LockMode::Exclusive); });
-  while (!timer_waits) std::this_thread::sleep_for(1ms);
+  until(timer_waits);
 
   auto load = GpuTimingLock::open(f.path, {}, 200ms);  // patience 200 ms instead of 5 s
   REQUIRE(load);
