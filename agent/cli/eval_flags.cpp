@@ -30,7 +30,7 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
                  "what a timing sample is: launch (the event time with the host's launch latency in, as "
                  "KernelBench's harness; default) | gpu (the stream held until the call is issued: the GPU's time) | "
                  "steady (held; the GPU's time or the host's issue time, whichever is longer)")
-      ->check(one_of({"launch", "gpu", "steady"}));
+      ->check(one_of(timing_sample_names()));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
@@ -148,7 +148,7 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.gpus = get_or(j, "gpus", f.gpus);
   f.timing_sample = get_or<std::string>(j, "timing_sample", f.timing_sample);
   // A run recorded before phase budgets existed is resumed with the defaults.
-  if (j.contains("phase_budgets") && !j["phase_budgets"].is_null()) f.phase_budgets = j["phase_budgets"].get<PhaseBudgets>();
+  f.phase_budgets = get_or(j, "phase_budgets", f.phase_budgets);
 }
 
 }  // namespace kagent::cli

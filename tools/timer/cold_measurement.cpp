@@ -6,10 +6,12 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <c10/cuda/CUDAStream.h>
 
+#include "common/elapsed.h"
 #include "cuda/cuda_error.h"
 #include "timer/cuda_event.h"
 #include "timer/launch_hold.h"
@@ -21,8 +23,6 @@ namespace kagent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 struct Iteration {
   double sample_ms;  // what the statistics see
@@ -70,16 +70,16 @@ class ColdIteration {
     const double event_ms = end_.elapsed_ms_since(start_);
     // The watchdog let the stream go: this sample has the launch latency in, as will the rest.
     // A first call in warm-up is forgiven once (lazy loading, a handle made, a first compile).
-    if (hold_ && !held && (!warming_ || ++warm_fires_ > 1)) {
+    if (hold_ && !held && (!warming_ || std::exchange(forgiven_, true))) {
       hold_.reset();
       let_go_after_ = samples_;
     }
+    if (!warming_) ++samples_;
     // Held, the call's kernels ran back to back: the GPU's time (Steady: unless issuing them took longer).
     return {held && with_issue_ ? std::max(event_ms, issue_ms) : event_ms, host_ms, issue_ms};
   }
 
   void warmed_up() { warming_ = false; }
-  void count_sample() { ++samples_; }
   // TimingStats::launch_latency, once the loop is done.
   std::string launch_latency() const {
     if (let_go_after_ < 0) return launch_latency_;
@@ -95,8 +95,8 @@ class ColdIteration {
   std::unique_ptr<LaunchHold> hold_;
   std::string launch_latency_;
   bool warming_ = true;
-  int warm_fires_ = 0;
-  int64_t samples_ = 0;
+  bool forgiven_ = false;  // a first outlasting in warm-up was let pass
+  int64_t samples_ = 0;    // taken since warm-up
   int64_t let_go_after_ = -1;  // samples taken before the hold was let go (-1: never)
   CudaEvent start_, end_;
   CudaEvent join_{cudaEventDisableTiming};
@@ -149,7 +149,6 @@ TimingStats measure_cold(const std::function<void()>& run, const MeasureConfig& 
   const auto loop0 = Clock::now();
   do {  // at least one sample, so the statistics below are defined
     const Iteration it = iteration();
-    iteration.count_sample();
     event_ms.push_back(it.sample_ms);
     host_ms.push_back(it.host_ms);
     issue_ms.push_back(it.issue_ms);

@@ -48,19 +48,20 @@ void LaunchHold::publish(uint32_t value) {
 }
 
 void LaunchHold::hold(cudaStream_t stream) {
-  uint32_t value = 0;
+  const uint32_t value = next_ + 1;  // only this thread writes next_
+  KAGENT_CUDA_CHECK(wait_(reinterpret_cast<CUstream>(stream), device_counter_, value, CU_STREAM_WAIT_VALUE_GEQ));
+  bool wake = false;
   {
     const std::lock_guard lock(m_);  // the watchdog reads next_
-    value = ++next_;
-  }
-  KAGENT_CUDA_CHECK(wait_(reinterpret_cast<CUstream>(stream), device_counter_, value, CU_STREAM_WAIT_VALUE_GEQ));
-  {
-    const std::lock_guard lock(m_);
+    next_ = value;
     armed_ = true;
     fired_ = false;
     deadline_ = std::chrono::steady_clock::now() + timeout_;
+    wake = idle_;
   }
-  cv_.notify_all();
+  // Once per measurement, not per timed iteration: a watchdog already waiting for an earlier
+  // deadline finds the later one when that wait ends, and waits again.
+  if (wake) cv_.notify_all();
 }
 
 bool LaunchHold::release() {
@@ -79,7 +80,9 @@ void LaunchHold::watch() {
   std::unique_lock lock(m_);
   while (!stop_) {
     if (!armed_) {
+      idle_ = true;
       cv_.wait(lock);
+      idle_ = false;
       continue;
     }
     if (cv_.wait_until(lock, deadline_) == std::cv_status::timeout && armed_ && !stop_ &&

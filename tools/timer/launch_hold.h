@@ -54,6 +54,7 @@ class LaunchHold {
   std::mutex m_;
   std::condition_variable cv_;
   bool armed_ = false, fired_ = false, stop_ = false;
+  bool idle_ = false;  // the watchdog waits unarmed: hold() must wake it
   std::chrono::steady_clock::time_point deadline_;
   std::thread watchdog_;  // last: started once the members above exist
 };

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "common/enum_names.h"
 
 namespace kagent {
 
@@ -21,24 +24,23 @@ namespace kagent {
 // host-bound samples move with the CPU's load); Gpu is yet to be measured there.
 enum class TimingSample { Launch, Gpu, Steady };
 
-// "launch" | "gpu" | "steady". Inline: the protocol and the CLI use them without the timer's
-// torch-side library.
-inline std::string_view timing_sample_name(TimingSample s) {
-  switch (s) {
-    case TimingSample::Gpu:
-      return "gpu";
-    case TimingSample::Steady:
-      return "steady";
-    case TimingSample::Launch:
-      break;
-  }
-  return "launch";
-}
+// Inline: the protocol and the CLI use them without the timer's torch-side library.
+inline constexpr EnumNames<TimingSample, 3> kTimingSampleNames{
+    {{TimingSample::Launch, "launch"}, {TimingSample::Gpu, "gpu"}, {TimingSample::Steady, "steady"}}};
+
+inline std::string timing_sample_name(TimingSample s) { return enum_name(kTimingSampleNames, s, "launch"); }
 
 inline std::optional<TimingSample> timing_sample_from_name(std::string_view name) {
-  for (const TimingSample s : {TimingSample::Launch, TimingSample::Gpu, TimingSample::Steady})
-    if (timing_sample_name(s) == name) return s;
+  for (const auto& [value, n] : kTimingSampleNames)
+    if (name == n) return value;
   return std::nullopt;
+}
+
+// "launch", "gpu", "steady": the flag's choices.
+inline std::vector<std::string> timing_sample_names() {
+  std::vector<std::string> names;
+  for (const auto& [value, n] : kTimingSampleNames) names.emplace_back(n);
+  return names;
 }
 
 struct MeasureConfig {
