@@ -129,14 +129,11 @@ using range_detail::HostObject;
 
 namespace {
 
-// Driver API entry points through the runtime, so that nothing links libcuda.so (absent on
-// machines without a driver, where the CPU tests still load this library).
+// Driver API entry points through the runtime (cuda::driver_entry_point).
 template <class Fn>
 Fn driver_entry(const char* symbol) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  KAGENT_CUDA_CHECK(cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess || !fn) throw ProfilerError(std::string("the driver lacks ") + symbol);
+  void* fn = cuda::driver_entry_point(symbol);
+  if (!fn) throw ProfilerError(std::string("the driver lacks ") + symbol);
   return reinterpret_cast<Fn>(fn);
 }
 

@@ -12,21 +12,26 @@ std::string where_text(const std::source_location& where) {
   return std::filesystem::path(where.file_name()).filename().string() + ":" + std::to_string(where.line());
 }
 
-// The driver's own words, through the runtime: nothing links libcuda.so (absent on machines
-// without a driver, where the CPU tests still load these libraries).
+// The driver's own words.
 std::string driver_message(CUresult e) {
   using GetString = CUresult (*)(CUresult, const char**);
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
   const char* text = nullptr;
-  if (cudaGetDriverEntryPointByVersion("cuGetErrorString", &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
-      found == cudaDriverEntryPointSuccess && fn && reinterpret_cast<GetString>(fn)(e, &text) == CUDA_SUCCESS && text)
+  if (void* fn = driver_entry_point("cuGetErrorString"); fn && reinterpret_cast<GetString>(fn)(e, &text) == CUDA_SUCCESS && text)
     return text;
-  (void)cudaGetLastError();
   return "CUDA driver error " + std::to_string(static_cast<int>(e));
 }
 
 }  // namespace
+
+void* driver_entry_point(const char* symbol) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found) == cudaSuccess &&
+      found == cudaDriverEntryPointSuccess && fn)
+    return fn;
+  (void)cudaGetLastError();
+  return nullptr;
+}
 
 bool is_sticky(cudaError_t e) {
   switch (e) {

@@ -35,6 +35,11 @@ struct ContextLost : Error {
 
 bool is_sticky(cudaError_t e);
 
+// A CUDA driver function through the runtime, so that nothing links libcuda.so (absent on
+// machines without a driver, where the CPU tests still load these libraries); nullptr when the
+// driver lacks it (the runtime's error is cleared).
+void* driver_entry_point(const char* symbol);
+
 // "CUPTI_ERROR_X: <CUPTI's description>".
 std::string cupti_message(CUptiResult result);
 

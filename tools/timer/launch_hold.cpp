@@ -7,11 +7,8 @@
 namespace kagent {
 
 std::unique_ptr<LaunchHold> LaunchHold::make(std::chrono::milliseconds timeout, std::string& why) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-      found != cudaDriverEntryPointSuccess || !fn) {
-    (void)cudaGetLastError();
+  void* fn = cuda::driver_entry_point("cuStreamWaitValue32");
+  if (!fn) {
     why = "the driver has no cuStreamWaitValue32";
     return nullptr;
   }
