@@ -91,7 +91,11 @@ bool Evaluation::load() {
       // shared hold of the GPU's timing lock is let go meanwhile, or no sibling could time.
       if (ctx_.lock && ctx_.lock->mode() == LockMode::Shared) {
         ext["gpu_lock_fd"] = ctx_.lock->fd();
-        if (ctx_.lock->turnstile_fd() >= 0) ext["gpu_turnstile_fd"] = ctx_.lock->turnstile_fd();
+        if (ctx_.lock->turnstile_fd() >= 0) {
+          ext["gpu_turnstile_fd"] = ctx_.lock->turnstile_fd();
+          ext["gpu_turnstile_patience_s"] =
+              std::chrono::duration<double>(GpuTimingLock::kTurnstilePatience).count();
+        }
       }
       PyRef extensions = check(PyUnicode_FromString(ext.dump().c_str()));
       PyRef loaded =

@@ -38,7 +38,7 @@ def _unknown_option_error(fn_name, real, args, kwargs):
 
 
 @contextlib.contextmanager
-def _gpu_lock_let_go(fd, turnstile=None):
+def _gpu_lock_let_go(fd, turnstile=None, patience_s=5.0):
     """torch's build is a minute on the CPU: the worker's shared hold of the GPU's timing lock
     would keep every sibling worker from timing that long. Let go meanwhile (this process's
     kernels finished first), and taken shared again before the extension's code can run,
@@ -55,12 +55,13 @@ def _gpu_lock_let_go(fd, turnstile=None):
     try:
         yield
     finally:
-        # As the worker's own shared takings: at most 5 s in the turnstile's queue, then beside
-        # a waiter stuck behind a long holder (GpuTimingLock::kTurnstilePatience).
+        # As the worker's own shared takings: at most `patience_s` in the turnstile's queue
+        # (GpuTimingLock::kTurnstilePatience, sent by the worker), then beside a waiter stuck
+        # behind a long holder.
         through = False
         if turnstile is not None:
             import time
-            give_up = time.monotonic() + 5.0
+            give_up = time.monotonic() + patience_s
             while True:
                 try:
                     fcntl.flock(turnstile, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -114,11 +115,13 @@ class InlineExtensions:
     gpu_turnstile_fd: that lock's turnstile (None: none), taken around taking the lock again.
     """
 
-    def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None, gpu_turnstile_fd=None):
+    def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None, gpu_turnstile_fd=None,
+                 gpu_turnstile_patience_s=5.0):
         self.prebuilt = {p["key"]: p for p in prebuilt}
         self.reasons = dict(reasons or {})
         self.gpu_lock_fd = gpu_lock_fd
         self.gpu_turnstile_fd = gpu_turnstile_fd
+        self.gpu_turnstile_patience_s = gpu_turnstile_patience_s
         self.records = []
         self._saved = None
 
@@ -163,7 +166,7 @@ class InlineExtensions:
             if hit:
                 return self._bind(hit, name)
             try:
-                with _gpu_lock_let_go(self.gpu_lock_fd, self.gpu_turnstile_fd):
+                with _gpu_lock_let_go(self.gpu_lock_fd, self.gpu_turnstile_fd, self.gpu_turnstile_patience_s):
                     return real(*args, **kwargs)
             except Exception as exc:
                 if "Error building extension" in str(exc):

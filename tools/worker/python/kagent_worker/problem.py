@@ -356,12 +356,13 @@ def load_kernelbench_candidate(path, problem, device, seed=42, extensions="{}"):
     """Executes a KernelBench-format answer (ModelNew, usually with load_inline) and builds
     ModelNew with the same seed as the reference, so modules get the same weights.
 
-    extensions: JSON {"prebuilt": [...], "reasons": {...}, "gpu_lock_fd": n?, "gpu_turnstile_fd": n?} from the orchestrator
+    extensions: JSON {"prebuilt": [...], "reasons": {...}, "gpu_lock_fd": n?, "gpu_turnstile_fd": n?,
+                "gpu_turnstile_patience_s": s?} from the orchestrator
     and the worker (see inline_patch.InlineExtensions). Returns (model, the load_inline/load calls
     made: who built each extension and why)."""
     spec = json.loads(extensions or "{}")
     patch = InlineExtensions(spec.get("prebuilt", []), spec.get("reasons", {}), spec.get("gpu_lock_fd"),
-                             spec.get("gpu_turnstile_fd"))
+                             spec.get("gpu_turnstile_fd"), spec.get("gpu_turnstile_patience_s", 5.0))
     with patch:
         try:
             # Run as KernelBench's harness runs it: after the problem's source, in its names
