@@ -116,6 +116,8 @@ std::string outcome_of(int correct, int finished, int expected, int failed) {
 struct ProblemResult {
   json row;
   metrics::RowsByPolicy outcomes;  // the metrics' samples, under every policy
+  std::map<std::string, PolicyTally> tallies;  // the row's "policies", for the collection's totals
+  int timed_eager = 0, timed_compiled = 0;     // turns timed against each baseline
   std::vector<std::string> warnings;
 };
 
@@ -204,6 +206,9 @@ ProblemResult read_problem(const fs::path& dir, const ProblemEntry& p, const std
   }
   row["policies"] = std::move(policies);
   row["timed_turns"] = {{"eager", timed_e}, {"compiled", timed_c}};
+  out.tallies = std::move(tallies);
+  out.timed_eager = timed_e;
+  out.timed_compiled = timed_c;
   put_optional(row, "best_speedup_eager", best_e);
   put_optional(row, "best_speedup_compiled", best_c);
   row["samples"] = expected;
@@ -265,8 +270,23 @@ json collection_page_data(const fs::path& dir) {
   json rows = json::array();
   metrics::RowsByPolicy outcomes;
   std::vector<std::string> error_levels;
+  // Both policies' numbers over the whole collection, side by side on the page.
+  struct PolicyTotals {
+    int solved = 0, samples_correct = 0;
+    std::map<std::string, int> verdicts;
+  };
+  std::map<std::string, PolicyTotals> totals;
+  int timed_e = 0, timed_c = 0;
   for (size_t i = 0; i < problems.size(); ++i) {
     auto& r = results[i];
+    for (const auto& [policy, tally] : r.tallies) {
+      PolicyTotals& t = totals[policy];
+      t.solved += tally.samples_correct > 0 ? 1 : 0;  // outcome_of's "solved"
+      t.samples_correct += tally.samples_correct;
+      for (const auto& [key, n] : tally.verdicts) t.verdicts[key] += n;
+    }
+    timed_e += r.timed_eager;
+    timed_c += r.timed_compiled;
     for (auto& w : r.warnings) warnings.push_back(std::move(w));
     for (auto& [policy, rows] : r.outcomes)
       for (auto& o : rows) outcomes[policy].push_back(std::move(o));
@@ -295,29 +315,14 @@ json collection_page_data(const fs::path& dir) {
     }
   }
 
-  // Both policies' numbers over the whole collection, side by side on the page.
   json policies = json::object();
-  int timed_e = 0, timed_c = 0;
   for (const auto& policy : policy_names()) {
-    int solved = 0, samples_correct = 0;
-    std::map<std::string, int> verdicts;
-    for (const auto& row : rows) {
-      if (!row.contains("policies") || !row["policies"].contains(policy)) continue;
-      const json& pj = row["policies"][policy];
-      solved += pj["outcome"] == "solved" ? 1 : 0;
-      samples_correct += pj["samples_correct"].get<int>();
-      for (const auto& [key, n] : pj["verdicts"].items()) verdicts[key] += n.get<int>();
-    }
+    const PolicyTotals& t = totals[policy];
     int turns = 0;
-    for (const auto& [key, n] : verdicts) turns += n;
-    policies[policy] = {{"problems_solved", solved}, {"samples_correct", samples_correct}, {"turns", turns},
-                        {"verdicts", verdicts}};
+    for (const auto& [key, n] : t.verdicts) turns += n;
+    policies[policy] = {{"problems_solved", t.solved}, {"samples_correct", t.samples_correct}, {"turns", turns},
+                        {"verdicts", t.verdicts}};
   }
-  for (const auto& row : rows)
-    if (row.contains("timed_turns")) {
-      timed_e += row["timed_turns"]["eager"].get<int>();
-      timed_c += row["timed_turns"]["compiled"].get<int>();
-    }
   json m = manifest;
   if (m.contains("suite") && m["suite"].is_object()) m["suite"].erase("problems");  // the rows carry them
   return {{"dir", fs::absolute(dir).lexically_normal().string()},
