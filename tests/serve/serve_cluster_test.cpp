@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "collect_fixtures.h"
+#include "common/guarded_spawn.h"
 #include "loopback_port.h"
 #include "serve_process.h"
 #include "temp_dir.h"
@@ -42,35 +43,10 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+// redis-server on PATH; empty when it is not installed.
 std::string find_redis_server() {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "/usr/bin:/usr/local/bin";
-  size_t start = 0;
-  while (start <= dirs.size()) {
-    const size_t end = std::min(dirs.find(':', start), dirs.size());
-    const std::string candidate = dirs.substr(start, end - start) + "/redis-server";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    start = end + 1;
-  }
-  return {};
-}
-
-// True when Redis answers PING on `port` (its inline protocol: no client library needed).
-bool redis_pong(int port) {
-  const int s = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  timeval tv{1, 0};
-  ::setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  bool ok = false;
-  if (::connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::write(s, "PING\r\n", 6) == 6) {
-    char buf[16] = {};
-    ok = ::read(s, buf, sizeof buf - 1) > 0 && std::string(buf).rfind("+PONG", 0) == 0;
-  }
-  ::close(s);
-  return ok;
+  const std::string path = kagent::resolve_in_path("redis-server");
+  return path.find('/') == std::string::npos ? std::string() : path;
 }
 
 // One command in Redis' protocol (RESP) on a fresh connection; the raw reply (read until the
@@ -103,6 +79,9 @@ std::string bulk(const std::string& reply) {
   const long n = std::stol(reply.substr(1, eol - 1));
   return n < 0 ? std::string() : reply.substr(eol + 2, static_cast<size_t>(n));
 }
+
+// True when Redis answers PING on `port`.
+bool redis_pong(int port) { return redis_command(port, {"PING"}).rfind("+PONG", 0) == 0; }
 
 // redis-server on loopback, appendonly with an fsync per write, its files in `dir`: a kill -9
 // and a start on the same folder loses nothing it acknowledged.
