@@ -103,26 +103,24 @@ EvalResult JobQueue::evaluate(const std::string& problem, const std::string& cod
     const auto give_up = Clock::now() + opt_.retry;
     std::optional<std::string> stored;
     std::string id;
-    for (;;) {
-      try {
-        std::lock_guard c(conn_mu_);
-        // A request_id answered already (on this node or another) answers the stored result:
-        // never a second evaluation with perhaps another verdict.
-        const Reply r = conn_.command({"GET", queue_keys::result(job.key)});
-        if (!reply_nil(r.get())) stored = reply_string(r.get());
-        else id = claim(conn_, job);
-        break;
-      } catch (const RedisUnavailable& e) {
-        if (Clock::now() >= give_up)
-          throw ApiError(503, "queue_unavailable",
-                         fmt::format("the cluster's queue cannot be reached for {} s: {}", opt_.retry.count(), e.what()), 5);
-        {
+    retry_unavailable(
+        [&] {
+          std::lock_guard c(conn_mu_);
+          // A request_id answered already (on this node or another) answers the stored result:
+          // never a second evaluation with perhaps another verdict.
+          const Reply r = conn_.command({"GET", queue_keys::result(job.key)});
+          if (!reply_nil(r.get())) stored = reply_string(r.get());
+          else id = claim(conn_, job);
+        },
+        [&](const RedisUnavailable& e) {
+          if (Clock::now() >= give_up)
+            throw ApiError(503, "queue_unavailable",
+                           fmt::format("the cluster's queue cannot be reached for {} s: {}", opt_.retry.count(), e.what()),
+                           5);
           std::lock_guard lock(mu_);
           if (stop_) throw stopping();
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      }
-    }
+          return true;
+        });
     if (stored) {
       ++reused_;
       return decode(*stored, job);

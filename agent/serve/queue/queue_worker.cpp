@@ -76,15 +76,7 @@ int64_t QueueWorker::deliveries(RedisConnection& conn, const std::string& id) {
 
 template <class F>
 bool QueueWorker::until_done(F&& f) {
-  while (!stop_) {
-    try {
-      f();
-      return true;
-    } catch (const RedisUnavailable&) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-  }
-  return false;
+  return !stop_ && retry_unavailable(f, [&](const RedisUnavailable&) { return !stop_; });
 }
 
 void QueueWorker::consume(size_t index) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "serve/redis_url.h"
@@ -65,5 +66,21 @@ std::vector<const redisReply*> reply_elements(const redisReply* r);
 // The cluster's stream and its consumer group, made unless another node made them already: at
 // a node's start, and again by a consumer that finds them gone (a Redis that lost its data).
 void create_group(RedisConnection& conn);
+
+// Runs `attempt` until Redis answers it, half a second between tries, for as long as
+// `go_on(error)` says after each RedisUnavailable (it may throw instead, e.g. past a deadline);
+// false when it said stop. The one retry loop of the queue's callers.
+template <class Attempt, class GoOn>
+bool retry_unavailable(Attempt&& attempt, GoOn&& go_on) {
+  for (;;) {
+    try {
+      attempt();
+      return true;
+    } catch (const RedisUnavailable& e) {
+      if (!go_on(e)) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+}
 
 }  // namespace kagent::serve
