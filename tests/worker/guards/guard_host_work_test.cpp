@@ -47,6 +47,13 @@ TEST_CASE("host_work: not for a sample that holds the issue time, nor for a refe
   small.eager = stats(0.008, 0.020);
   CHECK_FALSE(worker::check_host_work(small));
 
+  Timing honest_noise;  // the H200's honest ReLU at its noisiest: 64 us to issue a 7 us kernel
+  honest_noise.candidate = stats(0.0072, 0.0637);
+  honest_noise.eager = stats(0.0045, 0.0162);
+  CHECK_FALSE(worker::check_host_work(honest_noise));
+  honest_noise.candidate = stats(0.0072, 0.130);  // and twice as slow again
+  CHECK_FALSE(worker::check_host_work(honest_noise));
+
   Timing no_baseline;  // no eager time: its own GPU time alone decides
   no_baseline.candidate = stats(0.012, 0.850);
   CHECK(worker::check_host_work(no_baseline));
