@@ -147,6 +147,10 @@ def main(argv=None):
     ap.add_argument("--kits")
     ap.add_argument("--kit-collections", nargs="*", default=[])
     ap.add_argument("--kb-kits")
+    ap.add_argument("--kb-from-verdicts",
+                    help="KernelBench's records from an earlier run's --verdicts-out file (its `kernelbench_harness` "
+                         "fields): the pinned harness's verdicts do not change while the answers do not, so a run "
+                         "that re-judges only kagent compares against them")
     ap.add_argument("--kb-from-truth", action="store_true",
                     help="no KernelBench run here (or, with --kb, for the answers its run did not reach): its "
                          "leaderboard's verdicts (truth.json, on an L40S) stand in")
@@ -159,18 +163,30 @@ def main(argv=None):
     ap.add_argument("--verdicts-out", help="kagent's verdict of each real answer as JSON lines (both policies, the "
                                            "own-kernel share, every guard finding, the harness's verdict)")
     a = ap.parse_args(argv)
+    if a.kb_from_verdicts:
+        a.kb = a.kb_from_verdicts
 
     truth = json.loads(Path(a.truth).read_text())
     kagent = first_evals(a.collection)
     if not a.kb and not a.kb_from_truth:
         return kagent_only(truth, kagent, a.out)
+    # kb_leaderboard's truth has the leaderboard's verdict of every answer; cuda_l1's has none
+    # (only KernelBench's harness verdict where its publisher ran it), so nothing stands in there.
     leaderboard = {n: {"compiled": True, "correct": t["kernelbench_verdict"] == "correct",
-                       "tolerance": "1e-2 (leaderboard, L40S)", "leaderboard": True} for n, t in truth.items()}
-    if a.kb:
+                       "tolerance": "1e-2 (leaderboard, L40S)", "leaderboard": True}
+                   for n, t in truth.items() if "kernelbench_verdict" in t}
+    if a.kb_from_verdicts:
+        kb = {}
+        for line in Path(a.kb).read_text().splitlines():
+            row = json.loads(line)
+            if row.get("kernelbench_harness"):
+                kb[row["answer"]] = dict(row["kernelbench_harness"], name=row["answer"])
+        filled = []
+    elif a.kb:
         kb = {r["name"]: r for r in json.loads(Path(a.kb).read_text())}
         # --kb with --kb-from-truth: a harness run that did not reach every answer (a device
         # budget cut it); the leaderboard's verdicts stand in for the rest, and say so.
-        filled = sorted(n for n in truth if n not in kb) if a.kb_from_truth else []
+        filled = sorted(n for n in leaderboard if n not in kb) if a.kb_from_truth else []
         kb.update({n: leaderboard[n] for n in filled})
     else:
         kb = leaderboard
@@ -209,7 +225,8 @@ def main(argv=None):
         source += (f"; {len(rechecked)} answer(s) judged by a second run of the harness on the same machine, their "
                    f"first run's child having died of the run's own cause ({', '.join(sorted(rechecked))}: "
                    + "; ".join(f"first run: {str(kb[n]['first_run'])[:160]}" for n in sorted(rechecked)) + ")")
-    w(f"{len(names)} answers of `kb_leaderboard`, each judged correct by KernelBench's leaderboard. KernelBench's "
+    judged = ", each judged correct by KernelBench's leaderboard" if leaderboard else ""
+    w(f"{len(names)} answers of `{Path(a.truth).resolve().parent.name}`{judged}. KernelBench's "
       f"harness {source}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
       "answers replayed, verdicts under both policies from the same evaluation." +
       (f" **{len(not_run)} of the {len(truth)} have no kagent record** (the collection was cut short or "
