@@ -187,6 +187,8 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
     s += e.built_by == kBuiltByKagent
              ? fmt::format("extension {}: kagent's build (nvcc before the worker was ready), loaded in {:.2f} s\n", e.name,
                            e.seconds)
+         : e.built_by == kBuiltByNobody
+             ? fmt::format("extension {}: not built, torch's build error raised to the answer: {}\n", e.name, e.reason)
              : fmt::format("extension {}: torch's load_inline built it in {:.1f} s; kagent did not because {}\n", e.name,
                            e.seconds, e.reason);
   if (!r.runtime_error.empty() && r.status != Status::Correct) s += "error\n" + indent(r.runtime_error, 20);

@@ -256,12 +256,13 @@ inline constexpr const char* kFailureProblem = "problem";      // the problem fi
 // precompiled library (nvcc before the worker was ready), or torch's own build, and why.
 struct ExtensionBuild {
   std::string name;
-  std::string built_by;  // "kagent" | "torch"
-  std::string reason;    // built_by torch: why kagent did not build it
+  std::string built_by;  // "kagent" | "torch" | "nobody" (torch's build would fail: its error raised at once)
+  std::string reason;    // built_by torch: why kagent did not build it; nobody: why torch's build fails
   double seconds = 0;    // the call's time in the worker (loading kagent's library, or torch's whole build)
 };
 inline constexpr const char* kBuiltByKagent = "kagent";
 inline constexpr const char* kBuiltByTorch = "torch";
+inline constexpr const char* kBuiltByNobody = "nobody";
 
 // The verdict under one policy (result/policy.h).
 struct PolicyVerdict {

@@ -91,6 +91,23 @@ def test_an_own_pybind_module_is_read_when_it_binds_plain_functions():
             inline_calls.pybind_module_functions([f"PYBIND11_MODULE(n, m) {{ {body} }}"])
 
 
+def test_functions_beside_an_own_pybind_module_is_what_torch_cannot_build():
+    # torch adds its own PYBIND11_MODULE for functions=: two modules, and its build fails (CUDA-L1's
+    # l2_p27: kagent bound it and ran kernels torch never builds). A module in a comment is no module.
+    module = 'torch::Tensor f(torch::Tensor x);\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f); }\n'
+    for where in ("cpp_sources", "cuda_sources"):
+        with pytest.raises(inline_calls.TorchBuildFails, match="PyInit_ext defined twice"):
+            inline_calls.normalize("load_inline", {"name": "ext", "cpp_sources": "", where: module, "functions": ["f"]})
+    text = f"from torch.utils.cpp_extension import load_inline\nm = load_inline('ext', {module!r}, functions=['f'])"
+    (call,) = inline_calls.extract_calls(text)
+    assert not call["ok"] and "define their own PYBIND11_MODULE" in call["reason"]
+    # No functions=, and a module in each source: the link of torch's two objects fails (CUDA-L1's l1_p38).
+    with pytest.raises(inline_calls.TorchBuildFails, match="2 PYBIND11_MODULE blocks"):
+        inline_calls.normalize("load_inline", {"name": "ext", "cpp_sources": module, "cuda_sources": module})
+    commented = "// PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\ntorch::Tensor f(torch::Tensor x);"
+    assert inline_calls.normalize("load_inline", {"name": "ext", "cpp_sources": commented, "functions": ["f"]})
+
+
 def test_unknown_option_is_named():
     (call,) = read("unknown_option.py")
     assert not call["ok"] and call["unknown_option"] == "extra_cuda_flags"

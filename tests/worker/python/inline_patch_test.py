@@ -90,6 +90,18 @@ def test_unknown_option_is_a_one_line_verdict(torch_build):
     assert "\n" not in err.value.message and torch_build == []
 
 
+def test_what_torch_cannot_build_raises_its_build_error_at_once(torch_build):
+    module = 'torch::Tensor f(torch::Tensor x);\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f); }\n'
+    with InlineExtensions([]) as ext:
+        with pytest.raises(KagentError) as err:
+            cpp_extension.load_inline("ext", module, functions=["f"])
+    # An Exception, as torch's RuntimeError is: the answer's own except (and its fallback) runs.
+    assert isinstance(err.value, Exception) and err.value.kind == "compile_error"
+    assert "Error building extension 'ext'" in err.value.message and torch_build == []
+    assert ext.records == [{"name": "ext", "built_by": "nobody", "seconds": 0.0,
+                            "reason": err.value.message.split(": ", 1)[1]}]
+
+
 def test_torchs_build_failure_is_a_compile_error_that_says_who_built(monkeypatch):
     @functools.wraps(cpp_extension.load_inline)
     def failing(*args, **kwargs):

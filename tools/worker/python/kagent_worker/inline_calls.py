@@ -43,6 +43,12 @@ class Unsupported(Exception):
     """The call is valid for torch but kagent's light path does not build it; the message says why."""
 
 
+class TorchBuildFails(Unsupported):
+    """torch's own load_inline cannot build the call: kagent builds nothing either, and the
+    worker raises torch's build error when the answer makes it (kagent must not build what
+    torch cannot: the answer's except and its fallback are what KernelBench runs)."""
+
+
 class NotConstant(Exception):
     pass
 
@@ -71,6 +77,10 @@ def pybind_module_functions(sources):
     `m.def("name", &function[, "doc"]);` statements (anything else, such as py::arg
     defaults, lambdas or classes, is Unsupported: the ops would not behave the same)."""
     found = {}
+    modules = sum(len(_PYBIND_MODULE.findall(_COMMENTS.sub(" ", src))) for src in sources)
+    if modules > 1:  # e.g. one in cpp_sources and one in cuda_sources: torch's link fails
+        raise TorchBuildFails(f"the sources define {modules} PYBIND11_MODULE blocks: torch's build of them fails "
+                              "(PyInit_ defined more than once)")
     for src in sources:
         text = _COMMENTS.sub(" ", src)
         for m in _PYBIND_MODULE.finditer(text):
@@ -112,8 +122,16 @@ def normalize(kind, arguments):
     if a.get("with_cuda") is False and cuda_sources:
         raise Unsupported("with_cuda=False with CUDA sources")
     functions = a.get("functions")
+    sources = _strings(a.get("cpp_sources"), "cpp_sources") + cuda_sources
     if functions is None:  # the sources bind themselves: kagent binds what their module lists
-        functions = pybind_module_functions(_strings(a.get("cpp_sources"), "cpp_sources") + cuda_sources)
+        functions = pybind_module_functions(sources)
+    elif any(_PYBIND_MODULE.search(_COMMENTS.sub(" ", src)) for src in sources):
+        # torch writes a PYBIND11_MODULE of its own for functions=: two modules, one PyInit_.
+        # (CUDA-L1 wrote this in 17 of 125 answers; kagent once bound them and ran kernels that
+        # torch never builds.)
+        raise TorchBuildFails("functions= is given and the sources define their own PYBIND11_MODULE: torch's "
+                              "load_inline adds a second one for functions=, and the build fails (PyInit_"
+                              f"{a['name']} defined twice)")
     if isinstance(functions, str):
         functions = [functions]
     if isinstance(functions, (list, tuple)) and all(isinstance(f, str) for f in functions):

@@ -159,6 +159,10 @@ class InlineExtensions:
             hit = self.prebuilt.get(key)
             reason = None if hit else self._reason(name, "its arguments at run time differ from what kagent "
                                                          "read in the file")
+        except inline_calls.TorchBuildFails as u:
+            self.records.append({"name": name, "built_by": "nobody", "reason": str(u), "seconds": 0.0})
+            # What torch's build would raise, without its minute: the answer's own except sees it.
+            raise KagentError("compile_error", f"Error building extension '{name}': {u}") from None
         except inline_calls.Unsupported as u:
             hit, reason = None, self._reason(name, str(u))
         record = {"name": name, "built_by": "kagent" if hit else "torch", "reason": "" if hit else reason}
