@@ -213,7 +213,7 @@ def main(argv=None):
     w = lines.append
 
     w("### Real answers: kagent against KernelBench's harness\n")
-    tol = {r.get("tolerance") for r in kb.values()}
+    tol = {r.get("tolerance") for r in kb.values() if r.get("tolerance") is not None}
     if not a.kb:
         source = "(its leaderboard verdicts; not run here)"
     elif filled:
