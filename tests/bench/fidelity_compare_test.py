@@ -88,6 +88,18 @@ def main():
         md = open(out).read()
         assert "1 answer(s) judged by a second run of the harness" in md and "(a: first run: the child died" in md, md
 
+        # The harness's verdicts read back from that file (a run that re-judges only kagent), against a
+        # set whose truth has no leaderboard verdicts (cuda_l1's: KernelBench's harness where run, else null).
+        l1_truth = os.path.join(d, "l1_truth.json")
+        with open(l1_truth, "w") as f:
+            json.dump({n: {"level": 1, "kernelbench_harness": None} for n in evals}, f)
+        r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", l1_truth,
+                            "--kb-from-verdicts", verdicts, "--causes", causes, "--out", out], capture_output=True, text=True)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "kernelbench 100.0% agree (0 disagree)" in r.stdout, r.stdout  # a rechecked correct, b correct, c not
+        md = open(out).read()
+        assert "3 answers of `" in md and "judged correct by KernelBench's leaderboard" not in md, md
+
         # Kits: a case expected correct under kernelbench with a flag passes only with that flag;
         # a hack is caught by its named guard even when another guard named the verdict.
         kits = os.path.join(d, "kits.json")
