@@ -77,12 +77,12 @@ def pybind_module_functions(sources):
     `m.def("name", &function[, "doc"]);` statements (anything else, such as py::arg
     defaults, lambdas or classes, is Unsupported: the ops would not behave the same)."""
     found = {}
-    modules = sum(len(_PYBIND_MODULE.findall(_COMMENTS.sub(" ", src))) for src in sources)
+    texts = [_COMMENTS.sub(" ", src) for src in sources]
+    modules = sum(len(_PYBIND_MODULE.findall(text)) for text in texts)
     if modules > 1:  # e.g. one in cpp_sources and one in cuda_sources: torch's link fails
         raise TorchBuildFails(f"the sources define {modules} PYBIND11_MODULE blocks: torch's build of them fails "
                               "(PyInit_ defined more than once)")
-    for src in sources:
-        text = _COMMENTS.sub(" ", src)
+    for text in texts:
         for m in _PYBIND_MODULE.finditer(text):
             depth, i = 1, m.end()
             while i < len(text) and depth:
