@@ -160,7 +160,8 @@ def guard_tampering(snapshot):
                 if now["settings"].get(k) != v]
     if settings:
         findings.append(finding("torch_patched", "reject",
-                                 "precision settings changed by the candidate (they change the reference): "
+                                 "precision settings changed by the candidate (process-wide: they apply to the "
+                                 "reference's computation too, where it uses those ops): "
                                  + "; ".join(settings)))
     return findings + _autotuning_finding(snapshot)
 
