@@ -85,3 +85,17 @@ TEST_CASE("the report shows every finding and the guards' time") {
   off.status = Status::Correct;
   CHECK(render_eval_report(off, "t").find("guards") == std::string::npos);
 }
+
+TEST_CASE("the report says who built each load_inline extension, and why not kagent") {
+  EvalResult r;
+  r.status = Status::Rejected;
+  r.extensions = {{"fast_ext", kBuiltByKagent, "", 0.02},
+                  {"dyn_ext", kBuiltByTorch, "cpp_sources is not a constant", 41.5},
+                  {"twice_ext", kBuiltByNobody, "functions= is given and the sources define their own PYBIND11_MODULE", 0}};
+  const std::string text = render_eval_report(r, "p <- c");
+  CHECK(text.find("extension fast_ext: kagent's build") != std::string::npos);
+  CHECK(text.find("extension dyn_ext: torch's load_inline built it in 41.5 s; kagent did not because cpp_sources is "
+                  "not a constant") != std::string::npos);
+  CHECK(text.find("extension twice_ext: not built, torch's build error raised to the answer: functions= is given") !=
+        std::string::npos);
+}
