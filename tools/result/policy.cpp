@@ -52,6 +52,9 @@ const std::vector<GuardRule>& guard_rules() {
        "rewards the candidate's own kernels and leaves no process-wide switch to the candidate"},
       {"threads", kReject, kReject, "work in threads escapes the timed call"},
       {"excessive_speedup", kFlag, kFlag, "a speedup over 10x eager asks for a human look"},
+      {"unjoined_stream", kReject, kReject,
+       "forward reads its inputs on a stream that does not wait for the caller's: right only when they were "
+       "complete before the call (KernelBench's harness synchronises first, so it never sees the race)"},
       {"host_work", kReject, kReject,
        "under --timing-sample gpu the host's time is not in the sample: work moved onto the host is unseen"},
       {"stateful_module", kFlag, kFlag,

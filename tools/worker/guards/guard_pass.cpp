@@ -21,6 +21,7 @@
 #include "worker/guards/guard_shapes.h"
 #include "worker/guards/guard_side_stream.h"
 #include "worker/guards/guard_host_work.h"
+#include "worker/guards/guard_unjoined_stream.h"
 #include "worker/guards/guard_speedup.h"
 #include "worker/guards/guard_trace.h"
 
@@ -227,6 +228,10 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
     const auto out2 = call_candidate(candidate, clone_values(pristine));
     add(judge_run(out2, expected, tol, poison, "a second call with the same inputs", opts_));
   }
+  // Call 3 (when asked): the inputs still being written on the caller's stream when forward is
+  // called.
+  if (opts_.unjoined_stream_check && opts_.on(guard::kUnjoinedStream))
+    add(check_unjoined_stream(candidate, pristine, expected, tol));
   expected.clear();
   lap("calls");
 

@@ -11,7 +11,7 @@ constexpr std::array kGuardNames{
     guard::kCachedResults,   guard::kSideStream,          guard::kInputsModified,     guard::kPrecisionLowered,
     guard::kShapeGeneralization, guard::kExcessiveSpeedup, guard::kTryExceptFallback, guard::kTorchOpsInForward,
     guard::kTimingTampered,  guard::kTorchPatched,        guard::kThreads,            guard::kInconsistent,
-    guard::kStatefulModule,  guard::kCudnnBenchmark,      guard::kHostWork,
+    guard::kStatefulModule,  guard::kCudnnBenchmark,      guard::kHostWork,           guard::kUnjoinedStream,
 };
 
 bool known(const std::string& name) {
@@ -45,6 +45,7 @@ GuardOptions guard_options_from_json(const nlohmann::json& j) {
   o.precision_max_input_bytes = j.value("precision_max_input_bytes", o.precision_max_input_bytes);
   o.speedup_flag = j.value("speedup_flag", o.speedup_flag);
   o.seed_offset = j.value("seed_offset", o.seed_offset);
+  o.unjoined_stream_check = j.value("unjoined_stream_check", o.unjoined_stream_check);
   return o;
 }
 
@@ -61,7 +62,8 @@ void to_json(nlohmann::json& j, const GuardOptions& o) {
        {"precision_explained", o.precision_explained},
        {"precision_max_input_bytes", o.precision_max_input_bytes},
        {"speedup_flag", o.speedup_flag},
-       {"seed_offset", o.seed_offset}};
+       {"seed_offset", o.seed_offset},
+       {"unjoined_stream_check", o.unjoined_stream_check}};
 }
 
 void from_json(const nlohmann::json& j, GuardOptions& o) { o = guard_options_from_json(j); }

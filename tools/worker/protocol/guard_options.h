@@ -24,6 +24,8 @@ inline constexpr const char* kShapeGeneralization = "shape_generalization";
 inline constexpr const char* kExcessiveSpeedup = "excessive_speedup";
 // Host work the timing sample does not see (--timing-sample gpu; guard_host_work.h).
 inline constexpr const char* kHostWork = "host_work";
+// A forward that reads its inputs on a stream that does not wait for the caller's (guard_unjoined_stream.h).
+inline constexpr const char* kUnjoinedStream = "unjoined_stream";
 inline constexpr const char* kTryExceptFallback = "try_except_fallback";
 inline constexpr const char* kTorchOpsInForward = "torch_ops_in_forward";
 inline constexpr const char* kTimingTampered = "timing_tampered";
@@ -63,6 +65,9 @@ struct GuardOptions {
   int64_t precision_max_input_bytes = int64_t{256} << 20;
   // excessive_speedup: a speedup over eager above this is flagged for review (verdict kept).
   double speedup_flag = 10;
+  // unjoined_stream runs only when asked: it holds the caller's stream during a call, and has not
+  // yet run on a GPU (issue 46); then it becomes a default like the others.
+  bool unjoined_stream_check = false;
   // Guard runs draw inputs from seed + seed_offset (+1, +2, ...): never a trial's inputs.
   int64_t seed_offset = 1000;
 

@@ -99,9 +99,16 @@ std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const V
   return as_candidate([&] { return candidate.run(inputs); });
 }
 
-std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) {
+std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs, const std::function<void()>& issued) {
   restore_candidate_state(candidate);
-  std::vector<at::Tensor> out = call_candidate_unsynchronized(candidate, inputs);
+  std::vector<at::Tensor> out;
+  try {
+    out = call_candidate_unsynchronized(candidate, inputs);
+  } catch (...) {
+    if (issued) issued();
+    throw;
+  }
+  if (issued) issued();
   cudaError_t e = synchronize_device();
   // A launch that failed and was never checked (a bad configuration) leaves the runtime's last
   // error set: the candidate's, or kagent's next check would fail on it.
