@@ -72,17 +72,22 @@ _PYBIND_MODULE = re.compile(r"PYBIND11_MODULE\s*\(\s*\w+\s*,\s*(\w+)\s*\)\s*\{")
 _COMMENTS = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
+def _pybind_module_count(sources):
+    """How many PYBIND11_MODULE blocks the sources define, comments left out."""
+    return sum(len(_PYBIND_MODULE.findall(_COMMENTS.sub(" ", src))) for src in sources)
+
+
 def pybind_module_functions(sources):
     """{python name: C++ function} from the sources' own PYBIND11_MODULE, when it holds only
     `m.def("name", &function[, "doc"]);` statements (anything else, such as py::arg
     defaults, lambdas or classes, is Unsupported: the ops would not behave the same)."""
     found = {}
-    texts = [_COMMENTS.sub(" ", src) for src in sources]
-    modules = sum(len(_PYBIND_MODULE.findall(text)) for text in texts)
+    modules = _pybind_module_count(sources)
     if modules > 1:  # e.g. one in cpp_sources and one in cuda_sources: torch's link fails
         raise TorchBuildFails(f"the sources define {modules} PYBIND11_MODULE blocks: torch's build of them fails "
                               "(PyInit_ defined more than once)")
-    for text in texts:
+    for src in sources:
+        text = _COMMENTS.sub(" ", src)
         for m in _PYBIND_MODULE.finditer(text):
             depth, i = 1, m.end()
             while i < len(text) and depth:
@@ -122,10 +127,11 @@ def normalize(kind, arguments):
     if a.get("with_cuda") is False and cuda_sources:
         raise Unsupported("with_cuda=False with CUDA sources")
     functions = a.get("functions")
-    sources = _strings(a.get("cpp_sources"), "cpp_sources") + cuda_sources
+    cpp_sources = _strings(a.get("cpp_sources"), "cpp_sources")
+    sources = cpp_sources + cuda_sources
     if functions is None:  # the sources bind themselves: kagent binds what their module lists
         functions = pybind_module_functions(sources)
-    elif any(_PYBIND_MODULE.search(_COMMENTS.sub(" ", src)) for src in sources):
+    elif _pybind_module_count(sources):
         # torch writes a PYBIND11_MODULE of its own for functions=: two modules, one PyInit_.
         # (CUDA-L1 wrote this in 17 of 125 answers; kagent once bound them and ran kernels that
         # torch never builds.)
@@ -149,7 +155,7 @@ def normalize(kind, arguments):
         raise Unsupported("no_implicit_headers is not a bool")
     return {
         "name": a["name"],
-        "cpp_sources": _strings(a.get("cpp_sources"), "cpp_sources"),
+        "cpp_sources": cpp_sources,
         "cuda_sources": cuda_sources,
         # docstrings change nothing kagent builds; "name=cpp_function" where the two differ
         "functions": sorted(f"{f}={v}" if isinstance(v, _CppName) and v != f else f for f, v in functions.items()),

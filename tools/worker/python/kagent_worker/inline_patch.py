@@ -60,7 +60,6 @@ def _gpu_lock_let_go(fd, turnstile=None, patience_s=5.0):
         # behind a long holder.
         through = False
         if turnstile is not None:
-            import time
             give_up = time.monotonic() + patience_s
             while True:
                 try:
