@@ -134,7 +134,8 @@ def write_verdicts(path, truth, kagent, kb):
             if n in kb:
                 r = kb[n]
                 row["kernelbench_harness"] = ({"leaderboard": True, "correct": r.get("correct")} if r.get("leaderboard")
-                                              else {k: r.get(k) for k in ("compiled", "correct", "wall_s", "error")
+                                              else {k: r.get(k) for k in ("compiled", "correct", "tolerance", "wall_s",
+                                                                          "error")
                                                     if r.get(k) is not None})
             f.write(json.dumps(row) + "\n")
 
@@ -163,25 +164,21 @@ def main(argv=None):
     ap.add_argument("--verdicts-out", help="kagent's verdict of each real answer as JSON lines (both policies, the "
                                            "own-kernel share, every guard finding, the harness's verdict)")
     a = ap.parse_args(argv)
-    if a.kb_from_verdicts:
-        a.kb = a.kb_from_verdicts
 
     truth = json.loads(Path(a.truth).read_text())
     kagent = first_evals(a.collection)
-    if not a.kb and not a.kb_from_truth:
+    harness_run = a.kb or a.kb_from_verdicts
+    if not harness_run and not a.kb_from_truth:
         return kagent_only(truth, kagent, a.out)
     # kb_leaderboard's truth has the leaderboard's verdict of every answer; cuda_l1's has none
     # (only KernelBench's harness verdict where its publisher ran it), so nothing stands in there.
     leaderboard = {n: {"compiled": True, "correct": t["kernelbench_verdict"] == "correct",
                        "tolerance": "1e-2 (leaderboard, L40S)", "leaderboard": True}
                    for n, t in truth.items() if "kernelbench_verdict" in t}
+    filled = []
     if a.kb_from_verdicts:
-        kb = {}
-        for line in Path(a.kb).read_text().splitlines():
-            row = json.loads(line)
-            if row.get("kernelbench_harness"):
-                kb[row["answer"]] = dict(row["kernelbench_harness"], name=row["answer"])
-        filled = []
+        rows = map(json.loads, Path(a.kb_from_verdicts).read_text().splitlines())
+        kb = {row["answer"]: row["kernelbench_harness"] for row in rows if row.get("kernelbench_harness")}
     elif a.kb:
         kb = {r["name"]: r for r in json.loads(Path(a.kb).read_text())}
         # --kb with --kb-from-truth: a harness run that did not reach every answer (a device
@@ -190,7 +187,6 @@ def main(argv=None):
         kb.update({n: leaderboard[n] for n in filled})
     else:
         kb = leaderboard
-        filled = []
     rechecked = []
     if a.kb_recheck:
         for r in json.loads(Path(a.kb_recheck).read_text()):
@@ -201,7 +197,7 @@ def main(argv=None):
                 rechecked.append(r["name"])
     causes = json.loads(Path(a.causes).read_text()) if Path(a.causes).exists() else {}
     if a.verdicts_out:
-        write_verdicts(a.verdicts_out, truth, kagent, kb if a.kb else {})
+        write_verdicts(a.verdicts_out, truth, kagent, kb if harness_run else {})
     # Answers kagent has no record of (a collection cut short, FIDELITY_MATCH) are counted apart,
     # not as disagreements.
     names = sorted(n for n in truth if n in kagent)
@@ -214,11 +210,13 @@ def main(argv=None):
 
     w("### Real answers: kagent against KernelBench's harness\n")
     tol = {r.get("tolerance") for r in kb.values() if r.get("tolerance") is not None}
-    if not a.kb:
+    if not harness_run:
         source = "(its leaderboard verdicts; not run here)"
     elif filled:
         source = (f"run here on {len(truth) - len(filled)} of the {len(truth)} (the leaderboard's verdicts stand in "
                   f"for the {len(filled)} it did not reach: {', '.join(filled[:8])}{' ...' if len(filled) > 8 else ''})")
+    elif a.kb_from_verdicts:
+        source = f"as an earlier run on the same answers judged them (its records: {Path(a.kb_from_verdicts).name})"
     else:
         source = "run here"
     if rechecked:
@@ -227,7 +225,8 @@ def main(argv=None):
                    + "; ".join(f"first run: {str(kb[n]['first_run'])[:160]}" for n in sorted(rechecked)) + ")")
     judged = ", each judged correct by KernelBench's leaderboard" if leaderboard else ""
     w(f"{len(names)} answers of `{Path(a.truth).resolve().parent.name}`{judged}. KernelBench's "
-      f"harness {source}: tolerance {', '.join(map(str, sorted(tol, key=str)))}. kagent: `kagent collect` with the "
+      f"harness {source}{': tolerance ' + ', '.join(map(str, sorted(tol, key=str))) if tol else ''}. kagent: "
+      "`kagent collect` with the "
       "answers replayed, verdicts under both policies from the same evaluation." +
       (f" **{len(not_run)} of the {len(truth)} have no kagent record** (the collection was cut short or "
        f"filtered): {', '.join(not_run[:10])}{' ...' if len(not_run) > 10 else ''}." if not_run else "") + "\n")
