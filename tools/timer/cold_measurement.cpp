@@ -30,10 +30,6 @@ struct Iteration {
   double issue_ms;
 };
 
-// A call that waits for its own stream outlasts the hold's watchdog once; its later waits would
-// each cost the timeout again, so the hold is let go for good.
-constexpr std::chrono::milliseconds kHoldTimeout{20};
-
 // Everything one iteration needs, created once per measurement.
 class ColdIteration {
  public:
@@ -41,7 +37,7 @@ class ColdIteration {
       : run_(run), flush_(flush), stream_(c10::cuda::getCurrentCUDAStream().stream()),
         with_issue_(sample == TimingSample::Steady) {
     if (sample != TimingSample::Launch) {
-      hold_ = LaunchHold::make(kHoldTimeout, launch_latency_);
+      hold_ = LaunchHold::make(LaunchHold::kDefaultTimeout, launch_latency_);
       if (hold_) launch_latency_ = "hidden";
       else launch_latency_ = "included (" + launch_latency_ + ")";
     } else {
@@ -68,7 +64,8 @@ class ColdIteration {
     KAGENT_CUDA_CHECK(cudaDeviceSynchronize());
     const double host_ms = seconds_since(t0) * 1e3;
     const double event_ms = end_.elapsed_ms_since(start_);
-    // The watchdog let the stream go: this sample has the launch latency in, as will the rest.
+    // The watchdog let the stream go: this sample has the launch latency in, as will the rest (a
+    // call that waits for its own stream would cost the timeout at every later sample).
     // A first call in warm-up is forgiven once (lazy loading, a handle made, a first compile).
     if (hold_ && !held && (!warming_ || std::exchange(forgiven_, true))) {
       hold_.reset();

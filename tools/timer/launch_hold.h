@@ -29,6 +29,9 @@ class LaunchHold {
   // A hold for the current device; nullptr with `why` set when the driver cannot wait on memory
   // (then the launch latency stays in the timing, as before).
   static std::unique_ptr<LaunchHold> make(std::chrono::milliseconds timeout, std::string& why);
+  // Long enough for any issue of a call, short enough that a call waiting for its own stream
+  // loses little.
+  static constexpr std::chrono::milliseconds kDefaultTimeout{20};
   ~LaunchHold();
   LaunchHold(const LaunchHold&) = delete;
   LaunchHold& operator=(const LaunchHold&) = delete;

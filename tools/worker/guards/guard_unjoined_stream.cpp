@@ -1,6 +1,5 @@
 #include "worker/guards/guard_unjoined_stream.h"
 
-#include <chrono>
 #include <limits>
 #include <memory>
 #include <string>
@@ -16,16 +15,11 @@
 
 namespace kagent::worker {
 
-namespace {
-// As the timer's hold: a forward that waits for its own stream inside is let go after this.
-constexpr std::chrono::milliseconds kHoldTimeout{20};
-}  // namespace
-
 std::optional<GuardFinding> check_unjoined_stream(Runner& candidate, const Values& inputs,
                                                   const std::vector<at::Tensor>& expected,
                                                   const ToleranceConfig& tolerance) {
   std::string why;
-  const std::unique_ptr<LaunchHold> hold = LaunchHold::make(kHoldTimeout, why);
+  const std::unique_ptr<LaunchHold> hold = LaunchHold::make(LaunchHold::kDefaultTimeout, why);
   if (!hold) return GuardFinding{guard::kUnjoinedStream, kGuardFlag, "unavailable: " + why};
   Values held = clone_values(inputs);
   for (auto& v : held) {
@@ -41,8 +35,11 @@ std::optional<GuardFinding> check_unjoined_stream(Runner& candidate, const Value
   hold->hold(c10::cuda::getCurrentCUDAStream().stream());
   for (size_t i = 0; i < held.size(); ++i)
     if (held[i].isTensor()) held[i].toTensor().copy_(inputs[i].toTensor());  // behind the hold
-  bool held_through = true;
-  const std::vector<at::Tensor> got = call_candidate(candidate, held, [&] { held_through = hold->release(); });
+  restore_candidate_state(candidate);
+  // A forward that throws leaves the hold to its destructor, which lets the stream go.
+  const std::vector<at::Tensor> got = call_candidate_unsynchronized(candidate, held);
+  const bool held_through = hold->release();
+  check_after_forward();
   const auto bad = first_mismatch(got, expected, tolerance);
   if (!bad) return std::nullopt;
   return GuardFinding{
@@ -51,7 +48,9 @@ std::optional<GuardFinding> check_unjoined_stream(Runner& candidate, const Value
                   "reads its inputs on a stream that does not wait for the caller's (right only when the inputs were "
                   "complete before the call, as KernelBench's harness makes them){}",
                   bad->output, bad->message,
-                  held_through ? "" : "; forward waited for the GPU inside, and the hold let it go after 20 ms")};
+                  held_through ? ""
+                               : fmt::format("; forward waited for the GPU inside, and the hold let it go after {} ms",
+                                             LaunchHold::kDefaultTimeout.count()))};
 }
 
 }  // namespace kagent::worker

@@ -73,12 +73,15 @@ GpuTimingLock::GpuTimingLock(Fd fd, Fd turnstile, std::string path, Hooks hooks,
 double GpuTimingLock::take(int op, LockMode mode) {
   const auto start = std::chrono::steady_clock::now();
   bool announced = false;
+  const auto say_waiting = [&] {  // once per taking
+    if (!announced && hooks_.waiting) hooks_.waiting(mode);
+    announced = true;
+  };
   // Blocks on `fd` for `lock_op`, saying once that this worker waits.
   const auto acquire = [&](int fd, int lock_op) {
     if (::flock(fd, lock_op | LOCK_NB) == 0) return true;
     if (errno != EWOULDBLOCK && errno != EINTR) return false;
-    if (!announced && hooks_.waiting) hooks_.waiting(mode);
-    announced = true;
+    say_waiting();
     while (::flock(fd, lock_op) != 0)
       if (errno != EINTR) return false;
     return true;
@@ -95,8 +98,7 @@ double GpuTimingLock::take(int op, LockMode mode) {
         turnstile = false;  // beside the stuck waiter
         break;
       }
-      if (!announced && hooks_.waiting) hooks_.waiting(mode);
-      announced = true;
+      say_waiting();
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   } else if (turnstile && !acquire(turnstile_.get(), LOCK_EX)) {

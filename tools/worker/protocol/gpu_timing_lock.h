@@ -89,6 +89,7 @@ class GpuTimingLock {
   // The turnstile's descriptor (-1: none, a lock file made before turnstiles), which the same
   // Python takes around its taking of the lock again.
   int turnstile_fd() const { return turnstile_.get(); }
+  std::chrono::milliseconds turnstile_patience() const { return turnstile_patience_; }
 
   // Holds `mode` for a scope, then goes back to the mode before it. Upgrades only: a scope that
   // asks for less than is held keeps what is held.

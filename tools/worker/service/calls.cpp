@@ -99,16 +99,14 @@ std::vector<at::Tensor> call_candidate_unsynchronized(Runner& candidate, const V
   return as_candidate([&] { return candidate.run(inputs); });
 }
 
-std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs, const std::function<void()>& issued) {
+std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs) {
   restore_candidate_state(candidate);
-  std::vector<at::Tensor> out;
-  try {
-    out = call_candidate_unsynchronized(candidate, inputs);
-  } catch (...) {
-    if (issued) issued();
-    throw;
-  }
-  if (issued) issued();
+  std::vector<at::Tensor> out = call_candidate_unsynchronized(candidate, inputs);
+  check_after_forward();
+  return out;
+}
+
+void check_after_forward() {
   cudaError_t e = synchronize_device();
   // A launch that failed and was never checked (a bad configuration) leaves the runtime's last
   // error set: the candidate's, or kagent's next check would fail on it.
@@ -119,7 +117,6 @@ std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs, 
     if (cuda::is_sticky(e)) throw cuda::ContextLost(cuda::Api::Runtime, e, what);
     throw CandidateError(what, e == cudaErrorMemoryAllocation ? reason::kCandidateOom : "");
   }
-  return out;
 }
 
 std::vector<at::Tensor> call_reference(Runner& reference, const Values& inputs) {

@@ -6,7 +6,6 @@
 // the candidate's, and the worker must be replaced.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,11 +46,11 @@ void restore_candidate_state(Runner& candidate);
 void restore_reference_state(Runner& reference);
 // The candidate's forward, then a device-wide synchronisation: faults of its kernels
 // (asynchronous ones too) surface here. Starts from the state at construction where the
-// problem is stateful. `issued`, when given, runs once forward has returned, before the
-// synchronisation, whether forward returned or threw (the unjoined_stream guard lets its
-// stream go there).
-std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs,
-                                       const std::function<void()>& issued = {});
+// problem is stateful.
+std::vector<at::Tensor> call_candidate(Runner& candidate, const Values& inputs);
+// call_candidate's second half: the device-wide synchronisation after forward, its faults the
+// candidate's (a sticky one: cuda::ContextLost; else CandidateError).
+void check_after_forward();
 // The same without the synchronisation and without putting the state back (the timer's calls;
 // the side-stream guard looks at the moment forward returns); only errors raised by forward
 // itself are caught here.

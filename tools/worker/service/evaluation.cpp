@@ -94,7 +94,7 @@ bool Evaluation::load() {
         if (ctx_.lock->turnstile_fd() >= 0) {
           ext["gpu_turnstile_fd"] = ctx_.lock->turnstile_fd();
           ext["gpu_turnstile_patience_s"] =
-              std::chrono::duration<double>(GpuTimingLock::kTurnstilePatience).count();
+              std::chrono::duration<double>(ctx_.lock->turnstile_patience()).count();
         }
       }
       PyRef extensions = check(PyUnicode_FromString(ext.dump().c_str()));
