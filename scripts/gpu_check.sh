@@ -15,6 +15,7 @@
 #   sandbox    the sandbox suite: the kit, then every act at every moment (import, __init__, first
 #              call, thread, child), twice in one worker and by 4 workers at once (~4 min);
 #              SANDBOX_SUITE_ARGS passes doctest's arguments (-tc='*every act*': the acts alone)
+#   sandbox-official  the acts once each on KernelBench's level1/26_GELU_ at its official size (~5 min)
 #   sandbox-mechanisms  which process limits CUDA tolerates here (pids cgroup, PID and user
 #              namespaces), and `kagent eval`'s sandbox section (~1 min)
 #   timer      timer and profiler GPU tests, the solve replay test (~1 min)
@@ -178,7 +179,7 @@ for suite in "${suites[@]}"; do
   tests | cpu) targets=(all) ; break ;;
   verdicts) targets+=(kagent_gpu_suite_tests) ;;
   guards) targets+=(kagent_guard_suite_tests) ;;
-  sandbox) targets+=(kagent_sandbox_suite_tests) ;;
+  sandbox | sandbox-official) targets+=(kagent_sandbox_suite_tests) ;;
   timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
   timer-only) targets+=(kagent_timer_gpu_tests) ;;
   profiler) targets+=(kagent_profiler_gpu_tests) ;;
@@ -213,6 +214,11 @@ for suite in "${suites[@]}"; do
   verdicts) run_suite verdicts 480 "GPU suite:|^FAIL" $B/tests/gpu/kagent_gpu_suite_tests ;;
   guards) run_suite guards 480 "Guard suite:|^FAIL" $B/tests/gpu/kagent_guard_suite_tests ;;
   sandbox) run_suite sandbox 420 "Sandbox suite:|Sandbox acts:|^FAIL|sandbox section:" $B/tests/gpu/kagent_sandbox_suite_tests ${SANDBOX_SUITE_ARGS:-} ;;
+  sandbox-official)
+    # The acts once each on KernelBench's level-1 GELU at its official size (4096 x 393216).
+    kb=${KAGENT_KERNELBENCH_DIR:-}; [ -z "$kb" ] && { [ -d .carry/kernelbench-problems ] && kb=.carry/kernelbench-problems || kb=../shared/kernelbench; }
+    run_suite sandbox-official 420 "Sandbox acts:|^FAIL|^sandbox acts on" env KAGENT_SANDBOX_ACTS_ONCE=1 \
+      KAGENT_SANDBOX_ACTS_PROBLEM="$(realpath "$kb/level1/26_GELU_.py")" $B/tests/gpu/kagent_sandbox_suite_tests -tc='*every*act*' ;;
   sandbox-mechanisms) run_suite sandbox-mechanisms 300 "^mechanism|^kernel|mount:|^exit|^correct|^runtime|\"mechanism\"|why" \
     env BUILD=$B PY="$PY" bash scripts/sandbox_mechanisms.sh ;;
   timer)
