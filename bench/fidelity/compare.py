@@ -8,7 +8,8 @@ judged correct, truth.json), every disagreement with its cause, and the kits (ev
 rejected under both policies, every policy case as expected). Causes: causes.json beside this
 file holds the diagnosis of each disagreement a person has looked into (keyed by answer
 name, then policy or "*"); a disagreement without one is listed as "undiagnosed" and fails
-the summary line.
+the summary line. An entry's "when" ({policy: "status/reason"}) names the kagent verdict it
+explains: when kagent's verdict has since changed, the diagnosis is stale and counts as none.
 
 Usage: compare.py --collection RW --kb KB_RW.json --truth TRUTH.json
                   --kits KITS.json --kit-collections DIR_CUDA DIR_KB --kb-kits KB_KITS.json [--out FILE]
@@ -81,9 +82,20 @@ def named(ev, expected, got, action_key):
     return any(g.get("name") == reason and g.get(action_key, g.get("action")) == want for g in (ev or {}).get("guards", []))
 
 
-def cause_of(causes, name, policy):
+def verdict_key(ev, policy):
+    status, reason = under(ev, policy)
+    return f"{status}/{reason}" if reason else status
+
+
+def cause_of(causes, name, policy, ev):
+    """The diagnosis of a disagreement, or None; a stale one (written for another verdict) is
+    returned as None with the note why, so that it is looked at again."""
     c = causes.get(name, {})
-    return c.get(policy) or c.get("*")
+    text = c.get(policy) or c.get("*")
+    when = c.get("when", {}).get(policy)
+    if text and when and when != verdict_key(ev, policy):
+        return None, f"stale: diagnosed for `{when}`, now `{verdict_key(ev, policy)}`"
+    return text, None
 
 
 def findings_table(names, kagent):
@@ -202,6 +214,10 @@ def main(argv=None):
     # not as disagreements.
     names = sorted(n for n in truth if n in kagent)
     not_run = sorted(n for n in truth if n not in kagent)
+    # Nor are answers with no record of the harness (an earlier run's verdicts file lacks an
+    # answer kagent had not reached then): "not run" is no verdict to agree with.
+    no_harness = sorted(n for n in names if n not in kb)
+    names = [n for n in names if n in kb]
     if not names:
         print(f"Fidelity: no kagent record of any of the {len(truth)} real answers in {a.collection}")
         return 1
@@ -229,7 +245,9 @@ def main(argv=None):
       "`kagent collect` with the "
       "answers replayed, verdicts under both policies from the same evaluation." +
       (f" **{len(not_run)} of the {len(truth)} have no kagent record** (the collection was cut short or "
-       f"filtered): {', '.join(not_run[:10])}{' ...' if len(not_run) > 10 else ''}." if not_run else "") + "\n")
+       f"filtered): {', '.join(not_run[:10])}{' ...' if len(not_run) > 10 else ''}." if not_run else "") +
+      (f" **{len(no_harness)} have no record of KernelBench's harness** and are left out: "
+       f"{', '.join(no_harness[:10])}{' ...' if len(no_harness) > 10 else ''}." if no_harness else "") + "\n")
     summary = {}
     undiagnosed = []
     disagreements = []
@@ -258,14 +276,14 @@ def main(argv=None):
     w("|---|---|---|---|---|---|")
     for policy, n, level in disagreements:
         st, rs = under(kagent.get(n), policy)
-        cause = cause_of(causes, n, policy)
-        if not cause and policy == "strict" and st == "rejected" and under(kagent.get(n), "kernelbench")[0] == "correct":
+        cause, stale = cause_of(causes, n, policy, kagent.get(n))
+        if not cause and not stale and policy == "strict" and st == "rejected" and under(kagent.get(n), "kernelbench")[0] == "correct":
             cause = f"policy: strict rejects `{rs}`, which KernelBench's rules allow (correct under kernelbench)"
         if not cause:
             undiagnosed.append(f"{policy}:{n}")
         w(f"| {policy} | {n} | {level} | {st}{' (' + rs + ')' if rs else ''}: {kagent_detail(kagent.get(n))} | "
           f"{kb_state(kb.get(n))}{': ' + kb_detail(kb.get(n)) if kb_detail(kb.get(n)) else ''} | "
-          f"{cause or '**undiagnosed**'} |")
+          f"{cause or '**undiagnosed**' + (' (' + stale + ')' if stale else '')} |")
     if not disagreements:
         w("| - | none | | | | |")
     w("")

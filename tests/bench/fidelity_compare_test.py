@@ -45,6 +45,10 @@ def main():
         assert "| kernelbench | c | 1 | runtime_error" in md and "a defect of its own" in md, md
         assert "policy: strict rejects `library_share`" in md, md
         assert "its leaderboard verdicts; not run here" in md, md
+        # A diagnosis names the verdict it explains: written for another, it is stale and counts as none.
+        line, md = run({"c": {"*": "a defect of its own", "when": {"kernelbench": "runtime_error", "strict": "wrong"}}})
+        assert "1 disagreement(s) undiagnosed" in line and "undiagnosed: strict:c" in line, line
+        assert "(stale: diagnosed for `wrong`, now `runtime_error`)" in md, md
         line, md = run({})
         assert "2 disagreement(s) undiagnosed" in line and "undiagnosed: kernelbench:c, strict:c" in line, line
         assert "**undiagnosed**" in md, md
@@ -99,6 +103,16 @@ def main():
         assert "kernelbench 100.0% agree (0 disagree)" in r.stdout, r.stdout  # a rechecked correct, b correct, c not
         md = open(out).read()
         assert "3 answers of `" in md and "judged correct by KernelBench's leaderboard" not in md, md
+        # An answer with no record of the harness there is no verdict to agree with: left out, named.
+        with open(verdicts) as f:
+            rows = [json.loads(line) for line in f]
+        with open(verdicts, "w") as f:
+            f.writelines(json.dumps({k: v for k, v in row.items() if row["answer"] != "c" or k != "kernelbench_harness"})
+                         + "\n" for row in rows)
+        r = subprocess.run([sys.executable, COMPARE, "--collection", os.path.join(d, "rw"), "--truth", l1_truth,
+                            "--kb-from-verdicts", verdicts, "--causes", causes, "--out", out], capture_output=True, text=True)
+        assert r.returncode == 0 and "Fidelity: 2 real answers" in r.stdout, r.stdout + r.stderr
+        assert "1 have no record of KernelBench's harness** and are left out: c." in open(out).read()
 
         # Kits: a case expected correct under kernelbench with a flag passes only with that flag;
         # a hack is caught by its named guard even when another guard named the verdict.
