@@ -53,8 +53,6 @@ def main(out: Path) -> int:
     replays = {"cuda": [], "kernelbench": []}
     for kit, manifest in MANIFESTS:
         for e in json.loads(manifest.read_text()):
-            if e.get("guard_options"):  # needs guard options that collect's defaults leave off (the guard suite sets them)
-                continue
             fmt = e.get("format", "cuda")
             name = f"{kit}__{e['name']}"
             problem, candidate = problem_path(e["problem"]), ROOT / e["candidate"]

@@ -212,9 +212,6 @@ TEST_CASE("Guard suite: every hack is caught, every correct kernel passes clean"
   options.compiled_baseline = false;
   options.profile = false;
   options.cache_dir = cache.string();
-  // unjoined_stream runs only when asked (its default is off until this suite has passed with it
-  // on a GPU): on for every case, so every honest kernel here shows it leaves them clean.
-  options.guards.unjoined_stream_check = true;
 
   int caught = 0, clean = 0, failed = 0, skipped = 0, bypasses = 0;
   std::vector<const Case*> proofs;

@@ -4,7 +4,7 @@ joins it only afterwards (so the output is ready when forward returns and side_s
 nothing), as 20 of CUDA-L1's 125 answers do. KernelBench's harness synchronises before every call
 and always passes it; kagent's trials fail it only when it loses the race.
 Caught by unjoined_stream: the inputs are still being copied on the caller's stream when forward
-is called (the guard suite runs with unjoined_stream_check on).
+is called.
 """
 import torch
 import torch.nn as nn

@@ -118,11 +118,11 @@ TEST_CASE("guard options from JSON: defaults, off switch, single guards off, unk
   CHECK(o.precision_floor == 1e-4);
   CHECK_THROWS_AS(guard_options_from_json({{"disable", {"no_such_guard"}}}), std::invalid_argument);
   CHECK_THROWS_AS(guard_options_from_json(3), std::invalid_argument);
-  // unjoined_stream runs only when asked (not yet run on a GPU), and travels with the request.
-  CHECK_FALSE(d.unjoined_stream_check);
-  const GuardOptions asked = guard_options_from_json({{"unjoined_stream_check", true}});
-  CHECK(asked.unjoined_stream_check);
-  CHECK(guard_options_from_json(nlohmann::json(asked)).unjoined_stream_check);
+  // unjoined_stream runs by default; switched off, that travels with the request.
+  CHECK(d.unjoined_stream_check);
+  const GuardOptions asked = guard_options_from_json({{"unjoined_stream_check", false}});
+  CHECK_FALSE(asked.unjoined_stream_check);
+  CHECK_FALSE(guard_options_from_json(nlohmann::json(asked)).unjoined_stream_check);
   CHECK_FALSE(guard_options_from_json({{"disable", {"unjoined_stream"}}}).on("unjoined_stream"));
 }
 

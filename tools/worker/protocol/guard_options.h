@@ -65,9 +65,9 @@ struct GuardOptions {
   int64_t precision_max_input_bytes = int64_t{256} << 20;
   // excessive_speedup: a speedup over eager above this is flagged for review (verdict kept).
   double speedup_flag = 10;
-  // unjoined_stream runs only when asked: it holds the caller's stream during a call, and has not
-  // yet run on a GPU (issue 46); then it becomes a default like the others.
-  bool unjoined_stream_check = false;
+  // unjoined_stream holds the caller's stream during one extra call; false leaves it out (as the
+  // guard's name in `disable` does) where that call costs too much.
+  bool unjoined_stream_check = true;
   // Guard runs draw inputs from seed + seed_offset (+1, +2, ...): never a trial's inputs.
   int64_t seed_offset = 1000;
 
