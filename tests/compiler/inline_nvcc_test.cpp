@@ -2,7 +2,7 @@
 // builds with ptxas resources and hits the cache the second time; a C++-only answer builds
 // and its ops run on the CPU through the dispatcher, loaded by the worker's own patched
 // load_inline; a signature the binding cannot take falls back; the answer's own error is a
-// compile error with its file and line; an answer that includes <ATen/ATen.h> skips the slim header.
+// compile error with its file and line, and so is a function it names but never declares; an answer that includes <ATen/ATen.h> skips the slim header.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -115,6 +115,16 @@ TEST_CASE("a function the binding cannot take falls back to torch; the answer's 
   CHECK(broken.fallback.empty());
   CHECK(broken.info.errors.find("broken_ext/main.cpp:3:") != std::string::npos);
   CHECK(broken.info.errors.find("return 2 * y;") != std::string::npos);
+
+  // functions= names a function cpp_sources never declares (CUDA-L1: cpp_sources=""): torch's
+  // main.cpp cannot bind it either, so it is the answer's compile error, not a fallback.
+  const InlineBuild undeclared = compile_inline_extension(
+      cpp_call("undeclared_ext", "int64_t other(int64_t x) { return x; }\n", {"twice"}), options());
+  INFO("errors: " << undeclared.info.errors);
+  CHECK_FALSE(undeclared.info.ok);
+  CHECK(undeclared.fallback.empty());
+  CHECK(undeclared.info.errors.find("undeclared_ext/main.cpp: error: functions= names `twice`, which cpp_sources does "
+                                    "not declare") == 0);
 }
 
 TEST_CASE("an answer that includes <ATen/ATen.h> is built with the lite header at once, without a slim attempt") {

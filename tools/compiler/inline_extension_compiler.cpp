@@ -146,11 +146,38 @@ bool in_answer(const Diagnostic& d, const InlineCall& c) {
   return !d.in_binding && (d.file == c.name + "/main.cpp" || d.file == c.name + "/cuda.cu");
 }
 
-// The errors that sit in the answer's own text.
+// The function of `functions=` that an error in kagent's binding says is undeclared, or "".
+// torch's main.cpp (cpp_sources, then its bindings) binds the same names, so its build fails
+// the same way: the answer's error, not kagent's (CUDA-L1 answers with cpp_sources="" were
+// sent to torch's 30 s build only for it to fail).
+std::string undeclared_function(const Diagnostic& d, const InlineCall& c) {
+  if (!d.in_binding || d.message.find("has not been declared") == std::string::npos) return {};
+  for (const auto& f : c.functions) {
+    const std::string name = f.substr(f.find('=') + 1);
+    for (const char* quote : {"\u2019", "'"})
+      if (d.message.find("::" + name + quote) != std::string::npos) return name;
+  }
+  return {};
+}
+
+// The errors that sit in the answer's own text, and the functions it names but never declares.
 std::vector<Diagnostic> answer_errors(const std::vector<Diagnostic>& errors, const InlineCall& c) {
   std::vector<Diagnostic> own;
-  for (const auto& d : errors)
-    if (in_answer(d, c)) own.push_back(d);
+  for (const auto& d : errors) {
+    if (in_answer(d, c)) {
+      own.push_back(d);
+    } else if (const std::string name = undeclared_function(d, c); !name.empty()) {
+      Diagnostic named;
+      named.file = c.name + "/main.cpp";
+      named.tool = d.tool;
+      named.message = fmt::format(
+          "functions= names `{0}`, which cpp_sources does not declare: load_inline binds it in main.cpp (cpp_sources "
+          "and then the bindings), so torch's build fails the same way. Declare it in cpp_sources, e.g. "
+          "`torch::Tensor {0}(torch::Tensor x);`",
+          name);
+      own.push_back(std::move(named));
+    }
+  }
   return own;
 }
 
