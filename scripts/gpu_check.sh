@@ -101,6 +101,9 @@
 #              sandbox attempts, CUDA graphs, faults and honest answers, 3 times; honest
 #              verdicts as alone (tests/gpu/chaos/chaos.py; ~4 min)
 #   isolation  hygiene, shared-gpu and chaos (the three above, ~8 min with the build)
+#   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
+#              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
+#              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).
@@ -334,6 +337,7 @@ for suite in "${suites[@]}"; do
       --kernelbench "$kb" --out "$OUT/shared-gpu" ;;
   chaos) run_suite chaos 400 "^Chaos:|^FAIL|^repetition|^SKIPPED|^hang:" "$PY" tests/gpu/chaos/chaos.py --kagent $B/kagent --reps "${CHAOS_REPS:-3}" \
       --out "$OUT/chaos" ;;
+  stall) run_suite stall 400 "^Stall:|^stall:|^SKIPPED" "$PY" tests/gpu/stall/stall.py --kagent $B/kagent --out "$OUT/stall" ${STALL_ARGS:-} ;;
   *) echo "gpu_check: unknown suite '$suite' (see the list at the top of scripts/gpu_check.sh)" >&2; failed=1 ;;
   esac
 done
