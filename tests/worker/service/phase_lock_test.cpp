@@ -77,7 +77,7 @@ TEST_CASE("which phases need the GPU alone") {
     CHECK_FALSE(phase_needs_gpu_alone(name));
 }
 
-TEST_CASE("each phase is announced as it starts, before its wait for the lock, where an announcer is in scope") {
+TEST_CASE("each phase is announced as it starts, before its wait for the lock, where the runner has a pipe") {
   // The orchestrator's per-phase budgets (worker/client/phase_watch.h) start a phase's clocks at
   // its phase line and skip the lock's wait after it.
   testing::TempDir dir("kagent-phase-announce");
@@ -89,16 +89,15 @@ TEST_CASE("each phase is announced as it starts, before its wait for the lock, w
   auto lock = GpuTimingLock::open(create_gpu_timing_locks(dir.str(), {"GPU-say"}).at(0), timing_lock_hooks(progress));
   REQUIRE(lock);
   EvalResult result;
-  PhaseRunner phases(result, &*lock);
   const GpuTimingLock::Hold request(&*lock, LockMode::Shared);
-  CHECK(phases.run("load", [] { return true; }));  // no announcer: nothing said
+  CHECK(PhaseRunner(result, &*lock).run("load", [] { return true; }));  // nowhere to announce: nothing said
   {
-    const PhaseAnnouncer announcer(progress);
+    PhaseRunner phases(result, &*lock, progress);
     CHECK(phases.run("correctness", [] { return true; }));
     CHECK(phases.run("baselines", [] { return true; }));
-    PhaseAnnouncer::announce("state_check");  // the request's own step, as worker_service.cpp says it
+    announce_phase(progress, "state_check");  // the request's own step, as worker_service.cpp says it
   }
-  CHECK(phases.run("profile", [] { return true; }));  // the announcer's scope ended
+  CHECK(PhaseRunner(result, &*lock).run("profile", [] { return true; }));
   const std::vector<std::string> said = {"lock held shared",      "phase correctness",     "phase baselines",
                                          "lock held exclusive",   "lock held shared",      "phase state_check",
                                          "lock held exclusive",   "lock held shared"};

@@ -26,7 +26,7 @@ Evaluation::Evaluation(WorkerContext ctx, ProblemSession& problem, const protoco
 EvalResult Evaluation::operator()() {
   const auto start = std::chrono::steady_clock::now();
   at::NoGradGuard no_grad;
-  PhaseRunner phases(result_, ctx_.lock);
+  PhaseRunner phases(result_, ctx_.lock, ctx_.announce);
   const auto phase = [&](const char* name, bool (Evaluation::*body)()) {
     return phases.run(name, [&] { return blaming_broken_reference([&] { return (this->*body)(); }); });
   };

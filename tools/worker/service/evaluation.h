@@ -33,6 +33,7 @@
 #include "worker/service/problem_session.h"
 #include "worker/service/profile_phase.h"
 #include "worker/service/runners.h"
+#include "worker/service/worker_timing_lock.h"
 
 namespace kagent::worker {
 
@@ -48,6 +49,7 @@ struct WorkerContext {
   // The worker's state as the request found it (worker_state.h): put back where the reference
   // fails beside the candidate, to run it alone (reference_check.h). Null: nothing put back.
   WorkerState* state = nullptr;
+  Progress announce;  // where each phase is said as it starts (the reply pipe; empty: nowhere)
 };
 
 class Evaluation {

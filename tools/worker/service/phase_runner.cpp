@@ -16,20 +16,12 @@ namespace kagent::worker {
 
 namespace {
 
-PhaseAnnouncer* current_announcer = nullptr;
-
 std::string first_line(const std::string& s, size_t max = 300) { return s.substr(0, s.find('\n')).substr(0, max); }
 
 }  // namespace
 
-PhaseAnnouncer::PhaseAnnouncer(Progress progress) : progress_(std::move(progress)), outer_(current_announcer) {
-  current_announcer = this;
-}
-
-PhaseAnnouncer::~PhaseAnnouncer() { current_announcer = outer_; }
-
-void PhaseAnnouncer::announce(std::string_view phase) {
-  if (current_announcer && current_announcer->progress_) current_announcer->progress_(protocol::phase_line(phase));
+void announce_phase(const Progress& progress, std::string_view phase) {
+  if (progress) progress(protocol::phase_line(phase));
 }
 
 bool phase_needs_gpu_alone(std::string_view phase) {
@@ -68,7 +60,7 @@ bool PhaseRunner::charge_lost_context(const char* phase, const std::string& what
 bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
   PhaseRecord rec;
   rec.name = name;
-  PhaseAnnouncer::announce(name);  // before its wait for the lock: the orchestrator's clocks skip the wait
+  announce_phase(announce_, name);  // before its wait for the lock: the orchestrator's clocks skip the wait
   const GpuTimingLock::Hold alone(phase_needs_gpu_alone(name) ? lock_ : nullptr, LockMode::Exclusive);
   const auto start = std::chrono::steady_clock::now();
   reset_gpu_peak();

@@ -13,8 +13,8 @@
 //
 // A phase that times (phase_needs_gpu_alone) runs with the GPU's timing lock held exclusively
 // (worker/protocol/gpu_timing_lock.h); its wait for the lock is not part of its seconds.
-// Each phase is announced as it starts (a phase line, protocol.h) where a PhaseAnnouncer is in
-// scope: the orchestrator holds it to its budgets (worker/protocol/phase_budgets.h).
+// Each phase is announced as it starts (a phase line, protocol.h) through the request's
+// `announce`: the orchestrator holds it to its budgets (worker/protocol/phase_budgets.h).
 #pragma once
 
 #include <functional>
@@ -26,32 +26,19 @@
 
 namespace kagent::worker {
 
-// Where the phases of the request being served are announced, for its scope: set by the request
-// handler, which writes on the reply pipe, and read where the phases run, further down. One at
-// a time (a worker serves one request at a time); without one, nothing is announced (tests
-// that drive the phases alone).
-class PhaseAnnouncer {
- public:
-  explicit PhaseAnnouncer(Progress progress);
-  ~PhaseAnnouncer();
-  PhaseAnnouncer(const PhaseAnnouncer&) = delete;
-  PhaseAnnouncer& operator=(const PhaseAnnouncer&) = delete;
-
-  // A phase line for `phase`, through the announcer in scope (if any).
-  static void announce(std::string_view phase);
-
- private:
-  Progress progress_;
-  PhaseAnnouncer* outer_;
-};
+// A phase line for `phase` through `progress` (nothing where it is empty: tests that drive the
+// phases alone).
+void announce_phase(const Progress& progress, std::string_view phase);
 
 // The phases whose numbers a sibling worker's kernels would change: timing, baselines, profile.
 bool phase_needs_gpu_alone(std::string_view phase);
 
 class PhaseRunner {
  public:
-  // `lock`: the GPU's timing lock (null: none), which the request holds shared.
-  explicit PhaseRunner(EvalResult& result, GpuTimingLock* lock = nullptr) : result_(result), lock_(lock) {}
+  // `lock`: the GPU's timing lock (null: none), which the request holds shared; `announce`: where
+  // each phase is said as it starts (the reply pipe; empty: nowhere).
+  explicit PhaseRunner(EvalResult& result, GpuTimingLock* lock = nullptr, Progress announce = {})
+      : result_(result), lock_(lock), announce_(std::move(announce)) {}
 
   // Runs `body` as phase `name`. Returns whether the evaluation goes on: false when the body
   // says so (its phase decided the verdict) or when it failed.
@@ -68,6 +55,7 @@ class PhaseRunner {
 
   EvalResult& result_;
   GpuTimingLock* lock_;
+  Progress announce_;
   bool context_lost_ = false;
   bool candidate_started_ = false;
   PhaseRecord* record_ = nullptr;  // the phase running now

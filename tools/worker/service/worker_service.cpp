@@ -147,9 +147,8 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     return result;
   }
   // Each phase on the pipe as it starts, for the orchestrator's per-phase budgets.
-  const PhaseAnnouncer announcer(progress_);
   const auto prefetch_start = std::chrono::steady_clock::now();
-  PhaseAnnouncer::announce("prefetch");
+  announce_phase(progress_, "prefetch");
   session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
   const double prefetch_s = seconds_since(prefetch_start);
   const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
@@ -160,7 +159,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
   }
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
-    Evaluation evaluation({py_, device_, profiler_, libraries_, lock(), &state}, *session, r);
+    Evaluation evaluation({py_, device_, profiler_, libraries_, lock(), &state, progress_}, *session, r);
     try {
       result = evaluation();
     } catch (const std::exception& e) {
@@ -178,7 +177,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
     state.adopt_threads(evaluation.kagent_threads());
   }  // the candidate's objects are dropped here, before the check
   const auto check_start = std::chrono::steady_clock::now();
-  PhaseAnnouncer::announce("state_check");
+  announce_phase(progress_, "state_check");
   result.isolation.left_behind = state.check_and_restore(context_lost_);
   charge_left_behind(result);
   replace_ = state.must_replace();
