@@ -31,7 +31,6 @@ bool PhaseWatch::on_phase(std::string_view phase, clock::time_point now) {
   if (!i || (index_ && *i <= *index_)) return false;  // unknown, earlier or again: never a fresh budget
   settle(now);
   index_ = i;
-  phase_ = std::string(phase);
   budget_ = budgets_.of(phase);
   wall_ = gpu_ = clock::duration::zero();
   return true;
@@ -89,8 +88,8 @@ std::optional<PhaseOverrun> PhaseWatch::overrun(clock::time_point now) const {
       budget_.gpu_s && gpu_s >= *budget_.gpu_s ? std::optional<double>(gpu_s - *budget_.gpu_s) : std::nullopt;
   // Both past: the GPU clock never runs faster than the wall clock, so the larger overshoot is
   // the budget that ran out first.
-  if (gpu_over && (!wall_over || *gpu_over >= *wall_over)) return PhaseOverrun{phase_, true, *budget_.gpu_s, gpu_s, wall_s};
-  if (wall_over) return PhaseOverrun{phase_, false, *budget_.wall_s, wall_s, wall_s};
+  if (gpu_over && (!wall_over || *gpu_over >= *wall_over)) return PhaseOverrun{std::string(this->phase()), true, *budget_.gpu_s, gpu_s, wall_s};
+  if (wall_over) return PhaseOverrun{std::string(this->phase()), false, *budget_.wall_s, wall_s, wall_s};
   return std::nullopt;
 }
 

@@ -42,7 +42,7 @@ class PhaseWatch {
   void on_lock(const protocol::LockEvent& e, clock::time_point now);
 
   // The phase in force ("" before the first phase line).
-  const std::string& phase() const { return phase_; }
+  std::string_view phase() const { return index_ ? kEvaluatePhases[*index_] : std::string_view(); }
   // Until the current phase's first budget runs out, at the pace of now; nullopt while none
   // can run out (no phase, no budget, a wait, a GPU budget while the lock is not held alone).
   std::optional<clock::duration> left(clock::time_point now) const;
@@ -57,8 +57,7 @@ class PhaseWatch {
   clock::duration gpu(clock::time_point now) const;
 
   PhaseBudgets budgets_;
-  std::string phase_;
-  std::optional<size_t> index_;
+  std::optional<size_t> index_;  // the phase in force: its place in kEvaluatePhases
   PhaseBudget budget_;  // the current phase's
   clock::duration wall_{}, gpu_{};
   bool waiting_ = false, exclusive_ = false;

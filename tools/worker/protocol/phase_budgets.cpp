@@ -32,7 +32,7 @@ PhaseBudgets PhaseBudgets::defaults() {
 }
 
 PhaseBudget PhaseBudgets::of(std::string_view phase) const {
-  const auto it = phases.find(std::string(phase));
+  const auto it = phases.find(phase);
   return it == phases.end() ? PhaseBudget{} : it->second;
 }
 

@@ -39,7 +39,7 @@ struct PhaseBudget {
 };
 
 struct PhaseBudgets {
-  std::map<std::string, PhaseBudget> phases;  // phase -> budget; a phase not here has none
+  std::map<std::string, PhaseBudget, std::less<>> phases;  // phase -> budget; a phase not here has none
 
   // GPU budgets for the phases that hold the GPU alone and run the candidate (timing 30 s,
   // guards_after_timing 30 s, profile 60 s); no wall budgets (docs/evaluation.md says why).
