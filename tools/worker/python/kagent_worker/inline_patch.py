@@ -37,8 +37,12 @@ def _unknown_option_error(fn_name, real, args, kwargs):
         return KagentError("load_inline_option", message)
 
 
+# The C++ side's GpuTimingLock::kTurnstilePatience, where the worker gives none.
+TURNSTILE_PATIENCE_S = 5.0
+
+
 @contextlib.contextmanager
-def _gpu_lock_let_go(fd, turnstile=None, patience_s=5.0):
+def _gpu_lock_let_go(fd, turnstile=None, patience_s=TURNSTILE_PATIENCE_S):
     """torch's build is a minute on the CPU: the worker's shared hold of the GPU's timing lock
     would keep every sibling worker from timing that long. Let go meanwhile (this process's
     kernels finished first), and taken shared again before the extension's code can run,
@@ -115,7 +119,7 @@ class InlineExtensions:
     """
 
     def __init__(self, prebuilt=(), reasons=None, gpu_lock_fd=None, gpu_turnstile_fd=None,
-                 gpu_turnstile_patience_s=5.0):
+                 gpu_turnstile_patience_s=TURNSTILE_PATIENCE_S):
         self.prebuilt = {p["key"]: p for p in prebuilt}
         self.reasons = dict(reasons or {})
         self.gpu_lock_fd = gpu_lock_fd

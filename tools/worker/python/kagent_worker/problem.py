@@ -12,7 +12,7 @@ import sys
 import torch
 
 from kagent_worker.host_memory import page_locked_copy
-from kagent_worker.inline_patch import InlineExtensions
+from kagent_worker.inline_patch import TURNSTILE_PATIENCE_S, InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
 
 # Inputs up to this size are drawn on the CPU for the trials, as KernelBench draws them; larger
@@ -362,7 +362,7 @@ def load_kernelbench_candidate(path, problem, device, seed=42, extensions="{}"):
     made: who built each extension and why)."""
     spec = json.loads(extensions or "{}")
     patch = InlineExtensions(spec.get("prebuilt", []), spec.get("reasons", {}), spec.get("gpu_lock_fd"),
-                             spec.get("gpu_turnstile_fd"), spec.get("gpu_turnstile_patience_s", 5.0))
+                             spec.get("gpu_turnstile_fd"), spec.get("gpu_turnstile_patience_s", TURNSTILE_PATIENCE_S))
     with patch:
         try:
             # Run as KernelBench's harness runs it: after the problem's source, in its names
