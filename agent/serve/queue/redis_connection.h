@@ -44,7 +44,6 @@ class RedisConnection {
   // Throws RedisUnavailable (the connection is dropped: the next command reconnects) or
   // RedisReplyError; never returns an error reply.
   Reply command(const std::vector<std::string>& args);
-  const RedisUrl& url() const { return url_; }
 
  private:
   struct ContextDeleter {
