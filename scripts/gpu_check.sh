@@ -103,7 +103,8 @@
 #   isolation  hygiene, shared-gpu and chaos (the three above, ~8 min with the build)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
-#              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min)
+#              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
+#              KAGENT_GPU_IDLE_RELEASE_MS=100 for the idle release (run it both ways)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -146,6 +147,12 @@ void GpuTimingLock::set(LockMode mode) {
   waited_ += waited;
   mode_ = mode;
   if (hooks_.changed) hooks_.changed(mode_, waited);
+}
+
+void GpuTimingLock::let_go_synchronised() {
+  std::function<void()> sync = std::exchange(hooks_.before_release, nullptr);
+  set(LockMode::None);
+  hooks_.before_release = std::move(sync);
 }
 
 GpuTimingLock::Hold::Hold(GpuTimingLock* lock, LockMode mode, bool upgrade_only) : lock_(lock) {

@@ -79,6 +79,10 @@ class GpuTimingLock {
   // calls `broken` and leaves the lock unlocked for good (the orchestrator then watches the GPU
   // as it would without a lock).
   void set(LockMode mode);
+  // Lets go without `before_release`, for a caller that has synchronised the device itself and
+  // knows nothing of this process was queued since (the worker's idle release, which must make
+  // no CUDA call while CUDA calls wait on it: worker/service/idle_lock_release.h).
+  void let_go_synchronised();
   LockMode mode() const { return mode_; }
   bool broken() const { return broken_; }
   double waited_seconds() const { return waited_; }  // every wait so far

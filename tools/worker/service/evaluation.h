@@ -18,6 +18,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -50,6 +51,8 @@ struct WorkerContext {
   // fails beside the candidate, to run it alone (reference_check.h). Null: nothing put back.
   WorkerState* state = nullptr;
   Progress announce;  // where each phase is said as it starts (the reply pipe; empty: nowhere)
+  // Let go of the shared lock after this long without a CUDA call (idle_lock_release.h); 0: never.
+  std::chrono::milliseconds idle_release{0};
 };
 
 class Evaluation {

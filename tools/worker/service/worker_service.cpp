@@ -159,7 +159,7 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
   }
   WorkerState state(py_, device_);  // what the candidate must leave as it found it
   {
-    Evaluation evaluation({py_, device_, profiler_, libraries_, lock(), &state, progress_}, *session, r);
+    Evaluation evaluation({py_, device_, profiler_, libraries_, lock(), &state, progress_, idle_release_}, *session, r);
     try {
       result = evaluation();
     } catch (const std::exception& e) {

@@ -2,6 +2,7 @@
 // protocol (worker/protocol/protocol.h) answered by its typed handler.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include "worker/protocol/protocol.h"
 #include "worker/service/worker_timing_lock.h"
 #include "worker/python/python_runtime.h"
+#include "worker/service/idle_lock_release.h"
 #include "worker/service/library_instances.h"
 #include "worker/service/problem_session.h"
 #include "worker/service/profile_phase.h"
@@ -65,6 +67,7 @@ class WorkerService {
   // The GPU's timing lock (gpu_timing_lock.h): each request holds it as its op needs (shared
   // for GPU work, none for the CPU's share of a problem), and what is timed exclusively.
   std::optional<GpuTimingLock> lock_;
+  std::chrono::milliseconds idle_release_ = idle_release_from_environment();  // idle_lock_release.h
   nlohmann::json sandbox_ = nlohmann::json::object();
   nlohmann::json startup_ = nlohmann::json::object();
   // The problems loaded, by path, with when each was last used: the worker keeps the recent ones

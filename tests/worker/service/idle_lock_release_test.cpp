@@ -1,0 +1,141 @@
+// The idle release of the GPU's timing lock (idle_lock_release.h), on the CPU with a real lock
+// file: a quiet candidate lets a sibling time; its next CUDA call waits for that timing and holds
+// the lock again before it proceeds; calls keep it held; a call during the release's
+// synchronisation cancels it; the scope's end holds the lock again.
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/file.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "temp_dir.h"
+#include "worker/protocol/gpu_timing_lock.h"
+#include "worker/service/idle_lock_release.h"
+
+using namespace kagent;
+using namespace kagent::worker;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Whether a sibling worker could take the lock exclusively now (and so time).
+bool sibling_could_time(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  REQUIRE(fd);
+  return ::flock(fd.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
+// Polls `what` for up to a second.
+template <class F>
+bool within_a_second(F what) {
+  for (int i = 0; i < 100; ++i) {
+    if (what()) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a quiet candidate lets a sibling time; its next CUDA call waits for the timing, then holds the lock") {
+  testing::TempDir dir("kagent-idle-release");
+  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-idle"}).at(0);
+  auto lock = GpuTimingLock::open(path);
+  REQUIRE(lock);
+  lock->set(LockMode::Shared);
+  std::atomic<int> syncs = 0;
+  {
+    IdleLockRelease release(*lock, 300ms, [&] { ++syncs; });  // (slack for a loaded machine)
+    CHECK_FALSE(sibling_could_time(path));
+    REQUIRE(within_a_second([&] { return sibling_could_time(path); }));  // let go after the quiet
+    CHECK(syncs >= 1);  // the device synchronised first
+    CHECK(release.releases() == 1);
+
+    // A sibling times for 300 ms: the candidate's next CUDA call waits for it.
+    auto sibling = GpuTimingLock::open(path);
+    REQUIRE(sibling);
+    sibling->set(LockMode::Exclusive);
+    std::jthread ends([&] {
+      std::this_thread::sleep_for(300ms);
+      sibling->set(LockMode::None);
+    });
+    const auto t0 = std::chrono::steady_clock::now();
+    release.on_cuda_call();
+    CHECK(std::chrono::steady_clock::now() - t0 >= 250ms);
+    CHECK(lock->mode() == LockMode::Shared);
+    CHECK_FALSE(sibling_could_time(path));
+    CHECK(release.released_seconds() > 0.0);
+  }
+  CHECK(lock->mode() == LockMode::Shared);  // as the request left it
+}
+
+TEST_CASE("CUDA calls keep the lock held; a call during the release's synchronisation cancels it") {
+  testing::TempDir dir("kagent-idle-busy");
+  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-busy"}).at(0);
+  auto lock = GpuTimingLock::open(path);
+  REQUIRE(lock);
+  lock->set(LockMode::Shared);
+  {
+    IdleLockRelease release(*lock, 300ms, [] {});
+    for (int i = 0; i < 20; ++i) {  // a call every 20 ms for 400 ms (slack for a loaded machine)
+      release.on_cuda_call();
+      CHECK_FALSE(sibling_could_time(path));
+      std::this_thread::sleep_for(20ms);
+    }
+    CHECK(release.releases() == 0);
+  }
+  {
+    // A call comes on another thread while the watcher synchronises: nothing is let go then.
+    std::atomic<IdleLockRelease*> self = nullptr;
+    std::atomic<bool> synced = false;
+    IdleLockRelease release(*lock, 300ms, [&] {
+      std::jthread([&] { self.load()->on_cuda_call(); }).join();
+      synced = true;
+    });
+    self = &release;
+    REQUIRE(within_a_second([&] { return synced.load(); }));
+    std::this_thread::sleep_for(20ms);  // the watcher back from its synchronisation (the next quiet ends at 300 ms)
+    CHECK(release.releases() == 0);
+    CHECK_FALSE(sibling_could_time(path));
+  }
+  CHECK(lock->mode() == LockMode::Shared);
+}
+
+TEST_CASE("a scope that ends while the lock is let go holds it again; a lock not held is left alone") {
+  testing::TempDir dir("kagent-idle-end");
+  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-end"}).at(0);
+  auto lock = GpuTimingLock::open(path);
+  REQUIRE(lock);
+  lock->set(LockMode::Shared);
+  {
+    IdleLockRelease release(*lock, 20ms, [] {});
+    REQUIRE(within_a_second([&] { return sibling_could_time(path); }));
+  }
+  CHECK(lock->mode() == LockMode::Shared);
+  CHECK_FALSE(sibling_could_time(path));
+  lock->set(LockMode::None);
+  {
+    IdleLockRelease release(*lock, 20ms, [] {});
+    std::this_thread::sleep_for(150ms);
+    CHECK(release.releases() == 0);
+    release.on_cuda_call();
+  }
+  CHECK(lock->mode() == LockMode::None);
+}
+
+TEST_CASE("the worker's setting: milliseconds, unset or invalid means never") {
+  ::unsetenv(kIdleReleaseEnv);
+  CHECK(idle_release_from_environment() == 0ms);
+  ::setenv(kIdleReleaseEnv, "100", 1);
+  CHECK(idle_release_from_environment() == 100ms);
+  for (const char* bad : {"abc", "-5", "10ms"}) {
+    ::setenv(kIdleReleaseEnv, bad, 1);
+    CHECK(idle_release_from_environment() == 0ms);
+  }
+  ::unsetenv(kIdleReleaseEnv);
+}
