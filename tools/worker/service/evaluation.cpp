@@ -2,62 +2,23 @@
 
 #include <chrono>
 
-#include <cstdio>
 #include <optional>
 
 #include <ATen/core/grad_mode.h>
-#include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
-#include "profiler/cuda_call_hook.h"
 #include "result/policy.h"
 #include "timer/cold_measurement.h"
 #include "worker/service/baselines.h"
 #include "worker/service/calls.h"
 #include "worker/service/correctness.h"
 #include "worker/service/cut_text.h"
-#include "worker/service/idle_lock_release.h"
+#include "worker/service/host_work_release.h"
 #include "worker/service/phase_runner.h"
 #include "worker/service/reference_check.h"
 #include "worker/service/worker_state.h"
 
 namespace kagent::worker {
-
-namespace {
-
-// The request's shared hold of the GPU's timing lock let go while the candidate works on the host
-// alone, for one phase (idle_lock_release.h), with what it did in the worker's log.
-class HostWorkRelease {
- public:
-  HostWorkRelease(GpuTimingLock& lock, std::chrono::milliseconds idle, const char* phase)
-      : phase_(phase), release_(lock, idle, synchronise), hook_([this] { release_.on_cuda_call(); }) {
-    if (!hook_.active())
-      std::fprintf(stderr, "kagent-worker: the GPU's timing lock is held through %s: %s\n", phase_,
-                   hook_.why_inactive().c_str());
-  }
-  ~HostWorkRelease() {
-    if (const int n = release_.releases())
-      std::fprintf(stderr, "kagent-worker: the GPU's timing lock let go %d time(s), %.2f s in all, in %s: no CUDA call "
-                   "came meanwhile\n", n, release_.released_seconds(), phase_);
-  }
-
- private:
-  // From the watcher's thread, which no graph capture of the candidate's may forbid it (a capture
-  // in torch's default "global" mode forbids a device synchronisation from any thread that is not
-  // relaxed, and would fail). An error of the candidate's kernels is its phase's to report.
-  static void synchronise() {
-    cudaStreamCaptureMode relaxed = cudaStreamCaptureModeRelaxed;
-    if (const cudaError_t e = cudaThreadExchangeStreamCaptureMode(&relaxed); e != cudaSuccess)
-      std::fprintf(stderr, "kagent-worker: cudaThreadExchangeStreamCaptureMode: %s\n", cudaGetErrorString(e));
-    (void)cudaDeviceSynchronize();
-  }
-
-  const char* phase_;
-  IdleLockRelease release_;
-  profiler::CudaCallHook hook_;  // after release_: it calls into it until it is gone
-};
-
-}  // namespace
 
 Evaluation::Evaluation(WorkerContext ctx, ProblemSession& problem, const protocol::EvaluateRequest& request)
     : ctx_(ctx), problem_(problem), request_(request), options_(request.options) {
