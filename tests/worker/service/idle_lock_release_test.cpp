@@ -40,14 +40,23 @@ bool within_a_second(F what) {
   return false;
 }
 
+// A lock file of its own, and this worker's lock on it held shared, as a request holds it.
+struct SharedLock {
+  explicit SharedLock(const char* name)
+      : dir(name), path(create_gpu_timing_locks(dir.str(), {"GPU-idle"}).at(0)), lock(GpuTimingLock::open(path).value()) {
+    lock.set(LockMode::Shared);
+  }
+  testing::TempDir dir;
+  std::string path;
+  GpuTimingLock lock;
+};
+
 }  // namespace
 
 TEST_CASE("a quiet candidate lets a sibling time; its next CUDA call waits for the timing, then holds the lock") {
-  testing::TempDir dir("kagent-idle-release");
-  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-idle"}).at(0);
-  auto lock = GpuTimingLock::open(path);
-  REQUIRE(lock);
-  lock->set(LockMode::Shared);
+  SharedLock held("kagent-idle-release");
+  GpuTimingLock* lock = &held.lock;
+  const std::string& path = held.path;
   std::atomic<int> syncs = 0;
   {
     IdleLockRelease release(*lock, 300ms, [&] { ++syncs; });  // (slack for a loaded machine)
@@ -75,11 +84,9 @@ TEST_CASE("a quiet candidate lets a sibling time; its next CUDA call waits for t
 }
 
 TEST_CASE("CUDA calls keep the lock held; a call during the release's synchronisation cancels it") {
-  testing::TempDir dir("kagent-idle-busy");
-  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-busy"}).at(0);
-  auto lock = GpuTimingLock::open(path);
-  REQUIRE(lock);
-  lock->set(LockMode::Shared);
+  SharedLock held("kagent-idle-busy");
+  GpuTimingLock* lock = &held.lock;
+  const std::string& path = held.path;
   {
     IdleLockRelease release(*lock, 300ms, [] {});
     for (int i = 0; i < 20; ++i) {  // a call every 20 ms for 400 ms (slack for a loaded machine)
@@ -107,11 +114,9 @@ TEST_CASE("CUDA calls keep the lock held; a call during the release's synchronis
 }
 
 TEST_CASE("a scope that ends while the lock is let go holds it again; a lock not held is left alone") {
-  testing::TempDir dir("kagent-idle-end");
-  const std::string path = create_gpu_timing_locks(dir.str(), {"GPU-end"}).at(0);
-  auto lock = GpuTimingLock::open(path);
-  REQUIRE(lock);
-  lock->set(LockMode::Shared);
+  SharedLock held("kagent-idle-end");
+  GpuTimingLock* lock = &held.lock;
+  const std::string& path = held.path;
   {
     IdleLockRelease release(*lock, 20ms, [] {});
     REQUIRE(within_a_second([&] { return sibling_could_time(path); }));
