@@ -90,6 +90,11 @@ TEST_CASE("reasons: missing forward and signature mismatch") {
   CHECK(classify_reason(missing) == reason::kMissingForward);
   auto undeclared = parse_errors("/tmp/kc/abc.123/candidate.cu(3): error: identifier \"forward\" is undefined\n\n", ctx);
   CHECK(classify_reason(undeclared) == reason::kMissingForward);
+  // g++ under a UTF-8 locale (the GPU machines) quotes with \u2018 \u2019: read as under C.
+  auto typographic = parse_errors("/tmp/kc/abc.123/candidate.cu:3:5: error: \u2018::forward\u2019 has not been declared\n", ctx);
+  REQUIRE(typographic.size() == 1);
+  CHECK(typographic[0].message == "'::forward' has not been declared");
+  CHECK(classify_reason(typographic) == reason::kMissingForward);
   auto mismatch = parse_errors(
       "/tmp/kc/abc.123/candidate.cu(61): error: static assertion failed with \"kagent: forward must return "
       "torch::Tensor; expected: torch::Tensor forward(torch::Tensor x)\"\n\n",

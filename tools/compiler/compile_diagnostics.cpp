@@ -86,7 +86,9 @@ std::vector<Diagnostic> parse_errors(std::string_view log, const DiagnosticsCont
   static const std::regex ld_re(R"(^(?:\S*/)?ld(?:\.\w+)?: (.*)$)");
   static const std::regex driver_re(R"(^(?:\S*/)?(?:g\+\+|gcc|cc1plus|c\+\+)(?:-\d+)?: (?:fatal )?error: (.*)$)");
 
-  const auto lines = split_lines(map_paths(log, ctx));
+  // g++ quotes names with ‘ ’ under a UTF-8 locale (the GPU machines) and ' ' under C: one form,
+  // so that every message check here and after reads the same text on every machine.
+  const auto lines = split_lines(replace_all(replace_all(map_paths(log, ctx), "\u2018", "'"), "\u2019", "'"));
   const auto source_lines = split_lines(ctx.source);
 
   std::vector<Diagnostic> out;

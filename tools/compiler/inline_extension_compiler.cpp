@@ -154,8 +154,7 @@ std::string undeclared_function(const Diagnostic& d, const InlineCall& c) {
   if (!d.in_binding || d.message.find("has not been declared") == std::string::npos) return {};
   for (const auto& f : c.functions) {
     const std::string name = f.substr(f.find('=') + 1);
-    for (const char* quote : {"\u2019", "'"})
-      if (d.message.find("::" + name + quote) != std::string::npos) return name;
+    if (d.message.find("'::" + name + "'") != std::string::npos) return name;  // quotes made ASCII by parse_errors
   }
   return {};
 }
