@@ -16,6 +16,11 @@ def trajectories(collection):
                     yield name, json.loads(line)
 
 
+def verdict(ev):
+    """(status, reason) of an eval record; ("none", "") where there is none."""
+    return (ev or {}).get("status", "none"), (ev or {}).get("reason", "")
+
+
 def first_evals(collection):
     """{problem: the eval record of its first turn} (None where that turn has no record); with one
     sample of one turn per problem, as replayed answers are, each problem's verdict."""

@@ -40,7 +40,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "collect"))
-from collection_turns import first_evals  # noqa: E402
+from collection_turns import first_evals, verdict  # noqa: E402
 
 SMALL = ("tests/gpu/problems/", "examples/")  # problems that cost little at their sizes
 EVAL_FLAGS = ["--no-baselines", "--no-profile"]
@@ -144,10 +144,6 @@ class Listener:
                 return
             self.count += 1
             conn.close()
-
-
-def verdict(ev):
-    return (ev or {}).get("status", "none"), (ev or {}).get("reason", "")
 
 
 def run_eval_alone(kagent, problem, candidate, fmt, env, timeout):

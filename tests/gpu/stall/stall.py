@@ -27,7 +27,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "collect"))
-from collection_turns import first_evals  # noqa: E402
+from collection_turns import first_evals, verdict  # noqa: E402
 
 FLAGS = ["--format", "kernelbench", "-n", "1", "-t", "1", "--no-baselines", "--no-profile", "--order", "interleaved"]
 SLOW_NAME = "a0_slow_first_call"  # sorts first: it starts while every honest answer is still queued
@@ -135,7 +135,6 @@ def main():
         print(f"stall: {kind}: collect rc={rc} in {wall:.1f} s; {lock_line(os.path.join(out, f'collect-{kind}.log'))}")
     names = [n for n, _ in answers]
     alone, beside = runs["alone"][2], runs["beside"][2]
-    verdict = lambda ev: ((ev or {}).get("status", "none"), (ev or {}).get("reason", ""))
     changed = [n for n in names if verdict(alone.get(n)) != verdict(beside.get(n))]
     secs = lambda evs: sum((evs.get(n) or {}).get("eval_seconds") or 0 for n in names)
     waits = lambda evs: sum(((evs.get(n) or {}).get("isolation") or {}).get("timing_lock_wait_seconds") or 0 for n in names)
