@@ -13,7 +13,9 @@
 # "roundtrip:"; every step's record in $OUT/roundtrip/roundtrip.jsonl. Its last line is the
 # repeatability of the 5 evaluations of each answer (the collection's and 4 adapters'); set
 # ROUNDTRIP_TIMING_SAMPLE=launch|gpu|steady to compare kagent's --timing-sample kinds (default gpu, the
-# one docs/serve.md gives for RL rewards).
+# one docs/serve.md gives for RL rewards). ROUNDTRIP_KERNELBENCH=DIR (e.g. .carry/kernelbench-problems,
+# ../shared/kernelbench) takes each answer's problem from that KernelBench checkout at its official
+# size instead of the set's own KernelBench v0 file.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -23,4 +25,5 @@ KAGENT=${1:-build-gpu/kagent}
 [ -f "$RW/replay.jsonl" ] || { echo "serve_roundtrip_gpu: no leaderboard answers at $RW (scripts/prepare_carry.sh)" >&2; exit 1; }
 nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
 "$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n 20 \
-  --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}"
+  --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}" \
+  ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"}

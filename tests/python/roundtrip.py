@@ -31,6 +31,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,14 +68,27 @@ def twins(realworld: Path, names: list[str]) -> int:
     return sum(1 for d in digest if digest.count(d) > 1)
 
 
-def make_suite(realworld: Path, names: list[str], root: Path) -> tuple[Path, Path]:
-    """A suite folder of links to the chosen problems and the replay of their answers."""
+def official_problem(kernelbench: Path, name: str) -> Path:
+    """The KernelBench file of a leaderboard answer's problem (l{L}_p{P}_{model} -> level{L}/{P}_*.py):
+    the same problem at its official size, where the set's own file is KernelBench v0's, which the
+    answer was written for (smaller sizes)."""
+    m = re.match(r"l(\d+)_p(\d+)_", name)
+    found = sorted((kernelbench / f"level{m[1]}").glob(f"{m[2]}_*.py")) if m else []
+    if len(found) != 1:
+        raise SystemExit(f"roundtrip: no single KernelBench problem for {name} in {kernelbench}")
+    return found[0]
+
+
+def make_suite(realworld: Path, names: list[str], root: Path, kernelbench: Path | None = None) -> tuple[Path, Path]:
+    """A suite folder of links to the chosen problems (the set's own, or with `kernelbench` that
+    checkout's at their official sizes) and the replay of their answers."""
     suite = root / "suite"
     suite.mkdir(parents=True, exist_ok=True)
     for name in names:
         link = suite / f"{name}.py"
         if not link.exists():
-            link.symlink_to((realworld / "problems" / f"{name}.py").resolve())
+            problem = official_problem(kernelbench, name) if kernelbench else realworld / "problems" / f"{name}.py"
+            link.symlink_to(problem.resolve())
     replay = root / "replay.jsonl"
     wanted = set(names)
     with open(realworld / "replay.jsonl") as src, open(replay, "w") as dst:
@@ -335,10 +349,10 @@ def differences(results, compile_only: bool, reward_tolerance) -> list[str]:
 
 
 def collection(binary: str, realworld: Path, root: Path, n: int, compile_only: bool, env: dict,
-               timeout: float, extra_collect=()) -> tuple[Path, Path, list[dict], list[dict]]:
+               timeout: float, extra_collect=(), kernelbench: Path | None = None) -> tuple[Path, Path, list[dict], list[dict]]:
     """Collect the chosen answers, then rollout: (suite, collection folder, prompt rows, sample rows)."""
     names = pick_answers(realworld, n)
-    suite, replay = make_suite(realworld, names, root)
+    suite, replay = make_suite(realworld, names, root, kernelbench)
     out = root / "collection"
     args = ["collect", str(suite), "--format", "kernelbench", "-n", "1", "-t", "1", "--llm", f"replay:{replay}",
             "--out", str(out), *extra_collect]
@@ -363,6 +377,9 @@ def main(argv=None) -> int:
     ap.add_argument("--speedup-tolerance", type=float, default=0.15,
                     help="relative difference of two timings of one kernel taken as the same (default 0.15)")
     ap.add_argument("--compile-only", action="store_true", help="no GPU: the CPU test's checks instead")
+    ap.add_argument("--kernelbench", type=Path, default=None,
+                    help="a KernelBench checkout (../shared/kernelbench): the answers' problems from it, at their "
+                         "official sizes, instead of the set's own files (KernelBench v0's, smaller)")
     ap.add_argument("--timing-sample", default=None,
                     help="kagent's --timing-sample for the collection and the server (default: kagent's)")
     args = ap.parse_args(argv)
@@ -374,7 +391,7 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     timing = ["--timing-sample", args.timing_sample] if args.timing_sample else []
     suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600,
-                                            extra_collect=timing)
+                                            extra_collect=timing, kernelbench=args.kernelbench)
     print(f"roundtrip: collect and rollout of {len(samples)} answers in {time.monotonic() - t0:.0f} s: "
           f"{len(prompts)} prompt rows", flush=True)
     rollout_info = json.loads((args.out / "rollout" / "rollout.json").read_text())
