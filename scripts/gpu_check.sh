@@ -104,7 +104,7 @@
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
-#              KAGENT_GPU_IDLE_RELEASE_MS=100 for the idle release (run it both ways)
+#              KAGENT_GPU_IDLE_RELEASE_MS=0 for the run without the idle release (run it both ways)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
 # headers, the KernelBench problems, einops. Logs go to $OUT (default ./gpu-out).

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/environment_settings.h"
 #include "common/utf8.h"
 
 namespace kagent::cli {
@@ -205,6 +206,10 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
       print_error(command, unexpected(first_extra(a->remaining())));
       return kUsageError;
     }
+  }
+  if (auto wrong = evaluates(command) ? wrong_environment_setting() : std::nullopt) {
+    print_error(command, *wrong);
+    return kUsageError;
   }
   return std::nullopt;
 }

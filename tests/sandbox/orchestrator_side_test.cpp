@@ -170,8 +170,14 @@ TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line,
   CHECK_FALSE(testing::has(refused.err, "network ("));  // held: not named
   // An unknown property is a usage error of the setting, said in one line.
   auto unknown = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_SANDBOX_REQUIRE=gpus"}, dir.str());
-  CHECK(unknown.status != 0);
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err_lines() == 1);
   CHECK(testing::has(unknown.err, "unknown property 'gpus'"));
+  // So is the idle release's (issue 46): a usage error, as a bad flag value is.
+  auto idle = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_GPU_IDLE_RELEASE_MS=10ms"}, dir.str());
+  CHECK(idle.status == 2);
+  CHECK(idle.err_lines() == 1);
+  CHECK(testing::has(idle.err, "KAGENT_GPU_IDLE_RELEASE_MS=10ms is not a whole number of milliseconds"));
   // Required and held: the worker starts (its hello), and the refusal names what is missing
   // when the same worker lacks one.
   ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);

@@ -10,7 +10,8 @@ It passes when every honest answer's verdict with the slow one beside it equals 
 and the honest answers' evaluation time (the worker's, lock waits included: `eval_seconds`) is at
 most RATIO (1.2) times its time alone, summed over them. Without the idle release a slow first
 call holds the GPU's lock shared for its whole length, and every timing of the GPU waits behind
-it; `KAGENT_GPU_IDLE_RELEASE_MS=100` in the environment (which the workers inherit) turns it on.
+it; the release is on by default (100 ms), and `KAGENT_GPU_IDLE_RELEASE_MS=0` in the environment
+(which the workers inherit) turns it off, for the comparison.
 
 usage: python3 tests/gpu/stall/stall.py --kagent build/kagent --out OUT [--honest 20] [--slow-s 30]
 prints one summary line ("Stall: ..."); exit 0 pass, 1 fail, 77 no GPU (skipped).
@@ -149,7 +150,7 @@ def main():
         print(f"  {n:28s} {verdict(a)[0]:>10s} {a.get('eval_seconds') or 0:7.2f} s alone, {verdict(b)[0]:>10s} "
               f"{b.get('eval_seconds') or 0:7.2f} s beside (lock wait {((b.get('isolation') or {}).get('timing_lock_wait_seconds') or 0):6.2f} s)")
     ok = not changed and ratio <= args.ratio and all(r[0] == 0 for r in runs.values())
-    idle = os.environ.get("KAGENT_GPU_IDLE_RELEASE_MS") or "unset"
+    idle = os.environ.get("KAGENT_GPU_IDLE_RELEASE_MS") or "unset (100)"
     print(f"Stall: {'PASS' if ok else 'FAIL'}: KAGENT_GPU_IDLE_RELEASE_MS={idle}: {len(names)} honest answers took {t_beside:.1f} s beside a "
           f"{args.slow_s:.0f} s host-bound first call against {t_alone:.1f} s alone ({ratio:.2f}x, at most {args.ratio}x), "
           f"lock waits {waits(beside):.1f} s against {waits(alone):.1f} s; verdicts changed: {len(changed)}"

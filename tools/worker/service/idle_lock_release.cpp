@@ -1,24 +1,18 @@
 #include "worker/service/idle_lock_release.h"
 
-#include <charconv>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 namespace kagent::worker {
 
 std::chrono::milliseconds idle_release_from_environment() {
   const char* text = std::getenv(kIdleReleaseEnv);
-  if (!text || !*text) return std::chrono::milliseconds(0);
-  long ms = 0;
-  const char* end = text + std::strlen(text);
-  const auto [p, ec] = std::from_chars(text, end, ms);
-  if (ec != std::errc() || p != end || ms < 0) {
-    std::fprintf(stderr, "kagent-worker: %s=%s is not a number of milliseconds: the lock is never let go\n",
-                 kIdleReleaseEnv, text);
-    return std::chrono::milliseconds(0);
-  }
-  return std::chrono::milliseconds(ms);
+  if (auto ms = parse_idle_release(text)) return *ms;
+  // kagent refuses such a value before a worker starts (agent/cli/environment_settings.h); a
+  // worker started otherwise says so and keeps the default.
+  std::fprintf(stderr, "kagent-worker: %s=%s is not a number of milliseconds: %lld ms taken\n", kIdleReleaseEnv, text,
+               static_cast<long long>(kIdleReleaseDefault.count()));
+  return kIdleReleaseDefault;
 }
 
 namespace {

@@ -26,13 +26,12 @@
 #include <thread>
 
 #include "worker/protocol/gpu_timing_lock.h"
+#include "worker/protocol/idle_release_setting.h"
 
 namespace kagent::worker {
 
-// The worker's setting: milliseconds without a CUDA call after which the lock is let go
-// (unset or 0: never, the default until the stall test has run on a GPU). Read once per worker.
-inline constexpr const char* kIdleReleaseEnv = "KAGENT_GPU_IDLE_RELEASE_MS";
-// Its value from the environment; an invalid one is logged and taken as 0.
+// The worker's setting (worker/protocol/idle_release_setting.h), read once per worker; an invalid
+// value is logged and the default taken.
 std::chrono::milliseconds idle_release_from_environment();
 
 class IdleLockRelease {
