@@ -15,7 +15,8 @@
 # ROUNDTRIP_TIMING_SAMPLE=launch|gpu|steady to compare kagent's --timing-sample kinds (default gpu, the
 # one docs/serve.md gives for RL rewards). ROUNDTRIP_KERNELBENCH=DIR (e.g. .carry/kernelbench-problems,
 # ../shared/kernelbench) takes each answer's problem from that KernelBench checkout at its official
-# size instead of the set's own KernelBench v0 file.
+# size instead of the set's own KernelBench v0 file; its steps are slower (12 answers' 48 steps took
+# 199 s on the H200), so ROUNDTRIP_N=12 (default 20) keeps a call inside the device's 10 minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -24,6 +25,6 @@ KAGENT=${1:-build-gpu/kagent}
 [ -x "$KAGENT" ] || { echo "serve_roundtrip_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
 [ -f "$RW/replay.jsonl" ] || { echo "serve_roundtrip_gpu: no leaderboard answers at $RW (scripts/prepare_carry.sh)" >&2; exit 1; }
 nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
-"$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n 20 \
+"$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n "${ROUNDTRIP_N:-20}" \
   --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}" \
   ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"}
