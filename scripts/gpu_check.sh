@@ -101,6 +101,11 @@
 #              sandbox attempts, CUDA graphs, faults and honest answers, 3 times; honest
 #              verdicts as alone (tests/gpu/chaos/chaos.py; ~4 min)
 #   isolation  hygiene, shared-gpu and chaos (the three above, ~8 min with the build)
+#   rl-throughput  issue 46: kagent collect over kb_leaderboard then cuda_l1 with the defaults: answers
+#              a minute (targets 100 and 60), the GPU's kernel-busy time beside the wall, phases, lock
+#              waits, loads over 5 s, verdicts against the one-at-a-time run (bench/realworld/
+#              verdicts_one_at_a_time_SET.jsonl); rl-throughput-single runs one worker per GPU and
+#              writes those verdicts (RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
@@ -194,7 +199,7 @@ for suite in "${suites[@]}"; do
   ncu) targets+=(profiler_probe profiler_cost) ;;
   range-cost) targets+=(profiler_probe) ;;
   profiler-cost | profiler-cost-fixed | profiler-cost-real) targets+=(profiler_cost) ;;
-  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence) targets+=(compile_answers) ;;
+  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence | rl-throughput*) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -284,6 +289,22 @@ for suite in "${suites[@]}"; do
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
       --workers-per-gpu "${RW_WORKERS:-0}" --collect-compile-jobs "${RW_COMPILE_JOBS:-0}" --collect-order "${RW_ORDER:-}" \
       "${rw_extra[@]}" ;;
+  rl-throughput | rl-throughput-single)
+    # Issue 46's throughput over both real sets, one after the other on the same GPU: kagent collect
+    # with its defaults (rl-throughput; its verdicts against the one-at-a-time run's, committed as
+    # bench/realworld/verdicts_one_at_a_time_SET.jsonl) or one worker per GPU (rl-throughput-single,
+    # which makes those files: take them from $OUT/SET/realworld/). RL_SETS=kb_leaderboard,cuda_l1.
+    rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
+    for rl_set in ${RL_SETS:-kb_leaderboard cuda_l1}; do
+      rl_ref=bench/realworld/verdicts_one_at_a_time_$rl_set.jsonl rl_refarg=()
+      [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
+      mkdir -p "$OUT/$rl_set"
+      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^verdicts against|^loads over" \
+        env KAGENT_REALWORLD_DIR="${RL_SETS_DIR:-.carry/realworld}/$rl_set" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-$rl_set" \
+        "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
+        --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \
+        --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}"
+    done ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.
     eq_cache=$(mktemp -d)

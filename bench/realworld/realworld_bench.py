@@ -22,7 +22,12 @@ through KernelBench's own harness, on one idle GPU, in one run. Phases, in order
            worker's busy time (inside evaluations) against the time it was held, how many timings
            were taken under the GPU's timing lock and how many are untrusted (target 0: the lock
            gives every timing the GPU to itself), and the verdicts of the chosen answers against
-           the kagent phase's one-process-per-answer runs.
+           the kagent phase's one-process-per-answer runs. Beside them (issue 46): the GPU's
+           kernel-busy time against the wall (NVML, gpu_busy.py), loads over 5 s with what took
+           them, and the verdicts against --reference-verdicts (a one-at-a-time run's, written
+           here as verdicts_SET.jsonl). With KAGENT_REALWORLD_DIR at another set
+           (.carry/realworld/cuda_l1) the collect phase runs over that set's answers
+           (`gpu_check.sh rl-throughput` runs both).
   kernelbench  KernelBench's eval_kernel_against_ref then measure_ref_program_time (what its
            scripts/run_and_check.py does; bench/eval/kernelbench_harness.py `_one`) per chosen
            answer, run exactly as the kagent phase: one process per answer, --procs at once,
@@ -64,6 +69,7 @@ sys.path.insert(0, str(ROOT / "bench" / "collect"))
 from collection_turns import first_evals  # noqa: E402
 sys.path.insert(0, str(HERE))
 from cpu_use import CpuUse  # noqa: E402
+from gpu_busy import GpuBusy  # noqa: E402
 
 PHASES = ["warmup", "compile", "kagent", "collect", "kernelbench"]
 # Each phase's own limit (seconds); all of them together also stay within --total-s.
@@ -164,6 +170,11 @@ def main():
                     help="the collect phase's compiles at once (0: collect's default)")
     ap.add_argument("--collect-order", default="",
                     help="the collect phase's --order (empty: collect's default)")
+    ap.add_argument("--reference-verdicts", default="",
+                    help="the collect phase's verdicts are compared with these (JSON lines of name and status, as "
+                         "a one-at-a-time run's verdicts.jsonl; or bench/fidelity's kagent_verdicts*.jsonl)")
+    ap.add_argument("--target-per-minute", type=float, default=0,
+                    help="the collect phase's target rate (0: issue 46's, 60 for cuda_l1, 100 otherwise)")
     ap.add_argument("--budget", action="append", default=[], metavar="PHASE=SECONDS", help="a phase's own limit")
     ap.add_argument("--total-s", type=float, default=540, help="all phases of this call together (a 10-minute "
                     "device call)")
@@ -192,8 +203,11 @@ def main():
     chosen = [ln.split("#")[0].strip() for ln in Path(args.answers).read_text().splitlines()]
     chosen = [c for c in chosen if c]
     missing = [c for c in chosen if not (data / "answers" / f"{c}.py").is_file()]
-    if missing:
+    # The chosen answers are kb_leaderboard's: the per-answer phases need them; the collection of a
+    # whole set (cuda_l1's too) does not.
+    if missing and set(phases) & {"compile", "kagent", "kernelbench"}:
         sys.exit(f"realworld_bench: error: answers not in {data}: {missing}")
+    chosen = [c for c in chosen if c not in missing]
     truth = json.loads((data / "truth.json").read_text())
     out = Path(args.out).resolve() / "realworld"
     if out.exists():
@@ -389,7 +403,7 @@ def main():
         if args.collect_order:
             cmd += ["--order", args.collect_order]
         t0 = time.monotonic()
-        with CpuUse() as cpu_use:
+        with CpuUse() as cpu_use, GpuBusy() as gpu_busy:
             try:
                 p = subprocess.run(cmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True,
                                    text=True, timeout=budget["collect"])
@@ -425,13 +439,45 @@ def main():
                               "compiles": s.get("compiles"), "workers": s.get("workers"),
                               "timings": len(timed), "timings_untrusted": untrusted,
                               "timings_under_lock": under_lock, "timing_lock_wait_s": lock_wait}
-        say(f"collect rc={rc}: {done}/{n} answers in {summary['collect']['wall_s']:.1f} s: "
-            f"{per_min:.1f} answers per minute (target >= 60) on {s.get('workers')} worker(s)"
+        target = args.target_per_minute or (60 if data.name == "cuda_l1" else 100)
+        say(f"collect rc={rc}: {done}/{n} answers of {data.name} in {summary['collect']['wall_s']:.1f} s: "
+            f"{per_min:.1f} answers per minute (target >= {target:g}) on {s.get('workers')} worker(s)"
             + (f", {s['compile_slots']} compiles at once on {s.get('compiler_cpus') or 'any'} cores, order {s.get('order')}"
                if s.get("compile_slots") else "") + f"; verdicts {counts}; "
             f"the process {wall:.1f} s with its start (workers, problems)")
         summary["collect"]["cpu"] = cpu_use.summary()
         say(cpu_use.report())
+        summary["collect"]["gpu_busy"] = gpu_busy.summary()
+        say(gpu_busy.report())
+        with open(st / "verdicts.jsonl", "w") as f:
+            for name, v in sorted(verdicts.items()):
+                f.write(json.dumps({"name": name, "status": v}) + "\n")
+        shutil.copy(st / "verdicts.jsonl", out / f"verdicts_{data.name}.jsonl")
+        if args.reference_verdicts:
+            ref = {}
+            for line in open(args.reference_verdicts):
+                if line.strip():
+                    row = json.loads(line)
+                    # This bench's verdicts.jsonl, or bench/fidelity's kagent_verdicts*.jsonl.
+                    ref[row.get("name") or row.get("answer")] = row.get("status") or (row.get("kernelbench") or [None])[0]
+            both = [k for k in verdicts if k in ref]
+            differ = [f"{k} ({ref[k]} -> {verdicts[k]})" for k in sorted(both) if ref[k] != verdicts[k]]
+            summary["collect"]["against_reference"] = {"file": args.reference_verdicts, "compared": len(both),
+                                                       "differ": differ}
+            say(f"verdicts against {Path(args.reference_verdicts).name}: {len(both) - len(differ)} of {len(both)} the same"
+                + (f"; differ: {', '.join(differ)}" if differ else ""))
+        # A load over 5 s is the candidate's own import (its extension's build, its module's code)
+        # unless something else took it: the record's extension builds and lock wait say which.
+        slow_loads = []
+        for name, ev in sorted(evals.items()):
+            load = next((ph.get("seconds", 0) for ph in (ev or {}).get("phases") or [] if ph["name"] == "load"), 0)
+            if load > 5:
+                ext = sum(x.get("seconds", 0) for x in (ev or {}).get("extensions") or [])
+                by = ",".join(sorted({x.get("built_by", "?") for x in (ev or {}).get("extensions") or []})) or "none"
+                wait = ((ev or {}).get("isolation") or {}).get("timing_lock_wait_seconds", 0)
+                slow_loads.append(f"{name} {load:.1f} s (extension builds {ext:.1f} s by {by}; lock wait {wait:.1f} s)")
+        summary["collect"]["loads_over_5s"] = slow_loads
+        say(f"loads over 5 s: {len(slow_loads)}" + (": " + "; ".join(slow_loads) if slow_loads else ""))
         say(f"timings: {len(timed)}, {under_lock} under the GPU's timing lock, {untrusted} untrusted (target 0); "
             f"{lock_wait:.1f} s waited for the lock in all")
         # Where the evaluations' time went, summed over the answers: which phases hold the GPU's
@@ -525,7 +571,8 @@ def main():
                 f"{len(same)}" + ("" if not differ else "; differ: " + ", ".join(
                     f"{c} ({kagent_rows[c].get('status')} alone, {verdicts[c]} in collect)" for c in differ)))
         kb_correct = sum(1 for v in verdicts.values() if v == "correct")
-        say(f"against KernelBench's own verdicts (all {n} correct on an L40S): kagent says correct for {kb_correct}")
+        if data.name == "kb_leaderboard":  # its answers are the leaderboard's correct ones; CUDA-L1's come unjudged
+            say(f"against KernelBench's own verdicts (all {n} correct on an L40S): kagent says correct for {kb_correct}")
 
     # ------------------------------------------------------------------ kernelbench
     kb_rows = stored("kernelbench.json", {})
