@@ -13,5 +13,6 @@ work=$(mktemp -d)
 OUT=$work timeout --kill-after=5 "$deadline" bash scripts/gpu_check.sh "$@"
 rc=$?
 [ $rc -eq 124 ] && echo "gpu_call: stopped at the ${deadline} s deadline"
-tar -C "$work" -czf "$dest/gpu-out.tgz" . && echo "gpu_call: logs in $dest/gpu-out.tgz ($(du -h "$dest/gpu-out.tgz" | cut -f1))"
+# Compile caches and built libraries are not logs: left out, the bundle stays small enough to come back.
+tar -C "$work" --exclude=cache --exclude='*.so' -czf "$dest/gpu-out.tgz" . && echo "gpu_call: logs in $dest/gpu-out.tgz ($(du -h "$dest/gpu-out.tgz" | cut -f1))"
 exit $rc

@@ -380,6 +380,8 @@ def main(argv=None) -> int:
     ap.add_argument("--kernelbench", type=Path, default=None,
                     help="a KernelBench checkout (../shared/kernelbench): the answers' problems from it, at their "
                          "official sizes, instead of the set's own files (KernelBench v0's, smaller)")
+    ap.add_argument("--rows-at-once", type=int, default=4,
+                    help="prompt rows in flight against the server (default 4): other work beside each evaluation")
     ap.add_argument("--timing-sample", default=None,
                     help="kagent's --timing-sample for the collection and the server (default: kagent's)")
     args = ap.parse_args(argv)
@@ -412,7 +414,7 @@ def main(argv=None) -> int:
     try:
         url = server.wait_ready()
         t1 = time.monotonic()
-        results = round_trip(url, None, args.out / "data", prompts, samples, adapters)
+        results = round_trip(url, None, args.out / "data", prompts, samples, adapters, args.rows_at_once)
         print(f"roundtrip: {len(results)} adapter steps in {time.monotonic() - t1:.0f} s", flush=True)
     finally:
         server.stop()
