@@ -15,6 +15,8 @@
 
 #include "temp_dir.h"
 #include "worker/protocol/gpu_timing_lock.h"
+#include "profiler/cuda_call_hook.h"
+#include "worker/service/host_work_release.h"
 #include "worker/service/idle_lock_release.h"
 
 using namespace kagent;
@@ -131,6 +133,23 @@ TEST_CASE("a scope that ends while the lock is let go holds it again; a lock not
     release.on_cuda_call();
   }
   CHECK(lock->mode() == LockMode::None);
+}
+
+// Without the CUDA call hook no call would take the lock back: a release then would let the
+// candidate's kernels run beside a sibling's timing. CUPTI has one callback subscriber; here it is
+// taken first, as a candidate's torch.profiler (Kineto) takes it (on a machine without a GPU
+// neither subscribes, which is the same case).
+TEST_CASE("the phase's release without CUDA's call hook holds the lock through the phase") {
+  SharedLock held("kagent-idle-hookless");
+  profiler::CudaCallHook other_tool([] {});
+  {
+    HostWorkRelease release(held.lock, 20ms, "load");
+    CHECK_FALSE(release.active());
+    std::this_thread::sleep_for(200ms);
+    CHECK_FALSE(sibling_could_time(held.path));
+  }
+  CHECK(held.lock.mode() == LockMode::Shared);
+  CHECK_FALSE(sibling_could_time(held.path));
 }
 
 TEST_CASE("the worker's setting: milliseconds; unset means the default, 0 never, invalid is refused") {

@@ -36,6 +36,7 @@ EvalResult Evaluation::operator()() {
       std::optional<HostWorkRelease> host_work;
       if (ctx_.idle_release.count() > 0 && ctx_.lock && ctx_.lock->mode() == LockMode::Shared)
         host_work.emplace(*ctx_.lock, ctx_.idle_release, name);
+      host_work_released_ = host_work && host_work->active();
       return blaming_broken_reference([&] { return (this->*body)(); });
     });
   };
@@ -97,9 +98,11 @@ bool Evaluation::load() {
       PyRef seed = check(PyLong_FromLongLong(options_.seed));
       nlohmann::json ext = {{"prebuilt", cand.extensions}, {"reasons", cand.extension_reasons}};
       // What kagent did not build, torch builds here for up to a minute of CPU: the request's
-      // shared hold of the GPU's timing lock is let go meanwhile, or no sibling could time.
-      // (Its mode is not read here: with idle_release, another thread may be letting it go.)
-      if (ctx_.lock && !ctx_.lock->broken()) {
+      // shared hold of the GPU's timing lock is let go meanwhile, or no sibling could time. The
+      // idle release does it where it runs (and says its waits on the pipe); else the Python side
+      // lets go around torch's build. (The mode is not read here: with the idle release, another
+      // thread may be letting it go.)
+      if (ctx_.lock && !ctx_.lock->broken() && !host_work_released_) {
         ext["gpu_lock_fd"] = ctx_.lock->fd();
         if (ctx_.lock->turnstile_fd() >= 0) {
           ext["gpu_turnstile_fd"] = ctx_.lock->turnstile_fd();

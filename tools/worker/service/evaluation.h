@@ -84,6 +84,7 @@ class Evaluation {
   const EvalOptions& options_;
   EvalResult result_;
   bool context_lost_ = false;
+  bool host_work_released_ = false;  // the current phase lets go of the lock while quiet (HostWorkRelease)
   std::set<pid_t> kagent_threads_;
 
   PyRef reference_model_;

@@ -21,16 +21,24 @@ void synchronise() {
 }  // namespace
 
 HostWorkRelease::HostWorkRelease(GpuTimingLock& lock, std::chrono::milliseconds idle, const char* phase)
-    : phase_(phase), release_(lock, idle, synchronise), hook_([this] { release_.on_cuda_call(); }) {
-  if (!hook_.active())
+    : phase_(phase), hook_([this] {
+        if (IdleLockRelease* release = feeding_.load(std::memory_order_acquire)) release->on_cuda_call();
+      }) {
+  if (!hook_.active()) {
     std::fprintf(stderr, "kagent-worker: the GPU's timing lock is held through %s: %s\n", phase_,
                  hook_.why_inactive().c_str());
+    return;
+  }
+  // Calls before this one find nothing to feed: the lock is still held, and the release's quiet
+  // starts now.
+  release_.emplace(lock, idle, synchronise);
+  feeding_.store(&*release_, std::memory_order_release);
 }
 
 HostWorkRelease::~HostWorkRelease() {
-  if (const int n = release_.releases())
+  if (const int n = release_ ? release_->releases() : 0)
     std::fprintf(stderr, "kagent-worker: the GPU's timing lock let go %d time(s), %.2f s in all, in %s: no CUDA call came "
-                 "meanwhile\n", n, release_.released_seconds(), phase_);
+                 "meanwhile\n", n, release_->released_seconds(), phase_);
 }
 
 }  // namespace kagent::worker
