@@ -17,7 +17,8 @@
 # ../shared/kernelbench) takes each answer's problem from that KernelBench checkout at its official
 # size instead of the set's own KernelBench v0 file; its steps are slower (12 answers' 48 steps took
 # 199 s on the H200), so ROUNDTRIP_N=12 (default 20) keeps a call inside the device's 10 minutes;
-# ROUNDTRIP_ROWS_AT_ONCE (default 4) rows are in flight at once.
+# ROUNDTRIP_ROWS_AT_ONCE (default 4) rows are in flight at once; ROUNDTRIP_SPEEDUP_ROUNDS=5 gives
+# every evaluation paired rounds and a last line on how their intervals hold between evaluations.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -27,6 +28,6 @@ KAGENT=${1:-build-gpu/kagent}
 [ -f "$RW/replay.jsonl" ] || { echo "serve_roundtrip_gpu: no leaderboard answers at $RW (scripts/prepare_carry.sh)" >&2; exit 1; }
 nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GPU (nvidia-smi -L lists none)" >&2; exit 1; }
 "$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n "${ROUNDTRIP_N:-20}" \
-  --rows-at-once "${ROUNDTRIP_ROWS_AT_ONCE:-4}" \
+  --rows-at-once "${ROUNDTRIP_ROWS_AT_ONCE:-4}" --speedup-rounds "${ROUNDTRIP_SPEEDUP_ROUNDS:-0}" \
   --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}" \
   ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"}

@@ -31,6 +31,14 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
                  "KernelBench's harness; default) | gpu (the stream held until the call is issued: the GPU's time) | "
                  "steady (held; the GPU's time or the host's issue time, whichever is longer)")
       ->check(one_of(timing_sample_names()));
+  app.add_option("--speedup-rounds", f.speedup_rounds,
+                 "paired rounds of eager and the candidate after the timing, for a candidate under 1 ms: the "
+                 "speedup's interval, which says where the timer cannot pin it (0: none, the default; else 2 to 20; "
+                 "5 gives a 94% interval)")
+      ->check(whole_number(0, kMaxSpeedupRounds) &
+              CLI::Validator(
+                  [](std::string& s) -> std::string { return s == "1" ? "'1' round has no interval (0, or 2 to 20)" : ""; },
+                  ""));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
@@ -103,6 +111,7 @@ EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy
   o.policy = f.policy ? policy_from_string(*f.policy) : default_policy;
   o.measure = !f.no_timing;
   o.timing.sample = timing_sample_from_name(f.timing_sample).value_or(TimingSample::Launch);
+  o.speedup_rounds = f.speedup_rounds;
   o.eager_baseline = !f.no_baselines;
   o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
   o.profile = !f.no_profile;
@@ -124,6 +133,7 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
        {"gpus", f.gpus},
        {"tolerance", f.tolerance},
        {"timing_sample", f.timing_sample},
+       {"speedup_rounds", f.speedup_rounds},
        {"phase_budgets", f.phase_budgets}};
   put_optional(j, "policy", f.policy);
   put_optional(j, "atol", f.atol);
@@ -147,6 +157,7 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.timeout_s = get_or(j, "timeout", f.timeout_s);
   f.gpus = get_or(j, "gpus", f.gpus);
   f.timing_sample = get_or<std::string>(j, "timing_sample", f.timing_sample);
+  f.speedup_rounds = get_or(j, "speedup_rounds", f.speedup_rounds);
   // A run recorded before phase budgets existed is resumed with the defaults.
   f.phase_budgets = get_or(j, "phase_budgets", f.phase_budgets);
 }

@@ -28,6 +28,7 @@ struct EvalFlags {
        no_compile_cache = false;
   double timeout_s = 180;
   std::string timing_sample = "launch";  // MeasureConfig::sample's name (timer/measure_config.h)
+  int speedup_rounds = 0;                // EvalOptions::speedup_rounds
   // --phase-budget / --phase-gpu-budget over the defaults (worker/protocol/phase_budgets.h).
   PhaseBudgets phase_budgets = PhaseBudgets::defaults();
   std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU

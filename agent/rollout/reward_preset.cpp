@@ -17,7 +17,10 @@ RewardPreset reward_preset(const std::string& name) {
 }
 
 void to_json(nlohmann::json& j, const RewardPreset& p) {
-  j = {{"name", p.name}, {"policy", to_string(p.policy)}, {"baseline", p.compiled_baseline ? "compiled" : "eager"}};
+  j = {{"name", p.name},
+       {"policy", to_string(p.policy)},
+       {"baseline", p.compiled_baseline ? "compiled" : "eager"},
+       {"speedup_from", to_string(p.speedup_from)}};
   if (p.name == "kevin") {
     j["correct_weight"] = p.correct_weight;
     j["speedup_weight"] = p.speedup_weight;
@@ -57,6 +60,15 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
   const std::string base = j.value("baseline", std::string("eager"));
   if (base != "eager" && base != "compiled") throw std::invalid_argument("baseline must be 'eager' or 'compiled'");
   p.compiled_baseline = base == "compiled";
+  if (j.contains("speedup_from")) {
+    const auto from = j["speedup_from"].is_string() ? speedup_estimate_from_name(j["speedup_from"].get<std::string>())
+                                                    : std::nullopt;
+    if (!from) throw std::invalid_argument("speedup_from must be 'timing', 'rounds' or 'rounds_low'");
+    if (*from != SpeedupEstimate::Timing && p.compiled_baseline)
+      throw std::invalid_argument("speedup_from '" + to_string(*from) +
+                                  "' reads the rounds, which pair eager with the candidate: not with \"baseline\": \"compiled\"");
+    p.speedup_from = *from;
+  }
   if (j.contains("policy")) {
     if (!j["policy"].is_string()) throw std::invalid_argument("policy must be 'kernelbench' or 'strict'");
     p.policy = policy_from_string(j["policy"].get<std::string>());
@@ -66,8 +78,10 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
                                         : p.name == "drkernel" ? std::vector<std::string>{"correct", "speedup", "coverage", "max_speedup"}
                                                                : std::vector<std::string>{"compiled", "correct", "bands"};
   for (const auto& [key, value] : j.items()) {
-    if (key == "name" || key == "baseline" || key == "policy" || std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    std::string known = "name, baseline, policy";
+    if (key == "name" || key == "baseline" || key == "policy" || key == "speedup_from" ||
+        std::find(keys.begin(), keys.end(), key) != keys.end())
+      continue;
+    std::string known = "name, baseline, policy, speedup_from";
     for (const auto& k : keys) known += ", " + k;
     throw std::invalid_argument("unknown key '" + key + "' for the " + p.name + " preset (its keys: " + known + ")");
   }
@@ -96,7 +110,7 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
   }
 }
 
-TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline, Policy policy) {
+TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline, Policy policy, SpeedupEstimate speedup_from) {
   TurnOutcome o;
   o.compiled = r.compile && r.compile->ok;
   const PolicyVerdict v = verdict_under(r, policy);
@@ -107,7 +121,7 @@ TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline, Policy polic
     if (action == kGuardReject) o.rejected = true;
     if (action == kGuardFlag) o.flagged = true;
   }
-  if (r.timing) o.speedup = compiled_baseline ? r.timing->speedup_compiled : r.timing->speedup_eager;
+  if (r.timing) o.speedup = compiled_baseline ? r.timing->speedup_compiled : eager_speedup(*r.timing, speedup_from);
   if (r.profile.is_object() && r.profile.contains("own_share") && r.profile["own_share"].is_number())
     o.time_coverage = r.profile["own_share"].get<double>();
   return o;

@@ -9,7 +9,10 @@
 // Every preset scores a rejected kernel 0, rejected under the preset's policy (result/policy.h):
 // strict by default for all three (an RL reward must come from the model's own kernels), or
 // kernelbench ("policy" in the reward config, or serve's --policy). Weights are configurable
-// from JSON.
+// from JSON. "speedup_from" picks the speedup over eager a preset reads: "timing" (the default),
+// or, where the evaluation ran paired rounds (--speedup-rounds), their median ("rounds") or the
+// low end of their interval ("rounds_low": a speedup the timer cannot pin earns only what it
+// surely is).
 #pragma once
 
 #include <optional>
@@ -37,6 +40,7 @@ struct RewardPreset {
   std::string name = "kevin";       // kevin | drkernel | tiered
   Policy policy = Policy::Strict;   // whose verdict the reward is computed from
   bool compiled_baseline = false;   // speedup over torch.compile instead of eager
+  SpeedupEstimate speedup_from = SpeedupEstimate::Timing;  // over eager only: the rounds pair eager
   // kevin
   double correct_weight = 0.3;
   double speedup_weight = 1.0;
@@ -57,11 +61,12 @@ void to_json(nlohmann::json& j, const RewardPreset& p);
 void from_json(const nlohmann::json& j, RewardPreset& p);
 
 // The turn under `policy`: its verdict and the findings' actions there.
-TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline = false, Policy policy = Policy::Strict);
+TurnOutcome outcome_of(const EvalResult& r, bool compiled_baseline = false, Policy policy = Policy::Strict,
+                       SpeedupEstimate speedup_from = SpeedupEstimate::Timing);
 double reward(const TurnOutcome& o, const RewardPreset& p);
 // No verdict at all (format error, LLM error): 0 under every preset.
 inline double reward(const EvalResult& r, const RewardPreset& p) {
-  return reward(outcome_of(r, p.compiled_baseline, p.policy), p);
+  return reward(outcome_of(r, p.compiled_baseline, p.policy, p.speedup_from), p);
 }
 
 }  // namespace kagent::rollout

@@ -31,7 +31,7 @@ RewardSignal check_reward_signal(const std::vector<dataset::SourceTrajectory>& r
   for (const auto& src : runs)
     for (const auto& turn : src.trajectory.turns) {
       if (!turn.eval || turn.error) continue;
-      const TurnOutcome o = outcome_of(*turn.eval, preset.compiled_baseline, preset.policy);
+      const TurnOutcome o = outcome_of(*turn.eval, preset.compiled_baseline, preset.policy, preset.speedup_from);
       if (!scored_correct(o, preset)) continue;
       ++correct;
       timed += o.speedup.has_value();

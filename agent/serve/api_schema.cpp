@@ -49,7 +49,7 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
                   {"409", "episode_exists"}, {"413", "body_too_large"}, {"422", "problem_error"}, {"503", kUnavailable}}),
            route("POST", "/v1/episodes/{id}/step", {"action.text", "request_id (idempotent)", "timeout_s?"},
                  {"observation.messages", "reward (null: compiled, not run, under --compile-only)", "done",
-                  "metadata{status,reason,compiled,correct,speedup_eager,speedup_compiled,runtime_us,ref_runtime_us,"
+                  "metadata{status,reason,compiled,correct,speedup_eager,speedup_compiled,speedup_rounds,runtime_us,ref_runtime_us,"
                   "time_coverage,guards,policy,verdicts,own_kernel_share,turn}"},
                  {{"200", "the step"}, {"400", kBadBody}, {"404", "unknown_episode"},
                   {"409", "episode_done | request_id_conflict"}, {"413", "body_too_large"}, {"422", "problem_error"},
@@ -61,7 +61,7 @@ json api_schema(size_t max_body_bytes, double task_timeout_s) {
            route("POST", "/v1/evaluate",
                  {"task_id | problem | reference_code", "kernel_code", "format?", "reward?", "policy?", "async?",
                   "request_id? (--queue redis://: answered once on the whole cluster)"},
-                 {"compiled", "correctness", "speedup", "speedup_compiled", "kernel_runtime", "reference_runtime",
+                 {"compiled", "correctness", "speedup", "speedup_compiled", "speedup_rounds", "kernel_runtime", "reference_runtime",
                   "time_coverage", "decoy_kernel", "guards", "reward", "status", "reason", "policy", "verdicts",
                   "own_kernel_share"},
                  {{"200", "the result"}, {"202", "async: {id}"}, {"400", kBadBody},

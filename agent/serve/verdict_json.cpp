@@ -36,7 +36,8 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
   if (!r)
     return {{"status", "format_error"}, {"reason", fe ? fe->kind : ""}, {"message", fe ? fe->message : ""},
             {"compiled", false}, {"correct", false}, {"speedup_eager", nullptr}, {"speedup_compiled", nullptr},
-            {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr}, {"guards", json::array()},
+            {"speedup_rounds", nullptr}, {"runtime_us", nullptr}, {"ref_runtime_us", nullptr}, {"time_coverage", nullptr},
+            {"guards", json::array()},
             {"policy", to_string(policy)}, {"verdicts", nullptr}, {"own_kernel_share", nullptr},
             {"sandbox", sandbox_not_run("the answer held no code to run")}, {"turn", turn}};
   const auto o = rollout::outcome_of(*r, false, policy);
@@ -51,6 +52,8 @@ json step_metadata(const EvalResult* r, const prompt::FormatError* fe, int turn,
           {"correct", not_run ? json(nullptr) : json(o.correct)},
           {"speedup_eager", json_or_null(r->timing ? r->timing->speedup_eager : std::nullopt)},
           {"speedup_compiled", json_or_null(r->timing ? r->timing->speedup_compiled : std::nullopt)},
+          // The speedup's interval where paired rounds ran (--speedup-rounds; result/speedup_rounds.h).
+          {"speedup_rounds", r->timing && r->timing->rounds ? json(*r->timing->rounds) : json(nullptr)},
           {"runtime_us", json_or_null(median_us(r->timing, &Timing::candidate))},
           {"ref_runtime_us", json_or_null(median_us(r->timing, &Timing::eager))},
           {"time_coverage", json_or_null(o.time_coverage)},
@@ -74,6 +77,7 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::op
           {"correctness", m["correct"]},
           {"speedup", m["speedup_eager"]},
           {"speedup_compiled", m["speedup_compiled"]},
+          {"speedup_rounds", m["speedup_rounds"]},
           {"kernel_runtime", m["runtime_us"]},
           {"reference_runtime", m["ref_runtime_us"]},
           {"runtime_unit", "us"},

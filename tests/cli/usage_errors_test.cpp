@@ -79,6 +79,10 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
     check_usage_error(run(args), std::string("kagent ") + command + ": error: ",
                       {"--policy: 'lenient' is not one of kernelbench, strict"});
   }
+  check_usage_error(run({"eval", "--speedup-rounds", "1", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--speedup-rounds: '1' round has no interval (0, or 2 to 20)"});
+  check_usage_error(run({"collect", "--speedup-rounds", "21", "p.py"}), "kagent collect: error: ",
+                    {"--speedup-rounds: '21' is too large (at most 20)"});
   check_usage_error(run({"eval", "--tolerance", "loose", "p.py", "k.cu"}), "kagent eval: error: ",
                     {"--tolerance: 'loose' is not one of kernelbench-v0.1, kernelbench-2025"});
   check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",

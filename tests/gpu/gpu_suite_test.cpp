@@ -50,6 +50,8 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
     const std::string problem = (root / e["problem"].get<std::string>()).string();
     const std::string cand_path = (root / e["candidate"].get<std::string>()).string();
     const std::string format = e.value("format", "cuda");
+    // An entry's "speedup_rounds": the rounds run after its timing (a candidate under 1 ms).
+    options.speedup_rounds = e.value("speedup_rounds", 0);
     EvalResult r;
     if (format == "cuda") {
       auto spec = worker.load_problem(problem);
@@ -75,6 +77,19 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
     const std::string got = to_string(r.status);
     bool ok = got == e["expect"].get<std::string>() &&
               (!e.contains("expect_reason") || r.reason == e["expect_reason"].get<std::string>());
+    // The rounds: as many ratios as asked, an interval around their median, where the candidate
+    // took under 1 ms; none otherwise.
+    if (ok && options.speedup_rounds > 0 && r.timing && r.timing->candidate) {
+      const auto& rounds = r.timing->rounds;
+      const bool asked = r.timing->candidate->median_ms < kSpeedupRoundsBelowMs;
+      ok = asked == rounds.has_value() &&
+           (!rounds || (static_cast<int>(rounds->ratios.size()) == options.speedup_rounds && rounds->low > 0 &&
+                        rounds->low <= rounds->median && rounds->median <= rounds->high));
+      if (rounds)
+        std::cout << fmt::format("     rounds {:.3f}x in [{:.3f}, {:.3f}] ({}), the timing's {:.3f}x\n", rounds->median,
+                                 rounds->low, rounds->high, rounds->resolved ? "resolved" : "not resolved",
+                                 r.timing->speedup_eager.value_or(0));
+    }
     std::string speed = r.timing && r.timing->speedup_eager ? fmt::format(" {:.2f}x eager", *r.timing->speedup_eager) : "";
     std::cout << fmt::format("{:<4} {:<28} {:<14} {:<18} eval {:5.2f}s{}  {}\n", ok ? "ok" : "FAIL", name, got,
                              r.reason, r.eval_seconds, speed, r.message.substr(0, 90));

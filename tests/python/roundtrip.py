@@ -158,6 +158,7 @@ class Step:
     start: dict = field(default_factory=dict)   # the episode's episode.json (not for OpenRLHF)
     status: str = ""
     speedup: float | None = None                # over eager, as the server timed it (not for OpenRLHF)
+    rounds: dict | None = None                  # the speedup's paired rounds, where --speedup-rounds ran them
     reward: float | None = None                 # the step's reward as the adapter passed it on
     score: float | None = None                  # the episode's score (TRL, verl, verifiers)
     error: str = ""
@@ -176,6 +177,7 @@ def _read_step(data: Path, step: Step) -> None:
     if recorded:
         step.status = recorded[-1]["response"]["metadata"]["status"]
         step.speedup = recorded[-1]["response"]["metadata"].get("speedup_eager")
+        step.rounds = recorded[-1]["response"]["metadata"].get("speedup_rounds")
 
 
 def through_trl(url, token, row, answer, data) -> Step:
@@ -382,6 +384,9 @@ def main(argv=None) -> int:
                          "official sizes, instead of the set's own files (KernelBench v0's, smaller)")
     ap.add_argument("--rows-at-once", type=int, default=4,
                     help="prompt rows in flight against the server (default 4): other work beside each evaluation")
+    ap.add_argument("--speedup-rounds", type=int, default=0,
+                    help="kagent's --speedup-rounds for the collection and the server: then a line on how the "
+                         "rounds' intervals hold between evaluations (default 0: none)")
     ap.add_argument("--timing-sample", default=None,
                     help="kagent's --timing-sample for the collection and the server (default: kagent's)")
     args = ap.parse_args(argv)
@@ -392,6 +397,8 @@ def main(argv=None) -> int:
     env = dict(os.environ, KAGENT_CACHE_DIR=os.environ.get("KAGENT_CACHE_DIR", str(args.out / "cache")))
     t0 = time.monotonic()
     timing = ["--timing-sample", args.timing_sample] if args.timing_sample else []
+    if args.speedup_rounds:
+        timing += ["--speedup-rounds", str(args.speedup_rounds)]
     suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600,
                                             extra_collect=timing, kernelbench=args.kernelbench)
     print(f"roundtrip: collect and rollout of {len(samples)} answers in {time.monotonic() - t0:.0f} s: "
@@ -438,6 +445,8 @@ def main(argv=None) -> int:
           f"speedup tolerance {args.speedup_tolerance:g}); {differing} differ", flush=True)
     if not args.compile_only:
         print(repeatability(results), flush=True)
+        if args.speedup_rounds:
+            print(rounds_repeatability(results), flush=True)
     return 1 if found or not results else 0
 
 
@@ -457,6 +466,31 @@ def repeatability(results) -> str:
     p90 = spreads[max(0, math.ceil(0.9 * len(spreads)) - 1)]
     return (f"roundtrip: repeatability over {len(spreads)} answers: {sum(s <= 1.05 for s in spreads)} within 1.05, "
             f"median spread {spreads[len(spreads) // 2]:.3f}, 90th percentile {p90:.3f}, largest {spreads[-1]:.3f}")
+
+
+def rounds_repeatability(results) -> str:
+    """The paired rounds' intervals against repeated evaluations (the adapters' steps of one answer,
+    each its own evaluation): how far the rounds' medians spread, and how often one evaluation's
+    interval held another's median: what an interval promises, checked between evaluations."""
+    per: dict[str, list[dict]] = {}
+    for _, _, step in results:
+        if step.rounds:
+            per.setdefault(step.task, []).append(step.rounds)
+    per = {task: r for task, r in per.items() if len(r) > 1}
+    if not per:
+        return "roundtrip: rounds: no answer with paired rounds in two evaluations (candidates of 1 ms or more have none)"
+    spreads = sorted(max(r["median"] for r in rs) / min(r["median"] for r in rs) for rs in per.values())
+    held = pairs = 0
+    for rs in per.values():
+        for i, r in enumerate(rs):
+            others = [o["median"] for j, o in enumerate(rs) if j != i]
+            pairs += len(others)
+            held += sum(r["low"] <= m <= r["high"] for m in others)
+    unresolved = sum(not r.get("resolved") for rs in per.values() for r in rs)
+    p90 = spreads[max(0, math.ceil(0.9 * len(spreads)) - 1)]
+    return (f"roundtrip: rounds over {len(per)} answers: the rounds' medians spread {spreads[len(spreads) // 2]:.3f} "
+            f"(median), {p90:.3f} (90th percentile); an evaluation's interval held {held} of {pairs} other evaluations' "
+            f"medians; {unresolved} of {sum(len(rs) for rs in per.values())} intervals not within 5%")
 
 
 if __name__ == "__main__":

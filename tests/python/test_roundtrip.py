@@ -68,3 +68,21 @@ def test_not_one_answer_is_a_format_error(trip):
     not_scored = [s for _, _, s in trip["results"] if s.status in roundtrip.NOT_SCORED]
     assert not_scored, statuses
     assert all(s.reward is None for s in not_scored)
+
+
+def test_rounds_repeatability_counts_intervals_that_hold_other_evaluations_medians():
+    """The GPU round trip's line on the paired rounds (--speedup-rounds), on hand-made steps."""
+    def step(task, median, low, high):
+        s = roundtrip.Step("trl", task)
+        s.rounds = {"median": median, "low": low, "high": high, "resolved": high <= low * 1.05}
+        return ({}, {}, s)
+
+    results = [step("a", 1.00, 0.98, 1.02), step("a", 1.01, 0.99, 1.03), step("a", 1.10, 1.08, 1.12),
+               step("b", 2.0, 1.9, 2.1), ({}, {}, roundtrip.Step("trl", "c"))]
+    line = roundtrip.rounds_repeatability(results)
+    # a: 1.00's interval holds 1.01 only; 1.01's holds 1.00; 1.10's neither. b has one evaluation.
+    assert "rounds over 1 answers" in line
+    assert "held 2 of 6 other evaluations' medians" in line
+    assert "spread 1.100 (median)" in line
+    assert "0 of 3 intervals not within 5%" in line
+    assert "no answer with paired rounds" in roundtrip.rounds_repeatability(results[3:])

@@ -67,6 +67,25 @@ TEST_CASE("presets read and write JSON; unknown names and baselines are refused"
   CHECK_THROWS_AS((nlohmann::json{{"baseline", "fastest"}}.get<RewardPreset>()), std::invalid_argument);
 }
 
+TEST_CASE("speedup_from: the timing's speedup, or the rounds' median or low end where rounds ran") {
+  auto timed = verdict(Status::Correct, true, 4.0);
+  auto rounded = timed;
+  rounded.timing->rounds = summarize_rounds({3.0, 3.5, 3.2});
+  const auto kevin = [](const char* from) {
+    return nlohmann::json{{"name", "kevin"}, {"speedup_from", from}}.get<RewardPreset>();
+  };
+  CHECK(reward(rounded, reward_preset("kevin")) == doctest::Approx(4.3));  // default: the timing's
+  CHECK(reward(rounded, kevin("rounds")) == doctest::Approx(0.3 + 3.2));
+  CHECK(reward(rounded, kevin("rounds_low")) == doctest::Approx(0.3 + 3.0));
+  CHECK(reward(timed, kevin("rounds_low")) == doctest::Approx(4.3));  // no rounds: the timing's
+  CHECK(nlohmann::json(kevin("rounds_low")).get<RewardPreset>().speedup_from == SpeedupEstimate::RoundsLow);
+  const auto tiered = nlohmann::json{{"name", "tiered"}, {"speedup_from", "rounds_low"}}.get<RewardPreset>();
+  CHECK(reward(rounded, tiered) == doctest::Approx(1.0));
+  CHECK_THROWS_AS((nlohmann::json{{"speedup_from", "mean"}}.get<RewardPreset>()), std::invalid_argument);
+  CHECK_THROWS_AS((nlohmann::json{{"speedup_from", "rounds"}, {"baseline", "compiled"}}.get<RewardPreset>()),
+                  std::invalid_argument);
+}
+
 TEST_CASE("a reward config with a key its preset does not read, or a negative weight, is refused naming the key") {
   auto refused = [](const nlohmann::json& j) -> std::string {
     try {

@@ -165,6 +165,7 @@ void to_json(nlohmann::json& j, const Timing& t) {
   put_optional(j, "compiled", t.compiled);
   put_optional(j, "speedup_eager", t.speedup_eager);
   put_optional(j, "speedup_compiled", t.speedup_compiled);
+  put_optional(j, "rounds", t.rounds);
   j["baseline_cache_hit"] = t.baseline_cache_hit;
   put_optional(j, "baseline_recheck", t.baseline_recheck);
   put_optional(j, "contention", t.contention);
@@ -178,9 +179,16 @@ void from_json(const nlohmann::json& j, Timing& t) {
   get_optional(j, "compiled", t.compiled);
   get_optional(j, "speedup_eager", t.speedup_eager);
   get_optional(j, "speedup_compiled", t.speedup_compiled);
+  get_optional(j, "rounds", t.rounds);
   t.baseline_cache_hit = get_measured(j, "baseline_cache_hit", false);
   get_optional(j, "baseline_recheck", t.baseline_recheck);
   get_optional(j, "contention", t.contention);
+}
+
+std::optional<double> eager_speedup(const Timing& t, SpeedupEstimate estimate) {
+  if (t.rounds && estimate == SpeedupEstimate::Rounds) return t.rounds->median;
+  if (t.rounds && estimate == SpeedupEstimate::RoundsLow) return t.rounds->low;
+  return t.speedup_eager;
 }
 
 // Written out, not by macro: the macro's functions are inline, and callers outside this file need them.

@@ -13,6 +13,7 @@
 
 #include "result/device_info.h"
 #include "result/isolation.h"
+#include "result/speedup_rounds.h"
 
 namespace kagent {
 
@@ -217,10 +218,17 @@ inline constexpr double kBaselineRecheckTolerance = 0.10;
 struct Timing {
   std::optional<TimingStats> candidate, eager, compiled;
   std::optional<double> speedup_eager, speedup_compiled;  // baseline / candidate
+  // Eager and the candidate again in paired rounds (--speedup-rounds; a candidate under 1 ms):
+  // the speedup's interval. Absent where none ran.
+  std::optional<SpeedupRounds> rounds;
   bool baseline_cache_hit = false;
   std::optional<BaselineRecheck> baseline_recheck;  // absent where no cached baseline was read
   std::optional<GpuContention> contention;  // absent where it was not asked (no GPU, an old record)
 };
+
+// The speedup over eager that `estimate` reads: the rounds' median or low end where rounds ran,
+// else speedup_eager.
+std::optional<double> eager_speedup(const Timing& t, SpeedupEstimate estimate);
 
 // What one reward-hack guard found (tools/worker/guard_*.h). "reject" turns the verdict into
 // Status::Rejected; "flag" (e.g. an excessive speedup, a guard that could not run) keeps the

@@ -25,6 +25,7 @@ EvalOptions full_options() {
   o.guards.disabled = {"no_kernel", "threads"};
   o.guards.speedup_flag = 20;
   o.profile = false;
+  o.speedup_rounds = 5;
   return o;
 }
 
@@ -63,10 +64,14 @@ TEST_CASE("EvalOptions: every field survives, absent fields keep their defaults"
   CHECK(o.guards.disabled == std::set<std::string>{"no_kernel", "threads"});
   CHECK(o.guards.speedup_flag == 20);
   CHECK_FALSE(o.profile);
+  CHECK(o.speedup_rounds == 5);
   const EvalOptions d = nlohmann::json::object().get<EvalOptions>();
   CHECK(d.trials == EvalOptions{}.trials);
   CHECK(d.timing.max_noise == MeasureConfig{}.max_noise);
   CHECK(d.guards.enabled);
+  CHECK(d.speedup_rounds == 0);
+  for (int bad : {1, -2, kMaxSpeedupRounds + 1})  // one round has no interval
+    CHECK_THROWS_AS((nlohmann::json{{"speedup_rounds", bad}}.get<EvalOptions>()), std::invalid_argument);
   CHECK(nlohmann::json{{"guards", false}}.get<EvalOptions>().guards.enabled == false);
   CHECK_THROWS_AS((nlohmann::json{{"guards", {{"disable", {"no_such_guard"}}}}}.get<EvalOptions>()),
                   std::invalid_argument);

@@ -1,5 +1,8 @@
 #include "worker/protocol/eval_options.h"
 
+#include <stdexcept>
+#include <string>
+
 #include "common/json_optional.h"
 
 namespace kagent {
@@ -16,6 +19,7 @@ void to_json(nlohmann::json& j, const EvalOptions& o) {
        {"policy", to_string(o.policy)},
        {"tolerance_preset", o.tolerance.preset},
        {"guards", o.guards},
+       {"speedup_rounds", o.speedup_rounds},
        {"timing",
         {{"warmup_runs", t.warmup_runs},
          {"warmup_time_s", t.warmup_time_s},
@@ -44,6 +48,9 @@ void from_json(const nlohmann::json& j, EvalOptions& o) {
   o.cache_dir = get_or(j, "cache_dir", o.cache_dir);
   o.profile = get_or(j, "profile", o.profile);
   if (j.contains("guards")) o.guards = worker::guard_options_from_json(j["guards"]);
+  o.speedup_rounds = get_or(j, "speedup_rounds", o.speedup_rounds);
+  if (o.speedup_rounds == 1 || o.speedup_rounds < 0 || o.speedup_rounds > kMaxSpeedupRounds)
+    throw std::invalid_argument("speedup_rounds must be 0 or 2 to " + std::to_string(kMaxSpeedupRounds));
   if (j.contains("timing") && j["timing"].is_object()) {
     const auto& t = j["timing"];
     MeasureConfig& m = o.timing;

@@ -28,10 +28,17 @@ struct EvalOptions {
   std::string cache_dir;        // baselines are cached under cache_dir/baselines
   worker::GuardOptions guards;  // reward-hack guards
   bool profile = true;          // CUPTI profile phase after timing a correct candidate
+  // Paired rounds of eager and the candidate after the timing, for a candidate under 1 ms: the
+  // speedup's interval (result/speedup_rounds.h). 0: none; else 2 to kMaxSpeedupRounds.
+  int speedup_rounds = 0;
 };
+inline constexpr int kMaxSpeedupRounds = 20;
+// The rounds run for a candidate under this median: a kernel of 1 ms or more repeats within 1%
+// between evaluations already (docs/evaluation.md, "Timing"), and its rounds would cost seconds.
+inline constexpr double kSpeedupRoundsBelowMs = 1.0;
 
-// Absent members keep their defaults; throws std::invalid_argument for a bad guard option or
-// an unknown policy.
+// Absent members keep their defaults; throws std::invalid_argument for a bad guard option, an
+// unknown policy or a number of speedup rounds out of range.
 void to_json(nlohmann::json& j, const EvalOptions& o);
 void from_json(const nlohmann::json& j, EvalOptions& o);
 

@@ -11,20 +11,6 @@
 
 namespace kagent::worker {
 
-namespace {
-
-// A short cold measurement of eager, to check a cached one: a handful of samples, same
-// warm-up and L2 flush, well under a second.
-MeasureConfig recheck_config(MeasureConfig c) {
-  c.min_samples = 10;
-  c.min_time_s = 0.02;
-  c.max_noise = 0.02;
-  c.max_time_s = std::min(c.max_time_s, 0.3);
-  return c;
-}
-
-}  // namespace
-
 Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOptions& opts, const DeviceInfo& device,
                         PyObject* reference_model, GpuTimingLock* lock, std::optional<double> trusted_eager_ms) {
   const auto alone = [lock](auto&& measure) {
@@ -58,11 +44,12 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
         // Or the orchestrator measured this very entry in this run, on a sibling worker.
         if (trusted_eager_ms && *trusted_eager_ms == cached->eager->median_ms) problem.mark_baseline_checked(key);
         if (problem.baseline_checked(key)) return {cached->eager, cached->compiled, cached->compiled_error, true, {}};
-        // One measured under contention, or doctored, is caught here and replaced.
+        // One measured under contention, or doctored, is caught here and replaced: a short cold
+        // measurement of eager, same warm-up and L2 flush, well under a second.
         auto [m, in] = timed();
         PythonRunner eager(m);
         const TimingStats fresh =
-            alone([&] { return measure_cold([&] { eager.run(in); }, recheck_config(opts.timing)); });
+            alone([&] { return measure_cold([&] { eager.run(in); }, brief_measure(opts.timing)); });
         recheck = BaselineRecheck{cached->eager->median_ms, fresh.median_ms, false};
         if (std::abs(cached->eager->median_ms / fresh.median_ms - 1) <= kBaselineRecheckTolerance) {
           problem.mark_baseline_checked(key);
