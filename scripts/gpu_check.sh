@@ -105,7 +105,9 @@
 #              a minute (targets 100 and 60), the GPU's kernel-busy time beside the wall, phases, lock
 #              waits, loads over 5 s, verdicts against the one-at-a-time run (bench/realworld/
 #              verdicts_one_at_a_time_SET.jsonl); rl-throughput-single runs one worker per GPU and
-#              writes those verdicts (RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both)
+#              writes those verdicts (RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both on a
+#              warm machine; one at a time, cuda_l1's slow answers take longer: RL_SETS=cuda_l1
+#              RL_TOTAL_S=520 in a call of its own)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);

@@ -178,12 +178,12 @@ bool Evaluation::timing() {
     t.candidate = measure_cold([&] { call_candidate_unsynchronized(*candidate_, timing_inputs_); }, options_.timing);
   }
   if (options_.speedup_rounds >= 2 && options_.eager_baseline && t.candidate->median_ms < kSpeedupRoundsBelowMs)
-    t.rounds = speedup_rounds();
+    t.rounds = speedup_rounds();  // none where a round's median was 0 (nothing to divide)
   result_.timing = t;
   return true;
 }
 
-SpeedupRounds Evaluation::speedup_rounds() {
+std::optional<SpeedupRounds> Evaluation::speedup_rounds() {
   // Each round on inputs of its own, kept until the last: new allocations elsewhere in memory,
   // where a kernel's time may depend on where its data lie (small inputs only: at most 1 GiB in
   // all, or the timing's inputs every round). The order alternates, so that neither side is
@@ -191,6 +191,7 @@ SpeedupRounds Evaluation::speedup_rounds() {
   const int n = options_.speedup_rounds;
   const bool own_inputs = tensor_bytes(timing_inputs_) * n <= (int64_t{1} << 30);
   std::vector<Values> kept;
+  if (own_inputs) kept.reserve(n);
   PythonRunner eager(reference_model_);
   const MeasureConfig brief = brief_measure(options_.timing);
   std::vector<double> ratios;
@@ -210,6 +211,7 @@ SpeedupRounds Evaluation::speedup_rounds() {
       candidate_ms = time_candidate();
       eager_ms = time_eager();
     }
+    if (!(eager_ms > 0 && candidate_ms > 0)) return std::nullopt;
     ratios.push_back(eager_ms / candidate_ms);
   }
   return summarize_rounds(std::move(ratios));

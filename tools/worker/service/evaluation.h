@@ -72,7 +72,7 @@ class Evaluation {
   bool guards_before_timing();
   bool timing();
   // Paired rounds of eager and the candidate (EvalOptions::speedup_rounds), under the timing's hold.
-  SpeedupRounds speedup_rounds();
+  std::optional<SpeedupRounds> speedup_rounds();
   bool guards_after_timing();
   bool baselines();
   bool profile();
