@@ -43,6 +43,10 @@ std::vector<json> sample_rows(const std::vector<dataset::SourceTrajectory>& runs
                   {"reasoning", turn.reasoning},
                   {"speedup_eager", json_or_null(turn.speedup_eager())},
                   {"speedup_compiled", json_or_null(turn.speedup_compiled())},
+                  // The speedup's interval where its evaluation ran paired rounds (--speedup-rounds).
+                  {"speedup_rounds", turn.eval && turn.eval->timing && turn.eval->timing->rounds
+                                         ? json(*turn.eval->timing->rounds)
+                                         : json(nullptr)},
                   {"reward", rewards[i]},
                   {"reward_policy", to_string(opts.preset.policy)},
                   {"return", ret[i]}};

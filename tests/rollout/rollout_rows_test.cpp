@@ -34,6 +34,21 @@ TEST_CASE("sample rows: reward, return, advantage per task, carried token ids") 
   CHECK(rows[1]["return"].get<double>() == doctest::Approx(1.288));
 }
 
+TEST_CASE("sample rows: the speedup's interval where the evaluation ran paired rounds, and the reward that reads it") {
+  std::vector<dataset::SourceTrajectory> runs = {{"run-a", testing::four_turns("1_relu", 0)}};
+  runs[0].trajectory.turns[3].eval->timing->rounds = summarize_rounds({3.0, 3.5, 3.2});
+  RolloutOptions o;
+  o.preset = nlohmann::json{{"name", "kevin"}, {"speedup_from", "rounds_low"}}.get<RewardPreset>();
+  const auto rows = sample_rows(runs, o);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[2]["speedup_rounds"].is_null());  // timed, no rounds
+  CHECK(rows[3]["speedup_rounds"]["low"].get<double>() == doctest::Approx(3.0));
+  CHECK(rows[3]["speedup_rounds"]["resolved"] == false);
+  CHECK(rows[3]["speedup_eager"].get<double>() == doctest::Approx(4.0));  // the timing's, as recorded
+  CHECK(rows[3]["reward"].get<double>() == doctest::Approx(0.3 + 3.0));   // the rounds' low end
+  CHECK(rows[2]["reward"].get<double>() == doctest::Approx(0.3 + 1.2));   // no rounds: the timing's
+}
+
 TEST_CASE("prompt rows: one per task, in the fields verl and SkyRL read") {
   std::vector<dataset::SourceTrajectory> runs = {{"r", testing::four_turns("1_relu", 0)},
                                                  {"r", testing::four_turns("1_relu", 1)},
