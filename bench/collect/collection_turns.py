@@ -21,6 +21,11 @@ def verdict(ev):
     return (ev or {}).get("status", "none"), (ev or {}).get("reason", "")
 
 
+def lock_wait(ev):
+    """Seconds an eval record waited for the GPU's timing lock (0 where it says none)."""
+    return ((ev or {}).get("isolation") or {}).get("timing_lock_wait_seconds") or 0
+
+
 def first_evals(collection):
     """{problem: the eval record of its first turn} (None where that turn has no record); with one
     sample of one turn per problem, as replayed answers are, each problem's verdict."""

@@ -66,7 +66,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(ROOT / "bench" / "collect"))
-from collection_turns import first_evals  # noqa: E402
+from collection_turns import first_evals, lock_wait  # noqa: E402
 sys.path.insert(0, str(HERE))
 from cpu_use import CpuUse  # noqa: E402
 from gpu_busy import GpuBusy  # noqa: E402
@@ -422,7 +422,7 @@ def main():
                  and ev["timing"].get("candidate")]
         untrusted = sum(1 for t in timed if t.get("trusted") is False)
         under_lock = sum(1 for t in timed if (t.get("contention") or {}).get("timing_lock"))
-        lock_wait = sum(((ev or {}).get("isolation") or {}).get("timing_lock_wait_seconds", 0) for ev in evals.values())
+        waited = sum(lock_wait(ev) for ev in evals.values())
         try:
             s = json.loads((col / "summary.json").read_text())
         except (OSError, ValueError):
@@ -438,7 +438,7 @@ def main():
                               "answers_per_minute": per_min, "verdicts": counts, "per_gpu": s.get("per_gpu"),
                               "compiles": s.get("compiles"), "workers": s.get("workers"),
                               "timings": len(timed), "timings_untrusted": untrusted,
-                              "timings_under_lock": under_lock, "timing_lock_wait_s": lock_wait}
+                              "timings_under_lock": under_lock, "timing_lock_wait_s": waited}
         target = args.target_per_minute or (60 if data.name == "cuda_l1" else 100)
         say(f"collect rc={rc}: {done}/{n} answers of {data.name} in {summary['collect']['wall_s']:.1f} s: "
             f"{per_min:.1f} answers per minute (target >= {target:g}) on {s.get('workers')} worker(s)"
@@ -474,12 +474,12 @@ def main():
             if load > 5:
                 ext = sum(x.get("seconds", 0) for x in (ev or {}).get("extensions") or [])
                 by = ",".join(sorted({x.get("built_by", "?") for x in (ev or {}).get("extensions") or []})) or "none"
-                wait = ((ev or {}).get("isolation") or {}).get("timing_lock_wait_seconds", 0)
+                wait = lock_wait(ev)
                 slow_loads.append(f"{name} {load:.1f} s (extension builds {ext:.1f} s by {by}; lock wait {wait:.1f} s)")
         summary["collect"]["loads_over_5s"] = slow_loads
         say(f"loads over 5 s: {len(slow_loads)}" + (": " + "; ".join(slow_loads) if slow_loads else ""))
         say(f"timings: {len(timed)}, {under_lock} under the GPU's timing lock, {untrusted} untrusted (target 0); "
-            f"{lock_wait:.1f} s waited for the lock in all")
+            f"{waited:.1f} s waited for the lock in all")
         # Where the evaluations' time went, summed over the answers: which phases hold the GPU's
         # timing lock exclusively (timing, baselines, profile) bounds what more workers can overlap.
         phases = {}

@@ -450,6 +450,11 @@ def main(argv=None) -> int:
     return 1 if found or not results else 0
 
 
+def p90_of(ascending: list[float]) -> float:
+    """The 90th percentile of an ascending list (the smallest value with 90% at or below it)."""
+    return ascending[max(0, math.ceil(0.9 * len(ascending)) - 1)]
+
+
 def repeatability(results) -> str:
     """Each answer's evaluations (the collection's, then every adapter's that reports a speedup):
     the spread, largest speedup over smallest, as issue 46 counts it."""
@@ -463,7 +468,7 @@ def repeatability(results) -> str:
     spreads = sorted(max(v) / min(v) for v in speedups.values() if len(v) > 1 and min(v) > 0)
     if not spreads:
         return "roundtrip: repeatability: no answer timed twice"
-    p90 = spreads[max(0, math.ceil(0.9 * len(spreads)) - 1)]
+    p90 = p90_of(spreads)
     return (f"roundtrip: repeatability over {len(spreads)} answers: {sum(s <= 1.05 for s in spreads)} within 1.05, "
             f"median spread {spreads[len(spreads) // 2]:.3f}, 90th percentile {p90:.3f}, largest {spreads[-1]:.3f}")
 
@@ -487,7 +492,7 @@ def rounds_repeatability(results) -> str:
             pairs += len(others)
             held += sum(r["low"] <= m <= r["high"] for m in others)
     unresolved = sum(not r.get("resolved") for rs in per.values() for r in rs)
-    p90 = spreads[max(0, math.ceil(0.9 * len(spreads)) - 1)]
+    p90 = p90_of(spreads)
     return (f"roundtrip: rounds over {len(per)} answers: the rounds' medians spread {spreads[len(spreads) // 2]:.3f} "
             f"(median), {p90:.3f} (90th percentile); an evaluation's interval held {held} of {pairs} other evaluations' "
             f"medians; {unresolved} of {sum(len(rs) for rs in per.values())} intervals not within 5%")

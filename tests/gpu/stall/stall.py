@@ -28,7 +28,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench", "collect"))
-from collection_turns import first_evals, verdict  # noqa: E402
+from collection_turns import first_evals, lock_wait, verdict  # noqa: E402
 
 FLAGS = ["--format", "kernelbench", "-n", "1", "-t", "1", "--no-baselines", "--no-profile", "--order", "interleaved"]
 SLOW_NAME = "a0_slow_first_call"  # sorts first: it starts while every honest answer is still queued
@@ -138,7 +138,7 @@ def main():
     alone, beside = runs["alone"][2], runs["beside"][2]
     changed = [n for n in names if verdict(alone.get(n)) != verdict(beside.get(n))]
     secs = lambda evs: sum((evs.get(n) or {}).get("eval_seconds") or 0 for n in names)
-    waits = lambda evs: sum(((evs.get(n) or {}).get("isolation") or {}).get("timing_lock_wait_seconds") or 0 for n in names)
+    waits = lambda evs: sum(lock_wait(evs.get(n)) for n in names)
     t_alone, t_beside = secs(alone), secs(beside)
     ratio = t_beside / t_alone if t_alone else float("inf")
     slow = beside.get(SLOW_NAME) or {}
@@ -148,7 +148,7 @@ def main():
     for n in names:
         a, b = (alone.get(n) or {}), (beside.get(n) or {})
         print(f"  {n:28s} {verdict(a)[0]:>10s} {a.get('eval_seconds') or 0:7.2f} s alone, {verdict(b)[0]:>10s} "
-              f"{b.get('eval_seconds') or 0:7.2f} s beside (lock wait {((b.get('isolation') or {}).get('timing_lock_wait_seconds') or 0):6.2f} s)")
+              f"{b.get('eval_seconds') or 0:7.2f} s beside (lock wait {lock_wait(b):6.2f} s)")
     ok = not changed and ratio <= args.ratio and all(r[0] == 0 for r in runs.values())
     idle = os.environ.get("KAGENT_GPU_IDLE_RELEASE_MS") or "unset (100)"
     print(f"Stall: {'PASS' if ok else 'FAIL'}: KAGENT_GPU_IDLE_RELEASE_MS={idle}: {len(names)} honest answers took {t_beside:.1f} s beside a "
