@@ -10,12 +10,6 @@
 
 namespace kagent::cli {
 
-bool evaluates(const std::string& command) {
-  for (const char* c : {"eval", "solve", "collect", "baselines", "serve"})
-    if (command == c) return true;
-  return false;
-}
-
 std::optional<std::string> wrong_environment_setting() {
   if (const char* idle = std::getenv(worker::kIdleReleaseEnv); !worker::parse_idle_release(idle))
     return fmt::format("{}={} is not a whole number of milliseconds (0 turns the idle release off)",

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/environment_settings.h"
+#include "cli/eval_flags.h"
 #include "common/utf8.h"
 
 namespace kagent::cli {
@@ -207,7 +208,8 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
       return kUsageError;
     }
   }
-  if (auto wrong = evaluates(command) ? wrong_environment_setting() : std::nullopt) {
+  // The settings only workers read: checked for the commands that start them.
+  if (auto wrong = sub && has_eval_flags(*sub) ? wrong_environment_setting() : std::nullopt) {
     print_error(command, *wrong);
     return kUsageError;
   }

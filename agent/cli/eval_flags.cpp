@@ -96,6 +96,8 @@ void add_workers_per_gpu_flag(CLI::App& app, int& workers_per_gpu) {
       ->check(whole_number(1, 16));
 }
 
+bool has_eval_flags(const CLI::App& app) { return app.get_option_no_throw("--timing-sample") != nullptr; }
+
 EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy) {
   EvaluationSettings s;
   s.cache_dir = f.cache_dir.empty() ? cache_root() : f.cache_dir;

@@ -37,6 +37,8 @@ struct EvalFlags {
 // Registers the flags on `app`. `several_gpus`: --gpus LIST (solve, collect; --gpu is the same
 // flag there) instead of --gpu INDEX (eval).
 void add_eval_flags(CLI::App& app, EvalFlags& flags, bool several_gpus);
+// Whether `app` took them: a command that evaluates, and so starts workers.
+bool has_eval_flags(const CLI::App& app);
 
 // --workers-per-gpu N (collect, serve: the commands that feed a GPU from many samples at once):
 // workers on each GPU; 0 (the default) leaves it to the pool (default_workers_per_gpu).
