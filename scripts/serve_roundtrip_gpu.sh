@@ -15,8 +15,9 @@
 # ROUNDTRIP_TIMING_SAMPLE=launch|gpu|steady to compare kagent's --timing-sample kinds (default gpu, the
 # one docs/serve.md gives for RL rewards). ROUNDTRIP_KERNELBENCH=DIR (e.g. .carry/kernelbench-problems,
 # ../shared/kernelbench) takes each answer's problem from that KernelBench checkout at its official
-# size instead of the set's own KernelBench v0 file; its steps are slower (12 answers' 48 steps took
-# 199 s on the H200), so ROUNDTRIP_N=12 (default 20) keeps a call inside the device's 10 minutes;
+# size instead of the set's own KernelBench v0 file; its steps are slower: 20 answers' 80 steps took
+# 275 s with ROUNDTRIP_ROWS_AT_ONCE=8 on the H200 (88 s before them for the collection), which fits a
+# warm machine's call but not a cold one's with the build (ROUNDTRIP_N=12 does);
 # ROUNDTRIP_ROWS_AT_ONCE (default 4) rows are in flight at once; ROUNDTRIP_SPEEDUP_ROUNDS=5 gives
 # every evaluation paired rounds and a last line on how their intervals hold between evaluations.
 set -uo pipefail

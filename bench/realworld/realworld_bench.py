@@ -441,7 +441,8 @@ def main():
                               "timings_under_lock": under_lock, "timing_lock_wait_s": waited}
         target = args.target_per_minute or (60 if data.name == "cuda_l1" else 100)
         say(f"collect rc={rc}: {done}/{n} answers of {data.name} in {summary['collect']['wall_s']:.1f} s: "
-            f"{per_min:.1f} answers per minute (target >= {target:g}) on {s.get('workers')} worker(s)"
+            f"{per_min:.1f} answers per minute (target >= {target:g}) "
+            + (f"on {s['workers']} worker(s)" if s.get("workers") else "(stopped before its summary.json: workers not known)")
             + (f", {s['compile_slots']} compiles at once on {s.get('compiler_cpus') or 'any'} cores, order {s.get('order')}"
                if s.get("compile_slots") else "") + f"; verdicts {counts}; "
             f"the process {wall:.1f} s with its start (workers, problems)")
