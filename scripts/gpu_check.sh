@@ -22,6 +22,8 @@
 #   timer-only the timer's GPU tests alone, the launch hold among them (~20 s)
 #   timing-probe  launch vs gpu timing samples of a host-bound reference, CPU idle and busy, in
 #              two processes (bench/timing/sample_probe.py; no build; ~30 s)
+#   placement-probe  a microsecond kernel timed on one input again and again against on new inputs,
+#              in three processes, then at another shape (bench/timing/placement_probe.py; ~30 s)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
@@ -237,6 +239,8 @@ for suite in "${suites[@]}"; do
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
   timing-probe) run_suite timing-probe 90 "^sample_probe:" bash -c "for i in 1 2; do \"$PY\" bench/timing/sample_probe.py; done" ;;
+  placement-probe) run_suite placement-probe 120 "^placement_probe:" bash -c \
+      "for i in 1 2 3; do \"$PY\" bench/timing/placement_probe.py; done; \"$PY\" bench/timing/placement_probe.py --rows 128 --cols 4096" ;;
   timer-only) run_suite timer 90 "test cases|FAILED|^issue:|^launch latency:" $B/tests/gpu/kagent_timer_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   # What the range profiler's steps cost per profile by metric set, launches and range mode.
