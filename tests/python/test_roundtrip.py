@@ -82,7 +82,26 @@ def test_rounds_repeatability_counts_intervals_that_hold_other_evaluations_media
     line = roundtrip.rounds_repeatability(results)
     # a: 1.00's interval holds 1.01 only; 1.01's holds 1.00; 1.10's neither. b has one evaluation.
     assert "rounds over 1 answers" in line
-    assert "held 2 of 6 other evaluations' medians" in line
+    assert "held 2 of 6 other evaluations' estimates" in line
     assert "spread 1.100 (median)" in line
     assert "0 of 3 intervals not within 5%" in line
     assert "no answer with paired rounds" in roundtrip.rounds_repeatability(results[3:])
+
+
+def test_repeatability_as_a_reward_from_rounds_reads_it():
+    """The rounds' geometric mean where they ran (the median in older records), the timing's
+    speedup elsewhere, the collection's sample first."""
+    def step(task, speedup, rounds=None):
+        s = roundtrip.Step("trl", task)
+        s.speedup, s.rounds = speedup, rounds
+        return s
+
+    a_sample = {"speedup_eager": 1.30, "speedup_rounds": {"mean": 1.00, "median": 1.02}}
+    results = [(None, a_sample, step("a", 1.20, {"mean": 1.02, "median": 1.10})),
+               (None, a_sample, step("a", 1.25, {"median": 1.01})),
+               (None, {"speedup_eager": 3.0}, step("b", 3.3))]
+    by_timing = roundtrip.repeatability(results)
+    assert "over 2 answers: 0 within 1.05" in by_timing  # a: 1.30 / 1.20, b: 3.3 / 3.0
+    by_rounds = roundtrip.repeatability(results, from_rounds=True)
+    assert "as `speedup_from: rounds` reads it over 2 answers: 1 within 1.05" in by_rounds  # a: 1.02 / 1.00
+    assert "largest 1.100" in by_rounds  # b has no rounds: the timing's speedups

@@ -2,6 +2,7 @@
 // them, which speedup a reward reads, and the report's line.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <stdexcept>
 
 #include "result/eval_report.h"
@@ -10,10 +11,15 @@
 
 using namespace kagent;
 
-TEST_CASE("rounds: the median of the ratios, the interval from the smallest to the largest, its coverage") {
+TEST_CASE("rounds: the median and geometric mean of the ratios, the interval from the smallest to the largest, its coverage") {
   const SpeedupRounds five = summarize_rounds({1.30, 1.10, 1.20, 1.25, 1.15});
   CHECK(five.ratios == std::vector<double>{1.30, 1.10, 1.20, 1.25, 1.15});  // in the rounds' order
   CHECK(five.median == doctest::Approx(1.20));
+  CHECK(five.mean == doctest::Approx(std::pow(1.30 * 1.10 * 1.20 * 1.25 * 1.15, 0.2)));
+  // Two kinds of placement, alternating: the median is one kind or the other, the mean between.
+  const SpeedupRounds mixed = summarize_rounds({1.0, 1.2, 1.0, 1.2, 1.0});
+  CHECK(mixed.median == doctest::Approx(1.0));
+  CHECK(mixed.mean == doctest::Approx(std::pow(1.2, 0.4)));
   CHECK(five.low == doctest::Approx(1.10));
   CHECK(five.high == doctest::Approx(1.30));
   CHECK(five.coverage == doctest::Approx(0.9375));  // 1 - 2^(1-5)
@@ -29,7 +35,7 @@ TEST_CASE("rounds: the median of the ratios, the interval from the smallest to t
   CHECK_THROWS_AS(summarize_rounds({1.2, std::nan("")}), std::invalid_argument);
 }
 
-TEST_CASE("a record keeps its rounds; a reward reads the timing's speedup, the rounds' median or their low end") {
+TEST_CASE("a record keeps its rounds; a reward reads the timing's speedup, the rounds' geometric mean or their low end") {
   Timing t;
   t.speedup_eager = 1.4;
   CHECK(eager_speedup(t, SpeedupEstimate::RoundsLow) == 1.4);  // no rounds: the timing's
@@ -40,7 +46,11 @@ TEST_CASE("a record keeps its rounds; a reward reads the timing's speedup, the r
   CHECK(back.rounds->low == doctest::Approx(1.10));
   CHECK(back.rounds->coverage == doctest::Approx(0.75));
   CHECK(eager_speedup(back, SpeedupEstimate::Timing) == 1.4);
-  CHECK(eager_speedup(back, SpeedupEstimate::Rounds) == doctest::Approx(1.20));
+  CHECK(eager_speedup(back, SpeedupEstimate::Rounds) == doctest::Approx(std::cbrt(1.30 * 1.10 * 1.20)));
+  // A record written before the mean was kept: it follows from the ratios.
+  nlohmann::json old = nlohmann::json(t);
+  old["rounds"].erase("mean");
+  CHECK(old.get<Timing>().rounds->mean == doctest::Approx(std::cbrt(1.30 * 1.10 * 1.20)));
   CHECK(eager_speedup(back, SpeedupEstimate::RoundsLow) == doctest::Approx(1.10));
   CHECK_FALSE(nlohmann::json::parse(nlohmann::json(Timing{}).dump()).get<Timing>().rounds);  // an old record
   for (SpeedupEstimate e : {SpeedupEstimate::Timing, SpeedupEstimate::Rounds, SpeedupEstimate::RoundsLow})
@@ -59,8 +69,8 @@ TEST_CASE("the report says how well the rounds know the speedup") {
   t.rounds = summarize_rounds({1.30, 1.10, 1.20, 1.25, 1.15});
   r.timing = t;
   const std::string loose = render_eval_report(r, "x");
-  CHECK(loose.find("rounds    1.20x over eager, between 1.10x and 1.30x over 5 paired rounds (94% interval): NOT known "
-                   "within 5%") != std::string::npos);
+  CHECK(loose.find("rounds    1.20x over eager (median 1.20x), between 1.10x and 1.30x over 5 paired rounds (94% "
+                   "interval): NOT known within 5%") != std::string::npos);
   r.timing->rounds = summarize_rounds({1.20, 1.21, 1.22});
   CHECK(render_eval_report(r, "x").find("(75% interval): known within 5%") != std::string::npos);
 }

@@ -1,6 +1,8 @@
 // The reward presets on the 4-turn trajectory, against values computed by hand.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "rollout/returns.h"
 #include "rollout_fixture.h"
 
@@ -67,7 +69,7 @@ TEST_CASE("presets read and write JSON; unknown names and baselines are refused"
   CHECK_THROWS_AS((nlohmann::json{{"baseline", "fastest"}}.get<RewardPreset>()), std::invalid_argument);
 }
 
-TEST_CASE("speedup_from: the timing's speedup, or the rounds' median or low end where rounds ran") {
+TEST_CASE("speedup_from: the timing's speedup, or the rounds' geometric mean or low end where rounds ran") {
   auto timed = verdict(Status::Correct, true, 4.0);
   auto rounded = timed;
   rounded.timing->rounds = summarize_rounds({3.0, 3.5, 3.2});
@@ -75,7 +77,7 @@ TEST_CASE("speedup_from: the timing's speedup, or the rounds' median or low end 
     return nlohmann::json{{"name", "kevin"}, {"speedup_from", from}}.get<RewardPreset>();
   };
   CHECK(reward(rounded, reward_preset("kevin")) == doctest::Approx(4.3));  // default: the timing's
-  CHECK(reward(rounded, kevin("rounds")) == doctest::Approx(0.3 + 3.2));
+  CHECK(reward(rounded, kevin("rounds")) == doctest::Approx(0.3 + std::cbrt(3.0 * 3.5 * 3.2)));
   CHECK(reward(rounded, kevin("rounds_low")) == doctest::Approx(0.3 + 3.0));
   CHECK(reward(timed, kevin("rounds_low")) == doctest::Approx(4.3));  // no rounds: the timing's
   CHECK(nlohmann::json(kevin("rounds_low")).get<RewardPreset>().speedup_from == SpeedupEstimate::RoundsLow);

@@ -221,9 +221,10 @@ std::string render_eval_report(const EvalResult& r, const std::string& title, co
     if (t.speedup_compiled) sp += fmt::format("{}{:.2f}x over torch.compile", sp.empty() ? "" : ", ", *t.speedup_compiled);
     if (!sp.empty()) s += "speedup   " + sp + (t.baseline_cache_hit ? "  (baselines cached)" : "") + "\n";
     if (t.rounds)
-      s += fmt::format("rounds    {:.2f}x over eager, between {:.2f}x and {:.2f}x over {} paired rounds ({:.0f}% "
-                       "interval): {}\n",
-                       t.rounds->median, t.rounds->low, t.rounds->high, t.rounds->ratios.size(), 100 * t.rounds->coverage,
+      s += fmt::format("rounds    {:.2f}x over eager (median {:.2f}x), between {:.2f}x and {:.2f}x over {} paired "
+                       "rounds ({:.0f}% interval): {}\n",
+                       t.rounds->mean, t.rounds->median, t.rounds->low, t.rounds->high, t.rounds->ratios.size(),
+                       100 * t.rounds->coverage,
                        t.rounds->resolved ? fmt::format("known within {:.0f}%", 100 * kSpeedupResolution)
                                           : fmt::format("NOT known within {:.0f}%: the timer cannot pin this kernel's speedup",
                                                         100 * kSpeedupResolution));

@@ -186,7 +186,7 @@ void from_json(const nlohmann::json& j, Timing& t) {
 }
 
 std::optional<double> eager_speedup(const Timing& t, SpeedupEstimate estimate) {
-  if (t.rounds && estimate == SpeedupEstimate::Rounds) return t.rounds->median;
+  if (t.rounds && estimate == SpeedupEstimate::Rounds) return t.rounds->mean;
   if (t.rounds && estimate == SpeedupEstimate::RoundsLow) return t.rounds->low;
   return t.speedup_eager;
 }

@@ -226,7 +226,7 @@ struct Timing {
   std::optional<GpuContention> contention;  // absent where it was not asked (no GPU, an old record)
 };
 
-// The speedup over eager that `estimate` reads: the rounds' median or low end where rounds ran,
+// The speedup over eager that `estimate` reads: the rounds' geometric mean or low end where rounds ran,
 // else speedup_eager.
 std::optional<double> eager_speedup(const Timing& t, SpeedupEstimate estimate);
 
