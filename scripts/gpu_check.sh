@@ -24,6 +24,9 @@
 #              two processes (bench/timing/sample_probe.py; no build; ~30 s)
 #   placement-probe  a microsecond kernel timed on one input again and again against on new inputs,
 #              in three processes, then at another shape (bench/timing/placement_probe.py; ~30 s)
+#   rounds-probe  which estimate of a microsecond speedup repeats between evaluations (processes):
+#              one round, the rounds' median, their geometric mean; 5 rounds, then 10
+#              (bench/timing/rounds_probe.py; ~1 min; not yet run on a GPU)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
@@ -241,6 +244,8 @@ for suite in "${suites[@]}"; do
   timing-probe) run_suite timing-probe 90 "^sample_probe:" bash -c "for i in 1 2; do \"$PY\" bench/timing/sample_probe.py; done" ;;
   placement-probe) run_suite placement-probe 120 "^placement_probe:" bash -c \
       "for i in 1 2 3; do \"$PY\" bench/timing/placement_probe.py; done; \"$PY\" bench/timing/placement_probe.py --rows 128 --cols 4096" ;;
+  rounds-probe) run_suite rounds-probe 150 "^rounds_probe:" bash -c \
+      "\"$PY\" bench/timing/rounds_probe.py --rounds 5; \"$PY\" bench/timing/rounds_probe.py --rounds 10" ;;
   timer-only) run_suite timer 90 "test cases|FAILED|^issue:|^launch latency:" $B/tests/gpu/kagent_timer_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   # What the range profiler's steps cost per profile by metric set, launches and range mode.
