@@ -18,7 +18,6 @@ import statistics
 import subprocess
 import sys
 
-SAMPLES = 200
 # (name, reference, candidate): each pair computes the same thing two ways.
 PAIRS = {
     "relu": ("torch.relu(x)", "x.clamp_min(0)"),
@@ -29,19 +28,9 @@ PAIRS = {
 
 def one_evaluation(rounds, rows, cols):
     import torch  # only the children need it
+    from placement_probe import cold_median_us  # the same cold samples (this script's folder is on the path)
 
     flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-
-    def cold_median_ms(fn, x):
-        start = [torch.cuda.Event(enable_timing=True) for _ in range(SAMPLES)]
-        end = [torch.cuda.Event(enable_timing=True) for _ in range(SAMPLES)]
-        for i in range(SAMPLES):
-            flush.zero_()
-            start[i].record()
-            fn(x)
-            end[i].record()
-        torch.cuda.synchronize()
-        return statistics.median(s.elapsed_time(e) for s, e in zip(start, end))
 
     out = {}
     for name, (ref, cand) in PAIRS.items():
@@ -49,17 +38,17 @@ def one_evaluation(rounds, rows, cols):
         f_cand = eval("lambda x: " + cand, {"torch": torch})
         warm = torch.randn(rows, cols, device="cuda")
         for _ in range(2):
-            cold_median_ms(f_ref, warm), cold_median_ms(f_cand, warm)
+            cold_median_us(f_ref, warm, flush), cold_median_us(f_cand, warm, flush)
         kept, ratios = [], []
         for i in range(rounds):
             kept.append(torch.randn(rows, cols, device="cuda"))
             x = kept[-1]
             if i % 2 == 0:
-                r = cold_median_ms(f_ref, x)
-                c = cold_median_ms(f_cand, x)
+                r = cold_median_us(f_ref, x, flush)
+                c = cold_median_us(f_cand, x, flush)
             else:
-                c = cold_median_ms(f_cand, x)
-                r = cold_median_ms(f_ref, x)
+                c = cold_median_us(f_cand, x, flush)
+                r = cold_median_us(f_ref, x, flush)
             ratios.append(r / c)
         out[name] = ratios
     print(json.dumps(out))
