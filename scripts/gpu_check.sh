@@ -294,7 +294,7 @@ for suite in "${suites[@]}"; do
     realworld-collect-cold) rw_phases=collect rw_total=330 rw_fresh= ;;
     realworld-kb) rw_phases=kernelbench rw_total=520 rw_fresh= ;;
     esac
-    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^kagent per answer|^compile of|^compile split|^per answer|^collect rc|^cpu:|^evaluation phases|^timing loops|^timing threads|^baselines:|^baselines' eager|^timings:|^  gpu|^verdicts of|^against" \
+    run_suite $suite $((rw_total + 30)) "^machine|^warm-up|^kagent per answer|^compile of|^compile split|^per answer|^collect rc|^cpu:|^evaluation phases|^timing loops|^timing threads|^baselines:|^baselines' eager|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts of|^against" \
       env KAGENT_BENCH_COMMAND="bash scripts/gpu_check.sh realworld realworld-collect realworld-kb" \
       "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
       --out "$OUT" --python "$PY" --phases $rw_phases --total-s $rw_total $rw_fresh \
@@ -310,7 +310,7 @@ for suite in "${suites[@]}"; do
       rl_ref=bench/realworld/verdicts_one_at_a_time_$rl_set.jsonl rl_refarg=()
       [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
       mkdir -p "$OUT/$rl_set"
-      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^verdicts against|^loads over" \
+      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
         env KAGENT_REALWORLD_DIR="${RL_SETS_DIR:-.carry/realworld}/$rl_set" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-$rl_set" \
         "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
         --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \

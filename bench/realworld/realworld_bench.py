@@ -535,8 +535,10 @@ def main():
                 f"sample noise median "
                 f"{100 * noise[len(noise) // 2]:.1f}%, p90 {100 * noise[int(0.9 * (len(noise) - 1))]:.1f}%; "
                 f"profiles' hardware counters {counters}")
-        for g in s.get("per_gpu") or []:
-            say(f"  gpu {g['gpu']}: {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
+        # summary.json's per_gpu has a line per worker, each with its GPU's index (-1: the default GPU).
+        gpu_name = lambda i: f"gpu {i}" if i >= 0 else "the default gpu"
+        for w, g in enumerate(s.get("per_gpu") or [], 1):
+            say(f"  worker {w} ({gpu_name(g['gpu'])}): {g['evaluations']} evaluations, busy evaluating {g['busy_seconds']:.1f} s "
                 f"({100 * g['busy_ratio']:.0f}%), held {g.get('held_seconds', 0):.1f} s "
                 f"({100 * g.get('held_ratio', 0):.0f}%; problem loads {g.get('load_seconds', 0):.1f} s, baselines "
                 f"{g.get('baselines_seconds', 0):.1f} s), idle while work was queued {g['idle_while_queued_seconds']:.1f} s")
@@ -546,7 +548,7 @@ def main():
             t = g.get("seconds") or 0
             share = lambda x: f"{x:.1f} s ({100 * x / t:.0f}%)" if t else f"{x:.1f} s"
             by = ", ".join(f"{k + 1}: {v:.1f} s" for k, v in enumerate(g.get("shared_by_workers_seconds") or []))
-            say(f"  gpu {g['gpu']} timing lock over {t:.1f} s: exclusive {share(g['exclusive_seconds'])}, shared "
+            say(f"  {gpu_name(g['gpu'])} timing lock over {t:.1f} s: exclusive {share(g['exclusive_seconds'])}, shared "
                 f"{share(g['shared_seconds'])} (by {by}; {g['draining_seconds']:.1f} s draining for a timing), "
                 f"free {share(g['free_seconds'])}")
         summary["collect"]["gpu_locks"] = s.get("gpu_locks")

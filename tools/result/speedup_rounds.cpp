@@ -36,7 +36,7 @@ SpeedupRounds summarize_rounds(std::vector<double> ratios) {
 }
 
 void to_json(nlohmann::json& j, const SpeedupRounds& r) {
-  j = {{"ratios", r.ratios}, {"median", r.median}, {"mean", r.mean},         {"low", r.low},
+  j = {{"ratios", r.ratios}, {"median", r.median},     {"mean", r.mean},        {"low", r.low},
        {"high", r.high},     {"coverage", r.coverage}, {"resolved", r.resolved}};
 }
 
