@@ -10,7 +10,7 @@
 // strict by default for all three (an RL reward must come from the model's own kernels), or
 // kernelbench ("policy" in the reward config, or serve's --policy). Weights are configurable
 // from JSON. "speedup_from" picks the speedup over eager a preset reads: "timing" (the default),
-// or, where the evaluation ran paired rounds (--speedup-rounds), their median ("rounds") or the
+// or, where the evaluation ran paired rounds (--speedup-rounds), their geometric mean ("rounds") or the
 // low end of their interval ("rounds_low": a speedup the timer cannot pin earns only what it
 // surely is).
 #pragma once
