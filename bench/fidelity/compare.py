@@ -8,8 +8,9 @@ judged correct, truth.json), every disagreement with its cause, and the kits (ev
 rejected under both policies, every policy case as expected). Causes: causes.json beside this
 file holds the diagnosis of each disagreement a person has looked into (keyed by answer
 name, then policy or "*"); a disagreement without one is listed as "undiagnosed" and fails
-the summary line. An entry's "when" ({policy: "status/reason"}) names the kagent verdict it
-explains: when kagent's verdict has since changed, the diagnosis is stale and counts as none.
+the summary line. An entry's "when" ({policy: "status/reason"}, or a list of them for an answer
+whose verdict depends on a race it wins or loses) names the kagent verdicts it explains: when
+kagent's verdict has since changed to another, the diagnosis is stale and counts as none.
 
 Usage: compare.py --collection RW --kb KB_RW.json --truth TRUTH.json
                   --kits KITS.json --kit-collections DIR_CUDA DIR_KB --kb-kits KB_KITS.json [--out FILE]
@@ -93,8 +94,9 @@ def cause_of(causes, name, policy, ev):
     c = causes.get(name, {})
     text = c.get(policy) or c.get("*")
     when = c.get("when", {}).get(policy)
-    if text and when and when != verdict_key(ev, policy):
-        return None, f"stale: diagnosed for `{when}`, now `{verdict_key(ev, policy)}`"
+    explained = [when] if isinstance(when, str) else when or []
+    if text and explained and verdict_key(ev, policy) not in explained:
+        return None, f"stale: diagnosed for {' or '.join(f'`{w}`' for w in explained)}, now `{verdict_key(ev, policy)}`"
     return text, None
 
 

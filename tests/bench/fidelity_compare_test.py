@@ -49,6 +49,12 @@ def main():
         line, md = run({"c": {"*": "a defect of its own", "when": {"kernelbench": "runtime_error", "strict": "wrong"}}})
         assert "1 disagreement(s) undiagnosed" in line and "undiagnosed: strict:c" in line, line
         assert "(stale: diagnosed for `wrong`, now `runtime_error`)" in md, md
+        # A race's answer: either way it goes, the diagnosis names both verdicts and holds.
+        line, md = run({"c": {"*": "a race", "when": {"kernelbench": "runtime_error",
+                                                      "strict": ["wrong", "runtime_error"]}}})
+        assert "0 disagreement(s) undiagnosed" in line, line
+        line, md = run({"c": {"*": "a race", "when": {"kernelbench": ["wrong", "rejected/no_kernel"]}}})
+        assert "(stale: diagnosed for `wrong` or `rejected/no_kernel`, now `runtime_error`)" in md, md
         line, md = run({})
         assert "2 disagreement(s) undiagnosed" in line and "undiagnosed: kernelbench:c, strict:c" in line, line
         assert "**undiagnosed**" in md, md
