@@ -7,6 +7,9 @@ The answers go to /v1/evaluate (KernelBench format, a request_id each), `--concu
 time, round-robin over the phase's fronts. It prints, for each phase, the answers a minute and
 the verdicts, then the ratio and how many verdicts are equal:
   cluster: 1 node: 100 answers in 80.1 s (74.9/min); 2 nodes: ... ; 1.93x; verdicts equal 100 of 100
+On a GPU, each node is pinned to its own share of the host's CPUs (`--cpus-per-node`, default
+the host's CPUs over the GPUs), the one node of the first phase too: a node stands for a machine
+with one GPU and its own cores, so the second node brings its compilers with it as a machine would.
 `--compile-only` runs the same on a machine without a GPU (a dry run of the plumbing; the
 ratio there says nothing). The GPU run: bash scripts/gpu_call.sh serve-cluster (the 2-GPU kind).
   python3 bench/serve/cluster_nodes.py --kagent build/kagent --out /tmp/cluster [-n 100] [--gpus 0,1]
@@ -77,6 +80,18 @@ def answers_of(replay: Path) -> dict[str, str]:
     return out
 
 
+def node_cpus(args, i: int) -> set[int] | None:
+    """Node i's CPUs: the i-th block of --cpus-per-node of those this process may use."""
+    if not args.cpus_per_node:
+        return None
+    mine = sorted(os.sched_getaffinity(0))
+    block = mine[i * args.cpus_per_node:(i + 1) * args.cpus_per_node]
+    if len(block) < args.cpus_per_node:
+        raise SystemExit(f"cluster_nodes: node {i} needs CPUs {i * args.cpus_per_node}..{(i + 1) * args.cpus_per_node - 1} "
+                         f"of the {len(mine)} this process has")
+    return set(block)
+
+
 def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str]) -> tuple[float, dict[str, str]]:
     root = args.out / tag
     redis = Redis(args.redis_server, root / "redis")
@@ -89,7 +104,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 env["CUDA_VISIBLE_DEVICES"] = gpu
             (root / f"node{i}").mkdir(parents=True, exist_ok=True)
             servers.append(Server(args.kagent, root / f"node{i}" / "data", suite, env, args.compile_only,
-                                  extra=["--queue", url, "--format", "kernelbench", *args.serve_arg]))
+                                  extra=["--queue", url, "--format", "kernelbench", *args.serve_arg],
+                                  cpus=node_cpus(args, i)))
         fronts = [s.wait_ready() for s in servers]
         names = sorted(answers)
         t0 = time.monotonic()
@@ -125,6 +141,9 @@ def main(argv=None) -> int:
     ap.add_argument("--concurrency", type=int, default=32, help="requests in flight (default 32)")
     ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     ap.add_argument("--compile-only", action="store_true", help="no GPU: the plumbing alone")
+    ap.add_argument("--cpus-per-node", type=int, default=None,
+                    help="CPUs each node is pinned to (default: this process's CPUs over the GPUs; 0: no pinning, "
+                         "the default with --compile-only)")
     ap.add_argument("--serve-arg", action="append", default=[], help="one more flag for every node")
     args = ap.parse_args(argv)
     shutil.rmtree(args.out, ignore_errors=True)
@@ -133,6 +152,10 @@ def main(argv=None) -> int:
     suite, replay = make_suite(args.realworld, names, args.out)
     answers = answers_of(replay)
     gpus = args.gpus.split(",")
+    if args.cpus_per_node is None:
+        args.cpus_per_node = 0 if args.compile_only else len(os.sched_getaffinity(0)) // len(gpus)
+    print(f"cluster: {len(names)} answers; nodes pinned to {args.cpus_per_node} CPUs each" if args.cpus_per_node
+          else f"cluster: {len(names)} answers; nodes not pinned", flush=True)
     one_wall, one = phase(args, "one", gpus[:1], suite, answers)
     two_wall, two = phase(args, "two", gpus[:2], suite, answers)
     equal = sum(1 for k in one if one[k] == two.get(k))

@@ -112,13 +112,17 @@ def read_jsonl(path: Path) -> list[dict]:
 class Server:
     """`kagent serve` on a free loopback port, in its own process group, until stop()."""
 
-    def __init__(self, binary: str, data: Path, suite: Path, env: dict, compile_only: bool, extra=()):
+    def __init__(self, binary: str, data: Path, suite: Path, env: dict, compile_only: bool, extra=(),
+                 cpus: set[int] | None = None):
+        """cpus: the CPUs it (and every process it starts) may run on; None: all of them."""
         self.data = data
         self.log = open(data.parent / f"{data.name}.log", "w")
         args = [binary, "serve", "--data", str(data), "--problems", str(suite), "--port", "0", *extra]
         if compile_only:
             args.append("--compile-only")
-        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
+        self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                                     preexec_fn=pin)
         self.url = None
 
     def wait_ready(self, limit_s: float = 600) -> str:
