@@ -22,6 +22,7 @@
 #include "collect/collection_runner.h"
 #include "collect/collection_store.h"
 #include "collect/suite.h"
+#include "common/cpu_affinity.h"
 #include "common/files.h"
 #include "common/json_optional.h"
 #include "common/utf8.h"
@@ -229,7 +230,7 @@ int run_collect(CollectArgs a) {
   rc.model = loop::model_info(llm_cfg);
   rc.options = problem_run_options(a.run);
   rc.samples = a.run.samples;
-  const unsigned compile_threads = a.compile_jobs ? a.compile_jobs : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned compile_threads = a.compile_jobs ? a.compile_jobs : usable_cpu_count();
   rc.concurrency = a.concurrency > 0 ? a.concurrency
                                      : llm_cfg.max_in_flight + static_cast<int>(compile_threads) + 2 * workers_n;
   rc.order = order;

@@ -207,9 +207,11 @@ int run_serve(ServeArgs a) {
     serve::WorkerOptions wo;
     wo.url = queue->options().url;
     wo.node = node;
-    // Twice the node's workers: the next job compiles while one runs. No more: a job a node has
+    // A job for each compile slot and each worker: every slot compiles while the workers
+    // evaluate, as without --queue. Fewer (twice the workers, before) left a 16-core node's
+    // compilers half idle: 31 answers a minute where collect makes 60. No more: a job a node has
     // taken waits there, and jobs left on the stream go to whichever node is free first.
-    wo.consumers = a.front_only ? 0 : std::max<size_t>(2, pool->size() * 2);
+    wo.consumers = a.front_only ? 0 : std::max<size_t>(2, pool->size() + pool->compile_slots());
     wo.reclaim_idle = std::chrono::seconds(a.queue_reclaim_s);
     wo.max_attempts = a.queue_max_attempts;
     wo.dir = data / "queue";

@@ -15,6 +15,7 @@
 
 #include "collect_fixtures.h"
 #include "collection_compare.h"
+#include "common/cpu_affinity.h"
 #include "common/files.h"
 #include "kagent_process.h"
 
@@ -260,7 +261,7 @@ TEST_CASE("--gpus 0,1: one worker per GPU, and the work spreads over both") {
   REQUIRE(r.status == 0);
   const json summary = json::parse(kagent::read_file(dir.str() + "/run/summary.json"));
   CHECK(summary.at("order") == "largest");
-  CHECK(summary.at("compile_slots").get<unsigned>() == std::max(1u, std::thread::hardware_concurrency() * 3 / 4));
+  CHECK(summary.at("compile_slots").get<unsigned>() == std::max(1u, kagent::usable_cpu_count() * 3 / 4));
   CHECK(summary.at("compiler_cpus").get<unsigned>() <= std::thread::hardware_concurrency());
   const json& per_gpu = summary.at("per_gpu");
   REQUIRE(per_gpu.size() == 2);

@@ -9,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include "common/cpu_affinity.h"
 #include "evaluation/evaluation_pool.h"
 
 using namespace kagent;
@@ -47,5 +48,5 @@ TEST_CASE("compile slots default to three per four cores") {
   EvaluationSettings s;
   s.hide_gpus = true;
   EvaluationPool pool(s);
-  CHECK(pool.compile_slots() == std::max(1u, std::thread::hardware_concurrency() * 3 / 4));
+  CHECK(pool.compile_slots() == std::max(1u, usable_cpu_count() * 3 / 4));
 }

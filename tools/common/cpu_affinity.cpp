@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 namespace kagent {
 
@@ -17,6 +18,11 @@ std::vector<int> allowed_cpus() {
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) out.push_back(c);
   return out;
+}
+
+unsigned usable_cpu_count() {
+  const size_t n = allowed_cpus().size();
+  return n ? static_cast<unsigned>(n) : std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved) {

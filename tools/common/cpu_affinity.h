@@ -21,6 +21,11 @@ inline constexpr int kMinCompilerCpus = 2;
 // ascending; empty where unknown.
 std::vector<int> allowed_cpus();
 
+// How many of them: what "one per core" means for kagent's defaults. Under a taskset, a Slurm
+// job's cpuset or a container's, hardware_concurrency() counts the whole machine's cores, and
+// a default sized by it runs two or more compilers per core that is really there.
+unsigned usable_cpu_count();
+
 // `allowed` less its last `reserved` cores, when at least kMinCompilerCpus remain; else empty,
 // which means: anywhere. `reserved` <= 0 keeps none free (empty).
 std::vector<int> compiler_cpus(const std::vector<int>& allowed, int reserved);

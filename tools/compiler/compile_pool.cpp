@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "common/cpu_affinity.h"
+
 namespace kagent {
 
 CompilePool::CompilePool(unsigned threads, std::size_t max_queued) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = usable_cpu_count();
   max_queued_ = max_queued ? max_queued : 4 * static_cast<std::size_t>(threads);
   workers_.reserve(threads);
   for (unsigned i = 0; i < threads; ++i) workers_.emplace_back([this] { run(); });

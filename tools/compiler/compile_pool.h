@@ -18,7 +18,7 @@ namespace kagent {
 
 class CompilePool {
  public:
-  // threads 0: hardware_concurrency. max_queued 0: 4 x threads (waiting, not running).
+  // threads 0: one per core this process may use (usable_cpu_count). max_queued 0: 4 x threads (waiting, not running).
   explicit CompilePool(unsigned threads = 0, std::size_t max_queued = 0);
   CompilePool(const CompilePool&) = delete;
   CompilePool& operator=(const CompilePool&) = delete;

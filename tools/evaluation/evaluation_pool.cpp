@@ -109,7 +109,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   // them is short and the last steps (host compile, link) are single; 12 on 16 cores beside 2
   // kept free made 66.0 answers a minute against 8 beside 5 kept free, 57.2 (cpu_affinity.h).
   compile_slots_ = settings_.compile_jobs ? settings_.compile_jobs
-                                          : std::max(1u, std::thread::hardware_concurrency() * 3 / 4);
+                                          : std::max(1u, usable_cpu_count() * 3 / 4);
 }
 
 EvaluationPool::~EvaluationPool() {
