@@ -53,6 +53,7 @@ struct HttpServer::Impl {
   ServerState state;
   httplib::Server svr;
   int port = 0;
+  int listen_fd = -1;  // the listening socket, as the socket-options hook last saw it
 
   using Handler = std::function<std::pair<int, json>(const httplib::Request&)>;
 
@@ -93,7 +94,8 @@ struct HttpServer::Impl {
     svr.new_task_queue = [n = opt.threads] { return new httplib::ThreadPool(n); };
     // SO_REUSEADDR only (a restart may take a port in TIME_WAIT). httplib's default adds
     // SO_REUSEPORT, with which a second server binds the same port and takes part of the traffic.
-    svr.set_socket_options([](auto sock) {
+    svr.set_socket_options([this](auto sock) {
+      listen_fd = sock;
       int yes = 1;
       ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
     });
@@ -188,7 +190,14 @@ int HttpServer::bind() {
   errno = 0;
   if (i.opt.port == 0) i.port = i.svr.bind_to_any_port(i.opt.host);
   else i.port = i.svr.bind_to_port(i.opt.host, i.opt.port) ? i.opt.port : -1;
-  if (i.port > 0) return i.port;
+  if (i.port > 0) {
+    // httplib (0.11, built into Debian's library) listens with a backlog of 5: a trainer that
+    // opens 64 connections at once gets some reset and one stuck in SYN-SENT for minutes. Linux
+    // takes a second listen() on a listening socket as the new backlog (capped by somaxconn).
+    if (i.listen_fd >= 0 && ::listen(i.listen_fd, SOMAXCONN) != 0)
+      throw std::runtime_error(std::string("cannot widen the listen backlog: ") + std::strerror(errno));
+    return i.port;
+  }
   const int err = errno;
   const std::string where = i.opt.host + ":" + std::to_string(i.opt.port);
   // Something answering there is the common case: another server (kagent or not) holds the port.

@@ -109,13 +109,22 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                                   cpus=node_cpus(args, i)))
         fronts = [s.wait_ready() for s in servers]
         names = sorted(answers)
+        retries: list[str] = []
         t0 = time.monotonic()
 
         def one(k: int):
             name = names[k]
-            status, body = post(fronts[k % len(fronts)] + "/v1/evaluate",
-                                {"task_id": name, "kernel_code": answers[name], "format": "kernelbench",
-                                 "request_id": f"{tag}-{name}"}, timeout=1800)
+            request = {"task_id": name, "kernel_code": answers[name], "format": "kernelbench", "request_id": f"{tag}-{name}"}
+            # A lost connection is asked again, as a trainer would, on the next front with the same
+            # request_id: the cluster answers it once. Each retry is counted and printed.
+            for attempt in range(3):
+                try:
+                    status, body = post(fronts[(k + attempt) % len(fronts)] + "/v1/evaluate", request, timeout=1800)
+                    break
+                except (ConnectionError, urllib.error.URLError) as e:
+                    retries.append(f"{name}: {e!r}")
+            else:
+                return name, "lost"
             if status != 200:
                 return name, f"http {status} {body.get('error', {}).get('code', '')}"
             return name, f"{body.get('status')} {body.get('reason') or ''}".strip()
@@ -123,6 +132,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         with ThreadPoolExecutor(args.concurrency) as pool:
             verdicts = dict(pool.map(one, range(len(names))))
         wall = time.monotonic() - t0
+        for r in retries:
+            print(f"cluster: {tag}: asked again after {r}", flush=True)
     finally:
         for s in servers:
             s.stop()

@@ -67,6 +67,7 @@ class ServeProcess {
   }
 
   int port() const { return port_; }
+  pid_t pid() const { return proc_.pid; }
   std::unique_ptr<httplib::Client> client(const std::string& token = {}) const {
     auto c = std::make_unique<httplib::Client>("127.0.0.1", port_);
     c->set_read_timeout(600, 0);

@@ -3,16 +3,24 @@
 // that is not one, a suite folder without problems, GPU indices the machine does not have (3).
 // Without a GPU and without --compile-only it says so: /health and every route that evaluates
 // answer 503 no_gpu, never a verdict scored 0. A second server on a --data folder in use exits 7;
-// --help says how many workers each GPU gets as the pool starts them.
+// --help says how many workers each GPU gets as the pool starts them. A burst of connections
+// while the server cannot accept (a trainer's whole batch at once) all complete and are answered.
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <string>
 #include <thread>
 
+#include "common/fd.h"
 #include "collect_fixtures.h"
 #include "serve/machine_gpus.h"
 #include "serve_process.h"
@@ -187,4 +195,60 @@ TEST_CASE("serve --help: --workers-per-gpu workers on each GPU index, as the poo
   CHECK(has(help.out, "--workers-per-gpu workers on each"));
   CHECK(has(help.out, "2 to 4"));  // the default, as docs/serve.md says
   CHECK(has(help.out, "--format"));
+}
+
+TEST_CASE("a burst of 64 connections while the server is stopped: every one connects at once and is answered") {
+  // httplib listens with a backlog of 5: the kernel then drops the other SYNs (the client tries
+  // again after 1 s, 3 s, ...) and a burst got resets. A trainer sends its batch at once.
+  TempDir dir("kagent-serve-burst");
+  write_tiny_suite(dir, "suite");
+  ServeProcess server(dir.str(), dir.str() + "/data", dir.str() + "/suite", "");
+  REQUIRE_MESSAGE(server.wait_ready(), server.stderr_text());
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(server.port()));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  constexpr int kBurst = 64;
+  std::vector<kagent::Fd> socks;
+  socks.reserve(kBurst);
+  REQUIRE(::kill(server.pid(), SIGSTOP) == 0);  // the server process alone: nothing accepts
+  for (int i = 0; i < kBurst; ++i) {
+    socks.emplace_back(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0));
+    REQUIRE(socks.back().get() >= 0);
+    const int rc = ::connect(socks.back().get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr);
+    REQUIRE((rc == 0 || errno == EINPROGRESS));
+  }
+  // The kernel completes each handshake into the accept queue; with a backlog of 5, 6 of them.
+  int connected = 0;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(700);
+  std::vector<bool> done(kBurst, false);
+  while (connected < kBurst && std::chrono::steady_clock::now() < end) {
+    for (int i = 0; i < kBurst; ++i) {
+      if (done[i]) continue;
+      pollfd p{socks[i].get(), POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof err;
+      if (::poll(&p, 1, 0) == 1 && ::getsockopt(socks[i].get(), SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0) {
+        done[i] = true;
+        ++connected;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(::kill(server.pid(), SIGCONT) == 0);
+  CHECK(connected == kBurst);
+  // Each is answered.
+  int answered = 0;
+  const std::string request = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  for (auto& s : socks) {
+    const int fd = s.get();
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(request.size())) continue;
+    char buf[64] = {};
+    const ssize_t n = ::recv(fd, buf, sizeof buf - 1, 0);
+    if (n > 0 && std::string(buf, static_cast<size_t>(n)).rfind("HTTP/1.1 200", 0) == 0) ++answered;
+  }
+  CHECK(answered == kBurst);
 }
