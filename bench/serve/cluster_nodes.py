@@ -4,8 +4,12 @@ each, their own processes and ports, one Redis), over the same leaderboard answe
 Each phase has its own redis-server, data folders and compile/baseline cache (shared by the
 phase's nodes, as a shared folder would be), so neither phase profits from the other's work.
 The answers go to /v1/evaluate (KernelBench format, a request_id each), `--concurrency` at a
-time, round-robin over the phase's fronts. It prints, for each phase, the answers a minute and
-the verdicts, then the ratio and how many verdicts are equal:
+time, round-robin over the phase's fronts, in one seeded shuffled order (as a trainer's batch
+comes; sorted by name, one level's answers would all come last). It prints, for each phase, the
+answers a minute and the verdicts, then the ratio and how many verdicts are equal; then where each
+phase's wall went: until the first answer (compiles, the first baselines), the middle 80% of the
+answers (the steady rate) and the last 10% (the slowest answers, which no second node shortens),
+and each node's jobs. Each request's times are in OUT/PHASE/requests.jsonl.
   cluster: 1 node: 100 answers in 80.1 s (74.9/min); 2 nodes: ... ; 1.93x; verdicts equal 100 of 100
 On a GPU, each node is pinned to its own share of the host's CPUs (`--cpus-per-node`, default
 the host's CPUs over the GPUs), the one node of the first phase too: a node stands for a machine
@@ -17,6 +21,8 @@ ratio there says nothing). The GPU run: bash scripts/gpu_call.sh serve-cluster (
 import argparse
 import json
 import os
+import random
+import re
 import shutil
 import signal
 import socket
@@ -93,6 +99,13 @@ def node_cpus(args, i: int) -> set[int] | None:
     return set(block)
 
 
+def node_jobs(front: str) -> int:
+    """The jobs the node's workers finished (its /metrics)."""
+    with urllib.request.urlopen(front + "/metrics", timeout=10) as r:
+        m = re.search(r"^kagent_queue_jobs_total (\S+)$", r.read().decode(), re.M)
+    return int(float(m[1])) if m else -1
+
+
 def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str]) -> tuple[float, dict[str, str]]:
     root = args.out / tag
     redis = Redis(args.redis_server, root / "redis")
@@ -109,11 +122,14 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                                   cpus=node_cpus(args, i)))
         fronts = [s.wait_ready() for s in servers]
         names = sorted(answers)
+        order = list(range(len(names)))
+        random.Random(args.seed).shuffle(order)
         retries: list[str] = []
         t0 = time.monotonic()
 
         def one(k: int):
             name = names[k]
+            start = time.monotonic()
             request = {"task_id": name, "kernel_code": answers[name], "format": "kernelbench", "request_id": f"{tag}-{name}"}
             # A lost connection is asked again, as a trainer would, on the next front with the same
             # request_id: the cluster answers it once. Each retry is counted and printed.
@@ -124,14 +140,25 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 except (ConnectionError, urllib.error.URLError) as e:
                     retries.append(f"{name}: {e!r}")
             else:
-                return name, "lost"
+                return name, "lost", start, time.monotonic()
             if status != 200:
-                return name, f"http {status} {body.get('error', {}).get('code', '')}"
-            return name, f"{body.get('status')} {body.get('reason') or ''}".strip()
+                return name, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic()
+            return name, f"{body.get('status')} {body.get('reason') or ''}".strip(), start, time.monotonic()
 
         with ThreadPoolExecutor(args.concurrency) as pool:
-            verdicts = dict(pool.map(one, range(len(names))))
+            done = list(pool.map(one, order))
         wall = time.monotonic() - t0
+        verdicts = {name: verdict for name, verdict, _, _ in done}
+        with open(root / "requests.jsonl", "w") as f:
+            for name, verdict, start, end in done:
+                f.write(json.dumps({"answer": name, "verdict": verdict, "sent_s": round(start - t0, 3),
+                                    "answered_s": round(end - t0, 3)}) + "\n")
+        ends = sorted(end - t0 for _, _, _, end in done)
+        lo, hi = ends[len(ends) // 10], ends[len(ends) * 9 // 10 - 1]
+        steady = (len(ends) * 9 // 10 - len(ends) // 10) / (hi - lo) * 60 if hi > lo else float("nan")
+        jobs = [node_jobs(front) for front in fronts]
+        print(f"cluster: {tag}: first answer at {ends[0]:.1f} s; middle 80% at {steady:.1f}/min "
+              f"({lo:.1f}-{hi:.1f} s); last 10% took {wall - hi:.1f} s; jobs per node {jobs}", flush=True)
         for r in retries:
             print(f"cluster: {tag}: asked again after {r}", flush=True)
     finally:
@@ -155,6 +182,7 @@ def main(argv=None) -> int:
     ap.add_argument("--gpus", default="0,1", help="the two nodes' GPUs (default 0,1); the one node gets the first")
     ap.add_argument("--concurrency", type=int, default=64,
                     help="requests in flight (default 64: more than two nodes' consumers take at once)")
+    ap.add_argument("--seed", type=int, default=0, help="the order's shuffle (default 0)")
     ap.add_argument("--redis-server", default=shutil.which("redis-server") or "redis-server")
     ap.add_argument("--compile-only", action="store_true", help="no GPU: the plumbing alone")
     ap.add_argument("--cpus-per-node", type=int, default=None,
