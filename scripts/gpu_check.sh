@@ -26,7 +26,7 @@
 #              in three processes, then at another shape (bench/timing/placement_probe.py; ~30 s)
 #   rounds-probe  which estimate of a microsecond speedup repeats between evaluations (processes):
 #              one round, the rounds' median, their geometric mean; 5 rounds, then 10
-#              (bench/timing/rounds_probe.py; ~1 min; not yet run on a GPU)
+#              (bench/timing/rounds_probe.py; ~2 min; last output in bench/timing/RESULTS.md)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
