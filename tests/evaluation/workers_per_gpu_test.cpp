@@ -46,7 +46,7 @@ TEST_CASE("workers_per_gpu 0: the pool's default over this process's cores and t
   s.gpus = {0, 1, 1};
   s.workers_per_gpu = 0;
   EvaluationPool pool(s);
-  const int each = default_workers_per_gpu(static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1)), 2);
+  const int each = default_workers_per_gpu(static_cast<int>(usable_cpu_count()), 2);
   CHECK(pool.size() == static_cast<size_t>(3 * each));  // --gpus names GPU 1 twice: twice its workers
   CHECK(pool.gpu_count() == 2);
 }

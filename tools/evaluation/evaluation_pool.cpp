@@ -47,7 +47,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   for (int g : settings_.gpus) gpus.emplace_back(g);
   if (gpus.empty()) gpus.emplace_back(std::nullopt);
   gpu_count_ = std::set<std::optional<int>>(gpus.begin(), gpus.end()).size();
-  const auto cpus = static_cast<int>(std::max<size_t>(allowed_cpus().size(), 1));
+  const auto cpus = static_cast<int>(usable_cpu_count());
   // Without a GPU a second worker would only answer no_gpu twice as fast.
   workers_per_gpu_ = settings_.hide_gpus            ? 1
                      : settings_.workers_per_gpu > 0 ? settings_.workers_per_gpu
