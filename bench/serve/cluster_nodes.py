@@ -4,7 +4,8 @@ each, their own processes and ports, one Redis), over the same leaderboard answe
 Each phase has its own redis-server, data folders and compile/baseline cache (shared by the
 phase's nodes, as a shared folder would be), so neither phase profits from the other's work.
 The answers go to /v1/evaluate (KernelBench format, a request_id each), `--concurrency` at a
-time, round-robin over the phase's fronts, in one seeded shuffled order (as a trainer's batch
+time, round-robin over the phase's fronts, after one untimed answer per node (what a machine does
+once: its precompiled headers, its workers' first contexts), in one seeded shuffled order (as a trainer's batch
 comes; sorted by name, one level's answers would all come last). It prints, for each phase, the
 answers a minute and the verdicts, then the ratio and how many verdicts are equal; then where each
 phase's wall went: until the first answer (compiles, the first baselines), the middle 80% of the
@@ -125,6 +126,14 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         order = list(range(len(names)))
         random.Random(args.seed).shuffle(order)
         retries: list[str] = []
+        # Once per node, untimed: what a machine does once in its life (the per-machine precompiled
+        # headers, each worker's first CUDA context), which a phase with a fresh cache would
+        # otherwise count against throughput. One answer on each front; later a cache hit.
+        tw = time.monotonic()
+        for i, front in enumerate(fronts):
+            post(front + "/v1/evaluate", {"task_id": names[order[0]], "kernel_code": answers[names[order[0]]],
+                                          "format": "kernelbench", "request_id": f"{tag}-warmup-{i}"}, timeout=1800)
+        print(f"cluster: {tag}: warm-up (one answer per node, not timed) {time.monotonic() - tw:.1f} s", flush=True)
         t0 = time.monotonic()
 
         def one(k: int):
