@@ -37,7 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/python"))
-from roundtrip import Server, default_realworld, make_suite, pick_answers  # noqa: E402
+from roundtrip import Server, child_setup, default_realworld, make_suite, pick_answers  # noqa: E402
 
 
 def free_port() -> int:
@@ -52,7 +52,7 @@ class Redis:
         self.port = free_port()
         self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
                                       "--appendonly", "yes", "--save", "", "--logfile", str(folder / "redis.log")],
-                                     start_new_session=True)
+                                     start_new_session=True, preexec_fn=child_setup())
         for _ in range(100):
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import hashlib
 import json
 import math
@@ -109,6 +110,17 @@ def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def child_setup(cpus: set[int] | None = None):
+    """A preexec_fn for the servers a test or bench starts in sessions of their own: they get
+    SIGTERM when the process that started them dies, even by SIGKILL (a deadline's kill reaches
+    only that process's group), and run on `cpus` where given."""
+    def setup():
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if cpus:
+            os.sched_setaffinity(0, cpus)
+    return setup
+
+
 class Server:
     """`kagent serve` on a free loopback port, in its own process group, until stop()."""
 
@@ -120,9 +132,8 @@ class Server:
         args = [binary, "serve", "--data", str(data), "--problems", str(suite), "--port", "0", *extra]
         if compile_only:
             args.append("--compile-only")
-        pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
         self.proc = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
-                                     preexec_fn=pin)
+                                     preexec_fn=child_setup(cpus))
         self.url = None
 
     def wait_ready(self, limit_s: float = 600) -> str:
