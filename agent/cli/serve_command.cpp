@@ -51,7 +51,7 @@ struct ServeArgs {
   // --queue: a number (the admission bound above) or redis://HOST:PORT, the cluster's queue.
   std::string queue_flag;
   std::string queue_url;
-  int queue_reclaim_s = 15, queue_retry_s = 30, queue_max_attempts = 3;
+  int queue_reclaim_s = 15, queue_retry_s = 30, queue_max_attempts = 3, queue_consumers = 0;
   bool front_only = false;
   EvalFlags eval;
 };
@@ -211,7 +211,9 @@ int run_serve(ServeArgs a) {
     // evaluate, as without --queue. Fewer (twice the workers, before) left a 16-core node's
     // compilers half idle: 31 answers a minute where collect makes 60. No more: a job a node has
     // taken waits there, and jobs left on the stream go to whichever node is free first.
-    wo.consumers = a.front_only ? 0 : std::max<size_t>(2, pool->size() + pool->compile_slots());
+    wo.consumers = a.front_only           ? 0
+                   : a.queue_consumers > 0 ? static_cast<size_t>(a.queue_consumers)
+                                           : std::max<size_t>(2, pool->size() + pool->compile_slots());
     wo.reclaim_idle = std::chrono::seconds(a.queue_reclaim_s);
     wo.max_attempts = a.queue_max_attempts;
     wo.dir = data / "queue";
@@ -366,6 +368,10 @@ Command add_serve_command(CLI::App& app) {
   sub->add_option("--queue-retry-s", a->queue_retry_s,
                   "with --queue redis://: how long a request waits for an unreachable Redis before 503")
       ->capture_default_str()->check(whole_number(1, 3600));
+  sub->add_option("--queue-consumers", a->queue_consumers,
+                  "with --queue redis://: jobs this node takes at once (0, the default: its compile slots plus its "
+                  "workers; fewer leaves more of a batch's last jobs to the other nodes)")
+      ->capture_default_str()->check(whole_number(0, 4096));
   sub->add_flag("--front-only", a->front_only, "with --queue redis://: take requests, run no jobs (other nodes' workers do)");
   sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(whole_number(4, 4096));
   sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(number_from(0, /*above=*/true));

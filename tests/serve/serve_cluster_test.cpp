@@ -251,11 +251,13 @@ TEST_CASE("cluster: 3 nodes on one Redis, 300 requests, a node killed, Redis res
   REQUIRE_MESSAGE(redis_up, redis_log);
   // One compile cache for all nodes (as a shared folder would be): a kernel compiles once.
   const std::vector<std::string> env = {"KAGENT_CACHE_DIR=" + dir.str() + "/cache"};
+  // Two consumers each, whatever the machine's cores (the default follows its compile slots).
   auto node = [&](int i) {
     const std::string home = dir.str() + "/node" + std::to_string(i);
     std::filesystem::create_directories(home);
-    return std::make_unique<ServeProcess>(home, home + "/data", suite, "",
-                                          std::vector<std::string>{"--queue", redis.url(), "--queue-reclaim-s", "3"}, env);
+    return std::make_unique<ServeProcess>(
+        home, home + "/data", suite, "",
+        std::vector<std::string>{"--queue", redis.url(), "--queue-reclaim-s", "3", "--queue-consumers", "2"}, env);
   };
   Fronts fronts;
   fronts.ports = {0, 0, 0};
