@@ -91,8 +91,10 @@
 #              the verl adapters against one alone, on 8 KernelBench problems; target under 2x
 #              (scripts/serve_adapters_gpu.sh; ~5 min)
 #   serve-cluster  issue 48's check on the 2-GPU kind: one `kagent serve --queue` node, then two (a
-#              GPU each) on one Redis, over 100 leaderboard answers: throughput ratio and verdicts
-#              (scripts/serve_cluster_gpu.sh; needs .carry's realworld, hiredis and redis)
+#              GPU and half the host's cores each, as two machines) on one Redis, over 100 leaderboard
+#              answers after one untimed answer per node: throughput ratio, verdicts, where each
+#              phase's wall went (scripts/serve_cluster_gpu.sh; needs .carry's realworld, hiredis and
+#              redis; ~400 s on a cold machine)
 #   serve-roundtrip  issue 49's round trip with real evaluation: 20 leaderboard answers collected,
 #              rollout, each prompt row through every adapter against `kagent serve`; each reward
 #              against rollout's for the same turn (scripts/serve_roundtrip_gpu.sh; needs
