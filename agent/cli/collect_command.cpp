@@ -402,7 +402,7 @@ Command add_collect_command(CLI::App& app) {
   sub->add_option("--concurrency", a->concurrency,
                   "samples in progress at once (default: --max-in-flight + compile jobs + 2 per worker)")
       ->check(CLI::Range(1, 100000));
-  sub->add_option("--compile-jobs", a->compile_jobs, "nvcc processes at once (default: one per CPU core)")
+  sub->add_option("--compile-jobs", a->compile_jobs, "nvcc processes at once (default: one per CPU core it may use: a taskset or cpuset counts)")
       ->check(CLI::Range(1u, 4096u));
   add_workers_per_gpu_flag(*sub, a->workers_per_gpu);
   sub->add_flag("--compile-only", a->compile_only, "compile and check answers, never run them (no GPU used; CI, CPU nodes)");
