@@ -472,9 +472,15 @@ def p90_of(ascending: list[float]) -> float:
 
 
 def rounds_estimate(rounds: dict | None) -> float | None:
-    """What `"speedup_from": "rounds"` reads of an evaluation's rounds: their geometric mean (the
-    median in records written before it was kept)."""
-    return (rounds.get("mean") or rounds.get("median")) if rounds else None
+    """What `"speedup_from": "rounds"` reads of an evaluation's rounds: their geometric mean; in
+    records written before it was kept, the mean of their ratios, as kagent derives it when it
+    reads them (tools/result/speedup_rounds.cpp), and the median only where no ratios are left."""
+    if not rounds:
+        return None
+    ratios = rounds.get("ratios") or []
+    if not rounds.get("mean") and ratios and all(r > 0 for r in ratios):
+        return math.exp(sum(map(math.log, ratios)) / len(ratios))
+    return rounds.get("mean") or rounds.get("median")
 
 
 def repeatability(results, from_rounds: bool = False) -> str:
