@@ -5,7 +5,7 @@
 //                charged (a correct one turns runtime_error / worker_state)
 //   retry        the verdict came from a second try on a fresh worker (tools/worker/client): the
 //                first failed in a way that a previous candidate in the same worker, or another
-//                process on the GPU, could have caused
+//                process on the GPU, could have caused (its memory, or a fault of its kernels)
 //   memory_wait  seconds this evaluation queued for GPU memory that other processes held
 //                (tools/worker/client/gpu_admission.h)
 //   timing_lock_wait  seconds the worker waited for the GPU's timing lock while a sibling worker
@@ -31,6 +31,9 @@ namespace reason {
 inline constexpr const char* kWorkerState = "worker_state";
 }  // namespace reason
 
+// A CUDA fault while other processes used the GPU, tried again with the GPU to itself.
+inline constexpr const char* kRetryGpuFaultShared = "gpu_fault_shared";
+
 inline constexpr const char* kLeftRestored = "restored";  // put back; the worker serves on
 inline constexpr const char* kLeftReplaced = "replaced";  // the worker exits after the reply
 
@@ -45,7 +48,7 @@ struct WorkerRetry {
   std::string first_status;  // the first try's verdict (a status name)
   std::string first_reason;
   std::string first_message;
-  std::string why;    // "after_candidate" | "shared_gpu_memory"
+  std::string why;    // "after_candidate" | "shared_gpu_memory" | kRetryGpuFaultShared
   std::string after;  // why == after_candidate: the candidate that ran before in that worker
 };
 

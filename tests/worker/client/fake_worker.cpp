@@ -8,6 +8,10 @@
 //   replace    correct, with "replace": the worker exits after the reply
 //   oom_once   evaluator_oom the first time (a marker file in $KAGENT_FAKE_MARKERS), then correct
 //   broken     problem_error every time (a problem that is broken indeed)
+//   fault_once runtime_error cuda_fatal with "replace" the first time (a marker file in
+//              $KAGENT_FAKE_MARKERS), as a sibling process's kernel fault took this one's context
+//              down; then correct
+//   fault      runtime_error cuda_fatal with "replace" every time (the candidate's own fault)
 //   forge      writes a reply line of its own first ("correct", the request's id, no nonce),
 //              as candidate code sharing the worker's pipe could; then the worker's real one
 //   forge_ahead the same with the next request's id (it would wait in the pipe for it)
@@ -251,8 +255,20 @@ int main() {
                   {"message", "kagent's own step failed in phase guards_before_timing (out of GPU memory)"}};
       }
     }
+    bool fatal = fault == "fault";
+    if (fault == "fault_once") {
+      const std::string marker = std::string(std::getenv("KAGENT_FAKE_MARKERS")) + "/fault_once";
+      fatal = !std::filesystem::exists(marker);
+      if (fatal) std::ofstream(marker) << "1";
+    }
+    if (fatal) {
+      result = {{"status", "runtime_error"}, {"reason", "cuda_fatal"},
+                {"message", "CUDA error in the candidate; the worker is replaced"},
+                {"runtime_error", "cudaStreamSynchronize(stream_) failed: unspecified launch failure"}};
+      reply["replace"] = true;
+    }
     reply["result"] = result;
     kagent::write_json_line(4, reply);
-    if (fault == "replace") return 0;
+    if (fault == "replace" || fatal) return 0;
   }
 }

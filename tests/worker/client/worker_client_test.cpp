@@ -211,6 +211,62 @@ TEST_CASE("out of GPU memory while another process holds some: tried again with 
   CHECK_MESSAGE(said, "no notice of the wait");
 }
 
+TEST_CASE("a CUDA fault while another process used the GPU is tried again with the GPU to itself") {
+  testing::TempDir dir("kagent-fault");
+  const std::string uuid = "GPU-fault-" + std::to_string(::getpid());
+  WorkerOptions o = fake_options();
+  o.admission_folder = (dir.path() / "ledger").string();
+  o.env = {"KAGENT_FAKE_UUID=" + uuid, "KAGENT_FAKE_MEMORY=10000000000", "KAGENT_FAKE_MARKERS=" + dir.str()};
+  std::vector<std::string> notices;
+  o.notice = [&](const std::string& m) { notices.push_back(m); };
+  GpuAdmission other(uuid, 10'000'000'000ULL, nullptr, o.admission_folder);
+
+  SUBCASE("a neighbour's fault: the second try, alone, is the verdict") {
+    WorkerClient w(o);
+    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+    // Another process's evaluation holds some memory for 1.5 s: it shares the GPU.
+    auto held = std::make_unique<GpuAdmission::Ticket>(other.acquire({1'000'000'000ULL, false, 0, "other"}, {}));
+    std::thread release([&] {
+      std::this_thread::sleep_for(1500ms);
+      held.reset();
+    });
+    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault_once", "op", ""});
+    release.join();
+    CHECK(r.status == Status::Correct);
+    REQUIRE(r.isolation.retry);
+    CHECK(r.isolation.retry->why == "gpu_fault_shared");
+    CHECK(r.isolation.retry->first_reason == "cuda_fatal");
+    CHECK(r.isolation.memory_wait_seconds > 0.5);  // alone: it waited for the other to finish
+    CHECK(w.take_charges().empty());
+    bool said = false;
+    for (const auto& n : notices) said = said || n.find("did not recur with the GPU to itself") != std::string::npos;
+    CHECK_MESSAGE(said, "no notice of the retry");
+  }
+  SUBCASE("the candidate's own fault recurs alone and stays its verdict") {
+    WorkerClient w(o);
+    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+    auto held = std::make_unique<GpuAdmission::Ticket>(other.acquire({1'000'000'000ULL, false, 0, "other"}, {}));
+    std::thread release([&] {
+      std::this_thread::sleep_for(300ms);
+      held.reset();
+    });
+    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault", "op", ""});
+    release.join();
+    CHECK(r.status == Status::RuntimeError);
+    CHECK(r.reason == "cuda_fatal");
+    REQUIRE(r.isolation.retry);
+    CHECK(r.isolation.retry->why == "gpu_fault_shared");
+  }
+  SUBCASE("a fault with the GPU to itself is not tried again") {
+    WorkerClient w(o);
+    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
+    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault_once", "op", ""});
+    CHECK(r.status == Status::RuntimeError);
+    CHECK(r.reason == "cuda_fatal");
+    CHECK_FALSE(r.isolation.retry);
+  }
+}
+
 namespace {
 
 // A fake worker on GPU "GPU-lock" whose ledger and timing lock live in `dir`.

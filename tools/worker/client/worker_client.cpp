@@ -610,6 +610,14 @@ void reject_forged(EvalResult& r, const std::string& line) {
   r.guards.push_back(std::move(f));
 }
 
+}  // namespace
+
+bool fault_beside_others(const EvalResult& r, bool shared) {
+  return shared && r.status == Status::RuntimeError && r.reason == reason::kCudaFatal;
+}
+
+namespace {
+
 bool out_of_memory(const EvalResult& r) {
   return r.reason == reason::kCandidateOom || r.reason == reason::kEvaluatorOom ||
          r.message.find("out of memory") != std::string::npos ||
@@ -634,7 +642,20 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   }
   const int ran_before = proc_ && proc_->running() ? candidates_in_worker_ : 0;
   EvalResult result = evaluate_once(problem_path, candidate, options, false, trusted_eager_ms);
-  if (suspect(result)) {
+  if (fault_beside_others(result, last_shared_)) {
+    // Tried again on a fresh worker with the GPU to itself: a fault that recurs there is the
+    // candidate's; one that does not was a neighbour's, and the verdict is the second try's.
+    WorkerRetry retry{to_string(result.status), result.reason, result.message, kRetryGpuFaultShared, ""};
+    stop();
+    EvalResult again = evaluate_once(problem_path, candidate, options, true, trusted_eager_ms);
+    if (!fault_beside_others(again, true))
+      notice(fmt::format("{}: a CUDA fault while other processes used the GPU did not recur with the GPU to "
+                         "itself; its verdict is the second try's ({})",
+                         name, to_string(again.status)));
+    again.isolation.memory_wait_seconds += result.isolation.memory_wait_seconds;
+    again.isolation.retry = std::move(retry);
+    result = std::move(again);
+  } else if (suspect(result)) {
     const bool memory = out_of_memory(result) && (last_shared_ || (admission_ && admission_->others_hold()));
     if (memory || ran_before > 0) {
       WorkerRetry retry{to_string(result.status), result.reason, result.message,
