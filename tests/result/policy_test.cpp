@@ -111,6 +111,48 @@ TEST_CASE("A candidate that failed has the same verdict under both policies") {
   CHECK(r.verdicts.at("kernelbench").reason == "value_mismatch");
 }
 
+// CUDA-L1's answers that race their own side stream (l1_p16, l1_p56, l1_p74, ...) were wrong when
+// they lost the race in the trials and rejected no_kernel when they won it: two verdicts, and two
+// rewards, for one answer, decided by the GPU's load (10 of 125 flipped between a one-at-a-time
+// collection and a four-worker one on an H200).
+TEST_CASE("A rejection about the code outranks a wrong output, under the policies that reject") {
+  EvalResult r;
+  r.status = Status::Wrong;
+  r.reason = "value_mismatch";
+  r.message = "trial 5: 99% of elements outside tolerance";
+  r.guards = {{"no_kernel", kGuardReject, "forward launched no kernel of its own"}};
+  apply_policies(r, Policy::KernelBench);
+  CHECK(r.status == Status::Rejected);
+  CHECK(r.reason == "no_kernel");
+  CHECK(r.message.find("no kernel of its own") != std::string::npos);
+  CHECK(r.message.find("trial 5: 99%") != std::string::npos);  // the wrong output is still said
+  CHECK(r.verdicts.at("strict").status == Status::Rejected);
+
+  // A finding that one policy only flags leaves that policy's verdict wrong, not correct.
+  EvalResult c;
+  c.status = Status::Wrong;
+  c.reason = "value_mismatch";
+  c.message = "trial 1: wrong";
+  c.guards = {{"cudnn_benchmark", kGuardReject, "cudnn.benchmark switched on"}};
+  apply_policies(c, Policy::KernelBench);
+  CHECK(c.status == Status::Wrong);
+  CHECK(c.reason == "value_mismatch");
+  CHECK(c.verdicts.at("strict").status == Status::Rejected);
+
+  // Flags alone change nothing; other failures are never turned into rejections.
+  EvalResult f;
+  f.status = Status::Wrong;
+  f.guards = {{"torch_ops_in_forward", kGuardFlag, "torch.mean"}};
+  apply_policies(f, Policy::Strict);
+  CHECK(f.status == Status::Wrong);
+  EvalResult e;
+  e.status = Status::RuntimeError;
+  e.reason = "candidate_exception";
+  e.guards = {{"try_except_fallback", kGuardReject, "except computes with PyTorch"}};
+  apply_policies(e, Policy::Strict);
+  CHECK(e.status == Status::RuntimeError);
+}
+
 TEST_CASE("JSON carries both verdicts, the policy, the own-kernel share and each finding's kernelbench action") {
   EvalResult r = correct_with({{"library_share", kGuardReject, "12%"}});
   r.own_kernel_share = 0.12;

@@ -78,11 +78,16 @@ std::string action_under(const GuardFinding& finding, Policy policy) {
 namespace {
 PolicyVerdict derive(Status before_guards, const std::string& reason, const std::string& message,
                      const std::vector<GuardFinding>& findings, Policy policy) {
-  if (before_guards != Status::Correct) return {before_guards, reason, message};
+  // A wrong output carries only the findings about its code (guard_pass.h: code_checks); a
+  // rejection among them outranks it, as KernelBench's static checker comes before its harness.
+  if (before_guards != Status::Correct && before_guards != Status::Wrong) return {before_guards, reason, message};
   for (const auto& f : findings)
-    if (action_under(f, policy) == kGuardReject)
-      return {Status::Rejected, f.name, "rejected by guard " + f.name + ": " + f.message};
-  return {Status::Correct, reason, message};
+    if (action_under(f, policy) == kGuardReject) {
+      std::string text = "rejected by guard " + f.name + ": " + f.message;
+      if (before_guards == Status::Wrong) text += " (and its outputs were wrong: " + message + ")";
+      return {Status::Rejected, f.name, text};
+    }
+  return {before_guards, reason, message};
 }
 }  // namespace
 

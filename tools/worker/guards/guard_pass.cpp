@@ -121,6 +121,30 @@ void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner
   conclude(r);
 }
 
+void GuardPass::code_checks(ProblemSession& problem, Runner& candidate, const EvalOptions& eval, EvalResult& r) {
+  if (!opts_.enabled || r.status != Status::Wrong) return;
+  if (format_ == "kernelbench" && !source_path_.empty()) add(scan_kernelbench_source(py_, source_path_));
+  add(watch_->tampering());
+  // Only no_kernel of the traced call's findings: whether an own kernel ran is the code's, where
+  // library_share (a share of GPU time) and side_stream (a moment) may go either way on a rerun.
+  if (!rejected_under_all(pending_) && opts_.on(guard::kNoKernel)) {
+    try {
+      const Values inputs = problem.make_inputs("cuda", eval.seed + opts_.seed_offset);
+      const TracedCall call = traced_call(candidate, inputs, true);
+      if (call.kernels) {
+        const auto attribution = profiler::attribute_kernels(
+            *call.kernels, own_kernels_, no_own_code_ ? profiler::Unclaimed::NoOnes : profiler::Unclaimed::Own);
+        own_share_ = own_kernel_share(*call.kernels, attribution);
+        add(check_no_kernel(*call.kernels, attribution));
+      }
+    } catch (...) {
+      conclude(r);
+      throw;
+    }
+  }
+  conclude(r);
+}
+
 void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
                           const EvalOptions& eval) {
   // Memory: on problems whose tensors take gigabytes, the guards hold at most the pristine

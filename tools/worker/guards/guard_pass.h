@@ -4,6 +4,11 @@
 //     of tampering, then ONE guard run on fresh inputs that feeds most guards at once (a traced
 //     call after poisoning free memory, a second call after poisoning again, the fp64 truth,
 //     extra shapes);
+//   code_checks (instead, after the trials found a wrong output): the findings about the code
+//     that do not depend on its outputs: the static checks, tampering, and whether forward
+//     launched a kernel of its own (one traced call). A rejection among them outranks the wrong
+//     output (result/policy.h), as KernelBench's static checker runs before its harness: an
+//     answer racing its own side stream gets one verdict whoever wins the race in the trials;
 //   after_candidate_timing (before the baselines are measured): cached results on the timed
 //     inputs, tampering and threads again (a patch made during timing would slow the eager
 //     baseline that is measured next);
@@ -43,6 +48,8 @@ class GuardPass {
 
   void before_timing(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
                      const EvalOptions& eval, EvalResult& r);
+  // `r` is wrong (its trials failed): see code_checks above.
+  void code_checks(ProblemSession& problem, Runner& candidate, const EvalOptions& eval, EvalResult& r);
   void after_candidate_timing(ProblemSession& problem, Runner& candidate, Runner& reference, Values& timing_inputs,
                               const EvalOptions& eval, EvalResult& r);
   void after_baselines(EvalResult& r);

@@ -47,7 +47,11 @@ EvalResult Evaluation::operator()() {
   };
   const bool loaded = phase("load", &Evaluation::load);
   phases.candidate_started();  // its code ran while it loaded: a CUDA context lost from here on is its doing
-  if (loaded && phase("correctness", &Evaluation::correctness) && guard_run()) {
+  const bool right = loaded && phase("correctness", &Evaluation::correctness);
+  // A wrong output still gets the code's own findings (guard_pass.h: code_checks), in the phase
+  // the guards have before timing, which a wrong answer never reaches.
+  if (loaded && !right && result_.status == Status::Wrong) phase("guards_before_timing", &Evaluation::code_checks);
+  if (right && guard_run()) {
     // From the timing to the end the GPU is this worker's alone: one turn under the lock, not
     // one per timed phase with a sibling's work let in between (and a wait for it each time).
     const GpuTimingLock::Hold alone(options_.measure || options_.profile ? ctx_.lock : nullptr, LockMode::Exclusive);
@@ -165,6 +169,11 @@ bool Evaluation::correctness() {
 bool Evaluation::guards_before_timing() {
   guards_->before_timing(problem_, *candidate_, *reference_, reference_model_.get(), options_, result_);
   return GuardPass::open(result_);
+}
+
+bool Evaluation::code_checks() {
+  guards_->code_checks(problem_, *candidate_, options_, result_);
+  return false;
 }
 
 bool Evaluation::timing() {

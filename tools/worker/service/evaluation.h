@@ -70,6 +70,7 @@ class Evaluation {
   bool load();
   bool correctness();
   bool guards_before_timing();
+  bool code_checks();
   bool timing();
   // Paired rounds of eager and the candidate (EvalOptions::speedup_rounds), under the timing's hold.
   std::optional<SpeedupRounds> speedup_rounds();
