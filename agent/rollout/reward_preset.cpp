@@ -20,7 +20,8 @@ void to_json(nlohmann::json& j, const RewardPreset& p) {
   j = {{"name", p.name},
        {"policy", to_string(p.policy)},
        {"baseline", p.compiled_baseline ? "compiled" : "eager"},
-       {"speedup_from", to_string(p.speedup_from)}};
+       // The compiled baseline reads the timing whatever the field says (the rounds pair eager).
+       {"speedup_from", to_string(p.compiled_baseline ? SpeedupEstimate::Timing : p.speedup_from)}};
   if (p.name == "kevin") {
     j["correct_weight"] = p.correct_weight;
     j["speedup_weight"] = p.speedup_weight;
@@ -60,6 +61,7 @@ void from_json(const nlohmann::json& j, RewardPreset& p) {
   const std::string base = j.value("baseline", std::string("eager"));
   if (base != "eager" && base != "compiled") throw std::invalid_argument("baseline must be 'eager' or 'compiled'");
   p.compiled_baseline = base == "compiled";
+  if (p.compiled_baseline) p.speedup_from = SpeedupEstimate::Timing;
   if (j.contains("speedup_from")) {
     const auto from = j["speedup_from"].is_string() ? speedup_estimate_from_name(j["speedup_from"].get<std::string>())
                                                     : std::nullopt;

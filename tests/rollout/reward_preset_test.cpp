@@ -76,7 +76,10 @@ TEST_CASE("speedup_from: the timing's speedup, or the rounds' geometric mean or 
   const auto kevin = [](const char* from) {
     return nlohmann::json{{"name", "kevin"}, {"speedup_from", from}}.get<RewardPreset>();
   };
-  CHECK(reward(rounded, reward_preset("kevin")) == doctest::Approx(4.3));  // default: the timing's
+  // The default reads the rounds' geometric mean where they ran (it repeats: reward_preset.h).
+  CHECK(reward(rounded, reward_preset("kevin")) == doctest::Approx(0.3 + std::cbrt(3.0 * 3.5 * 3.2)));
+  CHECK(reward(timed, reward_preset("kevin")) == doctest::Approx(4.3));
+  CHECK(reward(rounded, kevin("timing")) == doctest::Approx(4.3));
   CHECK(reward(rounded, kevin("rounds")) == doctest::Approx(0.3 + std::cbrt(3.0 * 3.5 * 3.2)));
   CHECK(reward(rounded, kevin("rounds_low")) == doctest::Approx(0.3 + 3.0));
   CHECK(reward(timed, kevin("rounds_low")) == doctest::Approx(4.3));  // no rounds: the timing's
@@ -86,6 +89,10 @@ TEST_CASE("speedup_from: the timing's speedup, or the rounds' geometric mean or 
   CHECK_THROWS_AS((nlohmann::json{{"speedup_from", "mean"}}.get<RewardPreset>()), std::invalid_argument);
   CHECK_THROWS_AS((nlohmann::json{{"speedup_from", "rounds"}, {"baseline", "compiled"}}.get<RewardPreset>()),
                   std::invalid_argument);
+  // The compiled baseline reads the timing, and its preset's JSON reads back (a record keeps it).
+  const auto compiled = nlohmann::json{{"name", "kevin"}, {"baseline", "compiled"}}.get<RewardPreset>();
+  CHECK(compiled.speedup_from == SpeedupEstimate::Timing);
+  CHECK(nlohmann::json(compiled).get<RewardPreset>().compiled_baseline);
 }
 
 TEST_CASE("a reward config with a key its preset does not read, or a negative weight, is refused naming the key") {
