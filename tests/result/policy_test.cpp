@@ -115,13 +115,22 @@ TEST_CASE("A candidate that failed has the same verdict under both policies") {
 // they lost the race in the trials and rejected no_kernel when they won it: two verdicts, and two
 // rewards, for one answer, decided by the GPU's load (10 of 125 flipped between a one-at-a-time
 // collection and a four-worker one on an H200).
-TEST_CASE("A rejection about the code outranks a wrong output, under the policies that reject") {
+namespace {
+// A failed evaluation with these findings, its verdicts made under `ruling`.
+EvalResult failed_with(Status status, std::vector<GuardFinding> guards, Policy ruling) {
   EvalResult r;
-  r.status = Status::Wrong;
+  r.status = status;
   r.reason = "value_mismatch";
   r.message = "trial 5: 99% of elements outside tolerance";
-  r.guards = {{"no_kernel", kGuardReject, "forward launched no kernel of its own"}};
-  apply_policies(r, Policy::KernelBench);
+  r.guards = std::move(guards);
+  apply_policies(r, ruling);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("A rejection about the code outranks a wrong output, under the policies that reject") {
+  const EvalResult r =
+      failed_with(Status::Wrong, {{"no_kernel", kGuardReject, "forward launched no kernel of its own"}}, Policy::KernelBench);
   CHECK(r.status == Status::Rejected);
   CHECK(r.reason == "no_kernel");
   CHECK(r.message.find("no kernel of its own") != std::string::npos);
@@ -129,28 +138,18 @@ TEST_CASE("A rejection about the code outranks a wrong output, under the policie
   CHECK(r.verdicts.at("strict").status == Status::Rejected);
 
   // A finding that one policy only flags leaves that policy's verdict wrong, not correct.
-  EvalResult c;
-  c.status = Status::Wrong;
-  c.reason = "value_mismatch";
-  c.message = "trial 1: wrong";
-  c.guards = {{"cudnn_benchmark", kGuardReject, "cudnn.benchmark switched on"}};
-  apply_policies(c, Policy::KernelBench);
+  const EvalResult c = failed_with(Status::Wrong, {{"cudnn_benchmark", kGuardReject, "cudnn.benchmark switched on"}},
+                                   Policy::KernelBench);
   CHECK(c.status == Status::Wrong);
   CHECK(c.reason == "value_mismatch");
   CHECK(c.verdicts.at("strict").status == Status::Rejected);
 
   // Flags alone change nothing; other failures are never turned into rejections.
-  EvalResult f;
-  f.status = Status::Wrong;
-  f.guards = {{"torch_ops_in_forward", kGuardFlag, "torch.mean"}};
-  apply_policies(f, Policy::Strict);
-  CHECK(f.status == Status::Wrong);
-  EvalResult e;
-  e.status = Status::RuntimeError;
-  e.reason = "candidate_exception";
-  e.guards = {{"try_except_fallback", kGuardReject, "except computes with PyTorch"}};
-  apply_policies(e, Policy::Strict);
-  CHECK(e.status == Status::RuntimeError);
+  CHECK(failed_with(Status::Wrong, {{"torch_ops_in_forward", kGuardFlag, "torch.mean"}}, Policy::Strict).status ==
+        Status::Wrong);
+  CHECK(failed_with(Status::RuntimeError, {{"try_except_fallback", kGuardReject, "except computes with PyTorch"}},
+                    Policy::Strict)
+            .status == Status::RuntimeError);
 }
 
 TEST_CASE("JSON carries both verdicts, the policy, the own-kernel share and each finding's kernelbench action") {

@@ -220,16 +220,19 @@ TEST_CASE("a CUDA fault while another process used the GPU is tried again with t
   std::vector<std::string> notices;
   o.notice = [&](const std::string& m) { notices.push_back(m); };
   GpuAdmission other(uuid, 10'000'000'000ULL, nullptr, o.admission_folder);
+  // Another process's evaluation holding GPU memory for `hold`: it shares the GPU meanwhile.
+  const auto other_evaluates = [&](std::chrono::milliseconds hold) {
+    auto held = std::make_shared<GpuAdmission::Ticket>(other.acquire({1'000'000'000ULL, false, 0, "other"}, {}));
+    return std::thread([held, hold] {
+      std::this_thread::sleep_for(hold);
+      held->release();
+    });
+  };
 
   SUBCASE("a neighbour's fault: the second try, alone, is the verdict") {
     WorkerClient w(o);
     REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
-    // Another process's evaluation holds some memory for 1.5 s: it shares the GPU.
-    auto held = std::make_unique<GpuAdmission::Ticket>(other.acquire({1'000'000'000ULL, false, 0, "other"}, {}));
-    std::thread release([&] {
-      std::this_thread::sleep_for(1500ms);
-      held.reset();
-    });
+    std::thread release = other_evaluates(1500ms);
     const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault_once", "op", ""});
     release.join();
     CHECK(r.status == Status::Correct);
@@ -245,11 +248,7 @@ TEST_CASE("a CUDA fault while another process used the GPU is tried again with t
   SUBCASE("the candidate's own fault recurs alone and stays its verdict") {
     WorkerClient w(o);
     REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
-    auto held = std::make_unique<GpuAdmission::Ticket>(other.acquire({1'000'000'000ULL, false, 0, "other"}, {}));
-    std::thread release([&] {
-      std::this_thread::sleep_for(300ms);
-      held.reset();
-    });
+    std::thread release = other_evaluates(300ms);
     const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault", "op", ""});
     release.join();
     CHECK(r.status == Status::RuntimeError);
