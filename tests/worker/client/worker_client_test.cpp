@@ -181,14 +181,25 @@ TEST_CASE("a replacement worker is told its GPU, to join that GPU's timing lock 
   CHECK(uuid == "GPU-join");
 }
 
-TEST_CASE("out of GPU memory while another process holds some: tried again with the GPU to itself") {
-  testing::TempDir dir("kagent-admission");
-  const std::string uuid = "GPU-fake-" + std::to_string(::getpid());
+namespace {
+
+// A fake worker on a 10 GB GPU `uuid` whose admission ledger and markers live in `dir`; its
+// notices go to `notices`.
+WorkerOptions ledger_options(const testing::TempDir& dir, const std::string& uuid, std::vector<std::string>& notices) {
   WorkerOptions o = fake_options();
   o.admission_folder = (dir.path() / "ledger").string();
   o.env = {"KAGENT_FAKE_UUID=" + uuid, "KAGENT_FAKE_MEMORY=10000000000", "KAGENT_FAKE_MARKERS=" + dir.str()};
+  o.notice = [&notices](const std::string& m) { notices.push_back(m); };
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("out of GPU memory while another process holds some: tried again with the GPU to itself") {
+  testing::TempDir dir("kagent-admission");
+  const std::string uuid = "GPU-fake-" + std::to_string(::getpid());
   std::vector<std::string> notices;
-  o.notice = [&](const std::string& m) { notices.push_back(m); };
+  const WorkerOptions o = ledger_options(dir, uuid, notices);
   WorkerClient w(o);
   REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
   // Another process's evaluation holds 5 GB for 1.5 s.
@@ -214,11 +225,8 @@ TEST_CASE("out of GPU memory while another process holds some: tried again with 
 TEST_CASE("a CUDA fault while another process used the GPU is tried again with the GPU to itself") {
   testing::TempDir dir("kagent-fault");
   const std::string uuid = "GPU-fault-" + std::to_string(::getpid());
-  WorkerOptions o = fake_options();
-  o.admission_folder = (dir.path() / "ledger").string();
-  o.env = {"KAGENT_FAKE_UUID=" + uuid, "KAGENT_FAKE_MEMORY=10000000000", "KAGENT_FAKE_MARKERS=" + dir.str()};
   std::vector<std::string> notices;
-  o.notice = [&](const std::string& m) { notices.push_back(m); };
+  const WorkerOptions o = ledger_options(dir, uuid, notices);
   GpuAdmission other(uuid, 10'000'000'000ULL, nullptr, o.admission_folder);
   // Another process's evaluation holding GPU memory for `hold`: it shares the GPU meanwhile.
   const auto other_evaluates = [&](std::chrono::milliseconds hold) {
