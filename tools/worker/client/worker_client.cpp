@@ -612,9 +612,9 @@ void reject_forged(EvalResult& r, const std::string& line) {
 
 }  // namespace
 
-bool fault_beside_others(const EvalResult& r, bool shared) {
-  return shared && r.status == Status::RuntimeError && r.reason == reason::kCudaFatal;
-}
+bool cuda_fault(const EvalResult& r) { return r.status == Status::RuntimeError && r.reason == reason::kCudaFatal; }
+
+bool fault_beside_others(const EvalResult& r, bool shared) { return shared && cuda_fault(r); }
 
 namespace {
 
@@ -648,7 +648,7 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
     WorkerRetry retry{to_string(result.status), result.reason, result.message, kRetryGpuFaultShared, ""};
     stop();
     EvalResult again = evaluate_once(problem_path, candidate, options, true, trusted_eager_ms);
-    if (!fault_beside_others(again, true))
+    if (!cuda_fault(again))
       notice(fmt::format("{}: a CUDA fault while other processes used the GPU did not recur with the GPU to "
                          "itself; its verdict is the second try's ({})",
                          name, to_string(again.status)));

@@ -202,6 +202,7 @@ class WorkerClient {
 // processes. It need not be this candidate's: on an H200, another worker's out-of-bounds kernel
 // (l2_p44_gpt4o) and a clean one timed beside it (l2_p16_gpto1) failed at the same moment, each
 // correct alone. The client tries it again on a fresh worker with the GPU to itself.
+bool cuda_fault(const EvalResult& r);
 bool fault_beside_others(const EvalResult& r, bool shared);
 
 // Finds kagent-worker: $KAGENT_WORKER, next to /proc/self/exe, or the build directory.
