@@ -112,7 +112,8 @@
 #              a minute (targets 100 and 60), the GPU's kernel-busy time beside the wall, phases, lock
 #              waits, loads over 5 s, verdicts against the one-at-a-time run (bench/realworld/
 #              verdicts_one_at_a_time_SET.jsonl); rl-throughput-single runs one worker per GPU and
-#              writes those verdicts (RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both on a
+#              writes those verdicts (RL_REFERENCE_DIR=<that run's OUT> compares against them in
+#              the same call; RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both on a
 #              warm machine; one at a time, cuda_l1's slow answers take longer: RL_SETS=cuda_l1
 #              RL_TOTAL_S=520 in a call of its own)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
@@ -309,7 +310,10 @@ for suite in "${suites[@]}"; do
     # which makes those files: take them from $OUT/SET/realworld/). RL_SETS=kb_leaderboard,cuda_l1.
     rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
     for rl_set in ${RL_SETS:-kb_leaderboard cuda_l1}; do
+      # RL_REFERENCE_DIR: an rl-throughput-single run's $OUT of the same call, whose verdicts
+      # stand in for the committed ones (one call runs both, the tree unchanged in between).
       rl_ref=bench/realworld/verdicts_one_at_a_time_$rl_set.jsonl rl_refarg=()
+      [ -n "${RL_REFERENCE_DIR:-}" ] && rl_ref=$RL_REFERENCE_DIR/$rl_set/realworld/verdicts_$rl_set.jsonl
       [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
       mkdir -p "$OUT/$rl_set"
       run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
