@@ -153,8 +153,8 @@ int run_collect(CollectArgs a) {
   const collect::Order order = collect::order_from_string(a.order);
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
-  llm::CancelToken cancel;
-  llm::ScopedSigintCancel sigint(cancel);
+  llm::CancelToken cancel, signalled;
+  llm::ScopedSignalCancel sigint(cancel, &signalled);
   llm::LlmConfig llm_cfg;
   std::unique_ptr<llm::LlmClient> client;
   try {
@@ -229,6 +229,7 @@ int run_collect(CollectArgs a) {
   rc.prompts = &prompts;
   rc.model = loop::model_info(llm_cfg);
   rc.options = problem_run_options(a.run);
+  rc.options.stop = &signalled;  // a turn evaluated while a signal stops the collection is run again on resume
   rc.samples = a.run.samples;
   const unsigned compile_threads = a.compile_jobs ? a.compile_jobs : usable_cpu_count();
   rc.concurrency = a.concurrency > 0 ? a.concurrency
@@ -359,6 +360,10 @@ int run_collect(CollectArgs a) {
 
   // 7. The status: the worst thing that happened.
   if (!out.internal_error.empty()) return fail(collect_exit::kInternal, out.internal_error);
+  if (sigint.interrupted() && !out.aborted)
+    return fail(collect_exit::kInterrupted, fmt::format("stopped by a signal; what was running is run again on resume "
+                                                        "(kagent collect --resume {})",
+                                                        store->dir().string()));
   if (out.aborted) {
     const int code = sigint.interrupted() ? collect_exit::kInterrupted : llm_error_exit(out.aborted->kind);
     return fail(code, fmt::format("{} (resume: kagent collect --resume {})", out.aborted->what(), store->dir().string()));

@@ -120,7 +120,7 @@ int run_llm(LlmOptions& o) {
   if (o.prompt.empty()) return fail("empty prompt", kLlmConfig);
 
   CancelToken cancel;
-  ScopedSigintCancel sigint(cancel);
+  ScopedSignalCancel sigint(cancel);
   try {
     LlmConfig cfg = resolve_llm_config(o.flags);
     ClientHooks hooks;

@@ -70,8 +70,8 @@ int run_solve(SolveArgs a) {
   a.problem = fs::absolute(a.problem).string();
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
-  llm::CancelToken cancel;
-  llm::ScopedSigintCancel sigint(cancel);
+  llm::CancelToken cancel, signalled;
+  llm::ScopedSignalCancel sigint(cancel, &signalled);
   llm::LlmConfig llm_cfg;
   std::unique_ptr<llm::LlmClient> client;
   try {
@@ -140,6 +140,7 @@ int run_solve(SolveArgs a) {
                                    store->dir().string());
   LiveView view(mode, std::cout, a.run.samples, a.run.turns, header);
   loop::ProblemRunOptions with_view = options;
+  with_view.stop = &signalled;
   with_view.on_event = [&view](const loop::LoopEvent& e) { view.on_event(e); };
   loop::ProblemRun problem_run(session, device, *store, *client, prompts, std::move(rendered), loop::model_info(llm_cfg),
                                std::move(with_view));
@@ -156,7 +157,8 @@ int run_solve(SolveArgs a) {
       all_llm = all_llm && !s.recorded && !s.interrupted.empty();
       for (const auto& turn : s.trajectory.turns) no_gpu_verdicts |= turn.eval && turn.eval->reason == reason::kNoGpu;
     }
-    if (out.aborted) code = sigint.interrupted() ? solve_exit::kInterrupted : llm_error_exit(out.aborted->kind);
+    if (sigint.interrupted()) code = solve_exit::kInterrupted;
+    else if (out.aborted) code = llm_error_exit(out.aborted->kind);
     else if (all_llm) code = solve_exit::kLlmFailed;
     else if (no_gpu_verdicts) code = solve_exit::kNoGpu;  // only when a verdict needed the GPU
   } else if (sigint.interrupted()) {

@@ -20,33 +20,39 @@ bool CancelToken::sleep_for(std::chrono::duration<double> d) const {
 
 namespace {
 // The one piece of process-wide state: a signal handler can reach nothing else.
-std::atomic<CancelToken*> g_sigint_token{nullptr};
-volatile std::sig_atomic_t g_sigint_seen = 0;
+std::atomic<CancelToken*> g_signal_token{nullptr};
+std::atomic<CancelToken*> g_signal_only_token{nullptr};
+volatile std::sig_atomic_t g_signal_seen = 0;
 
-extern "C" void on_sigint(int) {
-  g_sigint_seen = 1;
-  if (CancelToken* t = g_sigint_token.load()) t->cancel();
+extern "C" void on_stop_signal(int) {
+  g_signal_seen = 1;
+  if (CancelToken* t = g_signal_token.load()) t->cancel();
+  if (CancelToken* t = g_signal_only_token.load()) t->cancel();
 }
 }  // namespace
 
-static_assert(sizeof(struct sigaction) <= 256, "old_action_ buffer too small");
+static_assert(sizeof(struct sigaction) <= 256, "old action buffer too small");
 
-ScopedSigintCancel::ScopedSigintCancel(CancelToken& token) {
-  g_sigint_seen = 0;
-  g_sigint_token.store(&token);
+ScopedSignalCancel::ScopedSignalCancel(CancelToken& token, CancelToken* signalled) {
+  g_signal_seen = 0;
+  g_signal_token.store(&token);
+  g_signal_only_token.store(signalled);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_sigint;
+  sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C gets the default action: the user insists
-  sigaction(SIGINT, &sa, reinterpret_cast<struct sigaction*>(old_action_));
+  sa.sa_flags = SA_RESETHAND;  // a second Ctrl-C (or SIGTERM) gets the default action: the sender insists
+  sigaction(SIGINT, &sa, reinterpret_cast<struct sigaction*>(old_int_));
+  sigaction(SIGTERM, &sa, reinterpret_cast<struct sigaction*>(old_term_));
 }
 
-ScopedSigintCancel::~ScopedSigintCancel() {
-  sigaction(SIGINT, reinterpret_cast<struct sigaction*>(old_action_), nullptr);
-  g_sigint_token.store(nullptr);
+ScopedSignalCancel::~ScopedSignalCancel() {
+  sigaction(SIGINT, reinterpret_cast<struct sigaction*>(old_int_), nullptr);
+  sigaction(SIGTERM, reinterpret_cast<struct sigaction*>(old_term_), nullptr);
+  g_signal_token.store(nullptr);
+  g_signal_only_token.store(nullptr);
 }
 
-bool ScopedSigintCancel::interrupted() const { return g_sigint_seen != 0; }
+bool ScopedSignalCancel::interrupted() const { return g_signal_seen != 0; }
 
 }  // namespace kagent::llm

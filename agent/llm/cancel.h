@@ -18,18 +18,22 @@ class CancelToken {
   std::atomic<bool> flag_{false};
 };
 
-// While alive, SIGINT cancels `token` (a second Ctrl-C kills the process as usual).
-// The previous handler is restored on destruction. One guard at a time per process.
-class ScopedSigintCancel {
+// While alive, SIGINT (Ctrl-C) and SIGTERM (Slurm's time limit, scancel, a supervisor) cancel
+// `token`, and `signalled` where given: a token that only a signal cancels, for what must tell a
+// stop from outside apart from the run's own cancellation (a model failure ending the run). A
+// second signal of the same kind kills the process as usual. The previous handlers are restored
+// on destruction. One guard at a time per process.
+class ScopedSignalCancel {
  public:
-  explicit ScopedSigintCancel(CancelToken& token);
-  ~ScopedSigintCancel();
-  ScopedSigintCancel(const ScopedSigintCancel&) = delete;
-  ScopedSigintCancel& operator=(const ScopedSigintCancel&) = delete;
-  bool interrupted() const;  // SIGINT arrived while the guard was alive
+  explicit ScopedSignalCancel(CancelToken& token, CancelToken* signalled = nullptr);
+  ~ScopedSignalCancel();
+  ScopedSignalCancel(const ScopedSignalCancel&) = delete;
+  ScopedSignalCancel& operator=(const ScopedSignalCancel&) = delete;
+  bool interrupted() const;  // SIGINT or SIGTERM arrived while the guard was alive
 
  private:
-  alignas(8) unsigned char old_action_[256];
+  alignas(8) unsigned char old_int_[256];
+  alignas(8) unsigned char old_term_[256];
 };
 
 }  // namespace kagent::llm

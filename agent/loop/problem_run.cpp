@@ -56,7 +56,8 @@ ProblemRun::ProblemRun(EvaluationSession& session, const DeviceInfo& device, tra
                              .limits = opts.limits,
                              .sampling = std::nullopt,
                              .on_event = std::move(opts.on_event),
-                             .request_tag = {{"problem", opts.problem_tag.empty() ? spec.name : opts.problem_tag}}});
+                             .request_tag = {{"problem", opts.problem_tag.empty() ? spec.name : opts.problem_tag}},
+                             .stop = opts.stop});
 }
 
 SampleRun ProblemRun::run_sample(int sample) {

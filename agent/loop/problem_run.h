@@ -23,6 +23,7 @@ struct ProblemRunOptions {
   LoopLimits limits{};
   std::string problem_tag;                  // the requests' "problem" tag (replay entries key on it); empty: the spec's name
   EventSink on_event{};
+  const llm::CancelToken* stop = nullptr;   // SampleContext::stop
 };
 
 // What a trajectory records of the model: provider ("replay" for a replay file), model, URL, sampling.

@@ -104,6 +104,12 @@ SampleRun run_sample(const SampleContext& ctx, traj::Trajectory t) {
       turn.eval = ctx.evaluator.evaluate(turn.code, file);
       traj::keep_sass_beside(*turn.eval, file, ctx.store.dir());
       turn.eval_seconds = seconds_since(evaluated);
+      if (ctx.stop && ctx.stop->cancelled()) {  // SampleContext::stop: not this candidate's verdict, maybe
+        run.interrupted = fmt::format("stopped during turn {}'s evaluation (resume runs that turn again)", turn.index + 1);
+        emit(ctx, {LoopEvent::Phase::Ended, t.sample, turn.index, nullptr, &t, run.interrupted});
+        run.trajectory = t;
+        return run;
+      }
       turn.feedback = ctx.prompts.feedback_prompt(*turn.eval, &ctx.spec);
     }
     turn.finished_at = traj::now_iso8601();

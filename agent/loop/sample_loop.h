@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "llm/cancel.h"
 #include "llm/llm_client.h"
 #include "loop/candidate_evaluator.h"
 #include "loop/history.h"
@@ -55,6 +56,10 @@ struct SampleContext {
   std::optional<llm::Sampling> sampling{};  // unset: the client's
   EventSink on_event{};                     // may be empty; called from the sample's thread
   nlohmann::json request_tag = nlohmann::json::object();  // merged into every request's tag (e.g. "problem")
+  // Cancelled by a stop from outside (SIGINT, SIGTERM): a turn whose evaluation ends after it is
+  // not saved, since its compiler or worker may have been killed with kagent (Slurm signals every
+  // process of the job step); the sample is interrupted and resume runs that turn again.
+  const llm::CancelToken* stop = nullptr;
 };
 
 // How one sample's run ended.

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -109,6 +110,80 @@ TEST_CASE("kill -9 at random moments, resumed three times: equal to an uninterru
   KagentRun again = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
   CHECK(again.status == 0);
   CHECK(kagent::read_file(run + "/index.jsonl") == index_before);
+}
+
+namespace {
+
+// Every process below `root` (by /proc's parent links), deepest last.
+std::vector<pid_t> descendants(pid_t root) {
+  std::vector<std::pair<pid_t, pid_t>> links;  // (pid, parent)
+  for (const auto& e : fs::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::string stat;
+    try {
+      stat = kagent::read_file((e.path() / "stat").string());
+    } catch (const std::exception&) {
+      continue;  // gone meanwhile
+    }
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    pid_t parent = 0;
+    rest >> state >> parent;
+    links.emplace_back(static_cast<pid_t>(std::stoi(name)), parent);
+  }
+  std::vector<pid_t> out{root};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (const auto& [pid, parent] : links)
+      if (parent == out[i]) out.push_back(pid);
+  out.erase(out.begin());
+  return out;
+}
+
+}  // namespace
+
+// Slurm's time limit and scancel send SIGTERM to every process of the job step: kagent, its
+// workers and its compilers at once. A turn whose evaluation was cut that way is no verdict of
+// its candidate's: it is not saved, and the resumed collection equals an uninterrupted one.
+TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume equals an uninterrupted run") {
+  TempDir dir("kagent-collect-term");
+  const auto names = write_tiny_suite(dir, "suite");
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", names, 1, 2, 0);
+  const std::string suite = dir.str() + "/suite";
+  KagentRun ref = run_kagent(collect_args(suite, replay, dir.str() + "/ref", 1, 2), {}, dir.str());
+  INFO(ref.err);
+  REQUIRE(ref.status == 0);
+  const CollectionDigest want = digest_collection(dir.path() / "ref");
+
+  // A cold compile cache of its own, so the first compiles are still running when the signal comes.
+  const std::string run = dir.str() + "/run";
+  const KagentProcess p = spawn_kagent(collect_args(suite, replay, run, 1, 2), {"KAGENT_CACHE_DIR=" + dir.str() + "/cold"},
+                                       dir.str());
+  const auto started = std::chrono::steady_clock::now();
+  const auto evaluating = [&] {  // a candidate file is written as its evaluation starts
+    if (!fs::exists(run + "/problems")) return false;
+    for (const auto& e : fs::recursive_directory_iterator(run + "/problems"))
+      if (e.path().parent_path().filename() == "candidates") return true;
+    return false;
+  };
+  while (!evaluating() && seconds_since(started) < 120) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(evaluating());
+  const std::vector<pid_t> below = descendants(p.pid);
+  ::kill(p.pid, SIGTERM);
+  for (pid_t child : below) ::kill(child, SIGTERM);
+  KagentRun stopped = p.wait();
+  INFO(stopped.err);
+  MESSAGE("signalled " << below.size() + 1 << " processes after " << seconds_since(started) << " s");
+  CHECK(stopped.status == 130);
+  CHECK(has(stopped.err, "stopped by a signal"));
+  CHECK(fs::exists(run + "/summary.json"));
+
+  KagentRun resumed = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
+  INFO(resumed.err);
+  REQUIRE(resumed.status == 0);
+  check_same(digest_collection(run), want);
 }
 
 TEST_CASE("bad input: one clear line and a distinct exit status") {

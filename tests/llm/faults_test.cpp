@@ -269,12 +269,31 @@ TEST_CASE("cancellation aborts a transfer in progress promptly") {
   CHECK(took < 0.6);
 }
 
+TEST_CASE("SIGTERM stops as Ctrl-C does, and only a signal cancels the signal-only token") {
+  CancelToken cancel, signalled;
+  struct sigaction before {};
+  sigaction(SIGTERM, nullptr, &before);  // doctest's own, or the default
+  {
+    ScopedSignalCancel guard(cancel, &signalled);
+    cancel.cancel();  // the run's own cancellation (a model failure ending it)
+    CHECK_FALSE(signalled.cancelled());
+    CHECK_FALSE(guard.interrupted());
+    kill(getpid(), SIGTERM);  // handled: this test process lives on
+    CHECK(guard.interrupted());
+    CHECK(signalled.cancelled());
+  }
+  // The guard gone, the handler is the earlier one again.
+  struct sigaction now {};
+  sigaction(SIGTERM, nullptr, &now);
+  CHECK((now.sa_handler == before.sa_handler));
+}
+
 TEST_CASE("Ctrl-C during a batch: finished answers are kept, running ones abort, the rest never start") {
   FakeLlmServer server(32);
   for (int i = 0; i < 3; ++i) server.push({.text = "quick"});
   server.set_default({.behavior = Behavior::Hang});
   CancelToken cancel;
-  ScopedSigintCancel guard(cancel);
+  ScopedSignalCancel guard(cancel);
   ClientHooks hooks;
   hooks.cancel = &cancel;
   auto cfg = server_config(server);
