@@ -642,37 +642,35 @@ EvalResult WorkerClient::evaluate(const std::string& problem_path, const Candida
   }
   const int ran_before = proc_ && proc_->running() ? candidates_in_worker_ : 0;
   EvalResult result = evaluate_once(problem_path, candidate, options, false, trusted_eager_ms);
-  if (fault_beside_others(result, last_shared_)) {
-    // Tried again on a fresh worker with the GPU to itself: a fault that recurs there is the
-    // candidate's; one that does not was a neighbour's, and the verdict is the second try's.
-    WorkerRetry retry{to_string(result.status), result.reason, result.message, kRetryGpuFaultShared, ""};
-    stop();
-    EvalResult again = evaluate_once(problem_path, candidate, options, true, trusted_eager_ms);
-    if (!cuda_fault(again))
+  // Why a fresh worker should try again, if it should: a previous candidate in this worker, or
+  // another process on the GPU (its memory, or its kernels' fault), could have caused the failure.
+  const auto shared = [&] { return last_shared_ || (admission_ && admission_->others_hold()); };  // reads the ledger
+  const char* why = fault_beside_others(result, last_shared_)               ? kRetryGpuFaultShared
+                    : suspect(result) && out_of_memory(result) && shared() ? "shared_gpu_memory"
+                    : suspect(result) && ran_before > 0                    ? "after_candidate"
+                                                                           : nullptr;
+  if (why) {
+    const bool after_candidate = std::string_view(why) == "after_candidate";
+    const bool fault = std::string_view(why) == kRetryGpuFaultShared;
+    WorkerRetry retry{to_string(result.status), result.reason, result.message, why,
+                      !fault && ran_before > 0 ? last_label_ : ""};
+    stop();  // a fresh worker; with the GPU to itself unless a candidate before is suspected
+    EvalResult again = evaluate_once(problem_path, candidate, options, !after_candidate, trusted_eager_ms);
+    if (after_candidate && !suspect(again) && !last_label_.empty()) {
+      charges_.push_back({last_label_, last_problem_, name, problem_path, retry.first_status, retry.first_reason,
+                          retry.first_message});
+      notice(fmt::format("{} is charged: the next evaluation in its worker ({}) failed with {} {}, and passed "
+                         "on a fresh worker",
+                         last_label_, name, retry.first_status, retry.first_reason));
+    }
+    // A fault that recurs alone is the candidate's; one that does not was a neighbour's.
+    if (fault && !cuda_fault(again))
       notice(fmt::format("{}: a CUDA fault while other processes used the GPU did not recur with the GPU to "
                          "itself; its verdict is the second try's ({})",
                          name, to_string(again.status)));
     again.isolation.memory_wait_seconds += result.isolation.memory_wait_seconds;
     again.isolation.retry = std::move(retry);
     result = std::move(again);
-  } else if (suspect(result)) {
-    const bool memory = out_of_memory(result) && (last_shared_ || (admission_ && admission_->others_hold()));
-    if (memory || ran_before > 0) {
-      WorkerRetry retry{to_string(result.status), result.reason, result.message,
-                        memory ? "shared_gpu_memory" : "after_candidate", ran_before > 0 ? last_label_ : ""};
-      stop();  // a fresh worker, with the GPU to itself when memory was short
-      EvalResult again = evaluate_once(problem_path, candidate, options, memory, trusted_eager_ms);
-      if (!memory && !suspect(again) && !last_label_.empty()) {
-        charges_.push_back({last_label_, last_problem_, name, problem_path, retry.first_status, retry.first_reason,
-                            retry.first_message});
-        notice(fmt::format("{} is charged: the next evaluation in its worker ({}) failed with {} {}, and passed "
-                           "on a fresh worker",
-                           last_label_, name, retry.first_status, retry.first_reason));
-      }
-      again.isolation.memory_wait_seconds += result.isolation.memory_wait_seconds;
-      again.isolation.retry = std::move(retry);
-      result = std::move(again);
-    }
   }
   // Only an answer that loaded extensions keeps state in the process (its module is executed
   // afresh every time).

@@ -107,9 +107,7 @@ void GuardPass::conclude(EvalResult& r) {
 void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner& reference,
                               PyObject* reference_model, const EvalOptions& eval, EvalResult& r) {
   if (!opts_.enabled || r.status != Status::Correct) return;
-  // What the candidate's code is and what loading it did: no GPU work needed.
-  if (format_ == "kernelbench" && !source_path_.empty()) add(scan_kernelbench_source(py_, source_path_));
-  add(watch_->tampering());
+  static_checks();
   if (!rejected_under_all(pending_)) {
     try {
       guard_run(problem, candidate, reference, reference_model, eval);
@@ -121,22 +119,33 @@ void GuardPass::before_timing(ProblemSession& problem, Runner& candidate, Runner
   conclude(r);
 }
 
-void GuardPass::code_checks(ProblemSession& problem, Runner& candidate, const EvalOptions& eval, EvalResult& r) {
-  if (!opts_.enabled || r.status != Status::Wrong) return;
+void GuardPass::static_checks() {
+  // What the candidate's code is and what loading it did: no GPU work needed.
   if (format_ == "kernelbench" && !source_path_.empty()) add(scan_kernelbench_source(py_, source_path_));
   add(watch_->tampering());
+}
+
+profiler::Attribution GuardPass::own_kernels(const std::vector<profiler::KernelRecord>& kernels) {
+  // An answer with no code that could launch a kernel owns none of the unclaimed ones.
+  auto attribution = profiler::attribute_kernels(kernels, own_kernels_,
+                                                 no_own_code_ ? profiler::Unclaimed::NoOnes : profiler::Unclaimed::Own);
+  own_share_ = own_kernel_share(kernels, attribution);
+  auto no_kernel = check_no_kernel(kernels, attribution);
+  if (no_kernel && no_own_code_)
+    no_kernel->message += " (the answer builds no extension and calls no kernel compiler: no kernel can be its own)";
+  add(std::move(no_kernel));
+  return attribution;
+}
+
+void GuardPass::code_checks(ProblemSession& problem, Runner& candidate, const EvalOptions& eval, EvalResult& r) {
+  if (!opts_.enabled || r.status != Status::Wrong) return;
+  static_checks();
   // Only no_kernel of the traced call's findings: whether an own kernel ran is the code's, where
   // library_share (a share of GPU time) and side_stream (a moment) may go either way on a rerun.
   if (!rejected_under_all(pending_) && opts_.on(guard::kNoKernel)) {
     try {
-      const Values inputs = problem.make_inputs("cuda", eval.seed + opts_.seed_offset);
-      const TracedCall call = traced_call(candidate, inputs, true);
-      if (call.kernels) {
-        const auto attribution = profiler::attribute_kernels(
-            *call.kernels, own_kernels_, no_own_code_ ? profiler::Unclaimed::NoOnes : profiler::Unclaimed::Own);
-        own_share_ = own_kernel_share(*call.kernels, attribution);
-        add(check_no_kernel(*call.kernels, attribution));
-      }
+      const TracedCall call = traced_call(candidate, problem.make_inputs("cuda", eval.seed + opts_.seed_offset), true);
+      if (call.kernels) (void)own_kernels(*call.kernels);
     } catch (...) {
       conclude(r);
       throw;
@@ -218,14 +227,7 @@ void GuardPass::guard_run(ProblemSession& problem, Runner& candidate, Runner& re
       if (t.defined()) expected_bytes.push_back(static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size()));
     const TracedCall call = traced_call(candidate, in1, trace, expected_bytes);
     if (call.kernels) {
-      // An answer with no code that could launch a kernel owns none of the unclaimed ones.
-      const auto attribution = profiler::attribute_kernels(
-          *call.kernels, own_kernels_, no_own_code_ ? profiler::Unclaimed::NoOnes : profiler::Unclaimed::Own);
-      own_share_ = own_kernel_share(*call.kernels, attribution);
-      auto no_kernel = check_no_kernel(*call.kernels, attribution);
-      if (no_kernel && no_own_code_)
-        no_kernel->message += " (the answer builds no extension and calls no kernel compiler: no kernel can be its own)";
-      add(std::move(no_kernel));
+      const auto attribution = own_kernels(*call.kernels);
       add(check_library_share(*call.kernels, attribution, opts_));
       if (call.marker_start_ns)
         add(check_late_kernels(*call.kernels, {*call.marker_start_ns, true}, opts_.side_stream_marker_margin_us));

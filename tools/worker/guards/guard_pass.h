@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "profiler/kernel_activity.h"
+#include "profiler/kernel_attribution.h"
 #include "result/eval_result.h"
 #include "worker/guards/guard_python.h"
 #include "worker/protocol/eval_options.h"
@@ -62,6 +64,10 @@ class GuardPass {
   const std::vector<std::pair<std::string, double>>& split() const { return split_; }
 
  private:
+  // The source scan and tampering: findings about the code that need no GPU work.
+  void static_checks();
+  // Which of a traced call's kernels are the candidate's own: the own-kernel share and no_kernel.
+  profiler::Attribution own_kernels(const std::vector<profiler::KernelRecord>& kernels);
   void guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
                  const EvalOptions& eval);
   void add(std::optional<GuardFinding> finding);
