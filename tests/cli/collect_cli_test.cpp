@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -19,6 +18,7 @@
 #include "common/cpu_affinity.h"
 #include "common/files.h"
 #include "kagent_process.h"
+#include "sandbox/process_table.h"
 
 using namespace kagent::testing;
 namespace fs = std::filesystem;
@@ -112,38 +112,6 @@ TEST_CASE("kill -9 at random moments, resumed three times: equal to an uninterru
   CHECK(kagent::read_file(run + "/index.jsonl") == index_before);
 }
 
-namespace {
-
-// Every process below `root` (by /proc's parent links), deepest last.
-std::vector<pid_t> descendants(pid_t root) {
-  std::vector<std::pair<pid_t, pid_t>> links;  // (pid, parent)
-  for (const auto& e : fs::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::string stat;
-    try {
-      stat = kagent::read_file((e.path() / "stat").string());
-    } catch (const std::exception&) {
-      continue;  // gone meanwhile
-    }
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state;
-    pid_t parent = 0;
-    rest >> state >> parent;
-    links.emplace_back(static_cast<pid_t>(std::stoi(name)), parent);
-  }
-  std::vector<pid_t> out{root};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (const auto& [pid, parent] : links)
-      if (parent == out[i]) out.push_back(pid);
-  out.erase(out.begin());
-  return out;
-}
-
-}  // namespace
-
 // Slurm's time limit and scancel send SIGTERM to every process of the job step: kagent, its
 // workers and its compilers at once. A turn whose evaluation was cut that way is no verdict of
 // its candidate's: it is not saved, and the resumed collection equals an uninterrupted one.
@@ -170,7 +138,7 @@ TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume 
   };
   while (!evaluating() && seconds_since(started) < 120) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(evaluating());
-  const std::vector<pid_t> below = descendants(p.pid);
+  const std::vector<pid_t> below = kagent::sandbox::descendants_of(p.pid);
   ::kill(p.pid, SIGTERM);
   for (pid_t child : below) ::kill(child, SIGTERM);
   KagentRun stopped = p.wait();

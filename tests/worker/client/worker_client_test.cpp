@@ -237,28 +237,30 @@ TEST_CASE("a CUDA fault while another process used the GPU is tried again with t
     });
   };
 
-  SUBCASE("a neighbour's fault: the second try, alone, is the verdict") {
+  // `artifact` evaluated by a fresh client while another process evaluates for `hold`.
+  const auto beside_other = [&](const char* artifact, std::chrono::milliseconds hold) {
     WorkerClient w(o);
     REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
-    std::thread release = other_evaluates(1500ms);
-    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault_once", "op", ""});
+    std::thread release = other_evaluates(hold);
+    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", artifact, "op", ""});
     release.join();
+    CHECK(w.take_charges().empty());
+    return r;
+  };
+
+  SUBCASE("a neighbour's fault: the second try, alone, is the verdict") {
+    const EvalResult r = beside_other("fault_once", 1500ms);
     CHECK(r.status == Status::Correct);
     REQUIRE(r.isolation.retry);
     CHECK(r.isolation.retry->why == "gpu_fault_shared");
     CHECK(r.isolation.retry->first_reason == "cuda_fatal");
     CHECK(r.isolation.memory_wait_seconds > 0.5);  // alone: it waited for the other to finish
-    CHECK(w.take_charges().empty());
     bool said = false;
     for (const auto& n : notices) said = said || n.find("did not recur with the GPU to itself") != std::string::npos;
     CHECK_MESSAGE(said, "no notice of the retry");
   }
   SUBCASE("the candidate's own fault recurs alone and stays its verdict") {
-    WorkerClient w(o);
-    REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
-    std::thread release = other_evaluates(300ms);
-    const EvalResult r = w.evaluate("/dev/null", CandidateRef{"cuda", "fault", "op", ""});
-    release.join();
+    const EvalResult r = beside_other("fault", 300ms);
     CHECK(r.status == Status::RuntimeError);
     CHECK(r.reason == "cuda_fatal");
     REQUIRE(r.isolation.retry);
