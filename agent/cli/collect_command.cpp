@@ -360,14 +360,14 @@ int run_collect(CollectArgs a) {
 
   // 7. The status: the worst thing that happened.
   if (!out.internal_error.empty()) return fail(collect_exit::kInternal, out.internal_error);
-  if (sigint.interrupted() && !out.aborted)
+  // A signal, whether or not it also cut a model request short (which then aborted the run).
+  if (sigint.interrupted())
     return fail(collect_exit::kInterrupted, fmt::format("stopped by a signal; what was running is run again on resume "
                                                         "(kagent collect --resume {})",
                                                         store->dir().string()));
-  if (out.aborted) {
-    const int code = sigint.interrupted() ? collect_exit::kInterrupted : llm_error_exit(out.aborted->kind);
-    return fail(code, fmt::format("{} (resume: kagent collect --resume {})", out.aborted->what(), store->dir().string()));
-  }
+  if (out.aborted)
+    return fail(llm_error_exit(out.aborted->kind),
+                fmt::format("{} (resume: kagent collect --resume {})", out.aborted->what(), store->dir().string()));
   if (out.samples_stopped > 0)
     return fail(collect_exit::kLlmFailed, fmt::format("{} sample(s) stopped on model failures (resume: kagent collect --resume {})",
                                                       out.samples_stopped, store->dir().string()));
