@@ -169,6 +169,9 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
         cancel.cancel();
         return false;
       }
+      // A load that ended after a stop signal (the signal may have reached the worker first) is
+      // not the problem's failure: nothing is recorded, and resume opens it again.
+      if (cfg.options.stop && cfg.options.stop->cancelled()) return false;
       problem_failed(s.problem.name, fmt::format("{}: {}", err->result.reason, err->result.message));
       return false;
     }

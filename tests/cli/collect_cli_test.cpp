@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -30,6 +31,17 @@ std::vector<std::string> collect_args(const std::string& suite, const std::strin
                                       int samples, int turns) {
   return {"collect",   suite,       "-n", std::to_string(samples), "-t", std::to_string(turns), "--llm",
           "replay:" + replay, "--compile-only", "--out", out, "--concurrency", "3"};
+}
+
+// The scratch folder a worker's monitor (a process named kagent-monitor) was given; empty for any
+// other process.
+std::string monitor_scratch(pid_t pid) {
+  if (!kagent::read_file("/proc/" + std::to_string(pid) + "/comm").starts_with("kagent-monitor")) return {};
+  std::istringstream environ(kagent::read_file("/proc/" + std::to_string(pid) + "/environ"));
+  const std::string key = "KAGENT_SANDBOX_SCRATCH=";
+  for (std::string var; std::getline(environ, var, '\0');)
+    if (var.starts_with(key)) return var.substr(key.size());
+  return {};
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
@@ -139,6 +151,9 @@ TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume 
   while (!evaluating() && seconds_since(started) < 120) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   REQUIRE(evaluating());
   const std::vector<pid_t> below = kagent::sandbox::descendants_of(p.pid);
+  std::vector<std::string> scratch;
+  for (pid_t child : below)
+    if (std::string s = monitor_scratch(child); !s.empty()) scratch.push_back(s);
   ::kill(p.pid, SIGTERM);
   for (pid_t child : below) ::kill(child, SIGTERM);
   KagentRun stopped = p.wait();
@@ -147,11 +162,55 @@ TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume 
   CHECK(stopped.status == 130);
   CHECK(has(stopped.err, "stopped by a signal"));
   CHECK(fs::exists(run + "/summary.json"));
+  // A monitor signalled with the rest removes its worker's scratch folder (kagent may not: the
+  // folder is the monitor's once it runs).
+  for (const auto& s : scratch) CHECK_MESSAGE(!fs::exists(s), s << " outlived the run");
 
   KagentRun resumed = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
   INFO(resumed.err);
   REQUIRE(resumed.status == 0);
   check_same(digest_collection(run), want);
+}
+
+// A worker busy in Python (here a problem whose import sleeps, in a collection a candidate's host
+// loop or hang) reads no request, so it never sees kagent's pipes close. Its monitor watches
+// kagent itself: a SIGKILL to kagent takes the worker, its processes and its scratch folder.
+TEST_CASE("kagent killed with SIGKILL while its worker is busy: the worker and its scratch folder go with it") {
+  TempDir dir("kagent-collect-kill9");
+  dir.write("suite/level1/1_slow.py", "import time\ntime.sleep(120)\n" + tiny_problem("x * 2"));
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
+  const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, dir.str() + "/run", 1, 1), {}, dir.str());
+  // The worker's monitor (the process kagent started), and the scratch folder it was given.
+  pid_t monitor = 0;
+  std::string scratch;
+  const auto started = std::chrono::steady_clock::now();
+  while (scratch.empty() && seconds_since(started) < 60) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (pid_t child : kagent::sandbox::descendants_of(p.pid))
+      if (std::string s = monitor_scratch(child); !s.empty()) {
+        scratch = s;
+        monitor = child;
+      }
+  }
+  REQUIRE(!scratch.empty());
+  REQUIRE(fs::is_directory(scratch));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // well into the import's sleep
+  std::vector<pid_t> worker = kagent::sandbox::descendants_of(monitor);
+  worker.push_back(monitor);
+  REQUIRE(worker.size() >= 2);
+  ::kill(-p.pid, SIGKILL);  // kagent's group; a worker leads a group of its own
+  CHECK(p.wait().status == 128 + SIGKILL);
+  auto alive = [](pid_t pid) {
+    const auto info = kagent::sandbox::read_process(pid);
+    return info && info->state != 'Z';
+  };
+  const auto killed = std::chrono::steady_clock::now();
+  while ((std::any_of(worker.begin(), worker.end(), alive) || fs::exists(scratch)) && seconds_since(killed) < 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  MESSAGE("after the kill: " << seconds_since(killed) << " s");
+  for (pid_t pid : worker) CHECK_MESSAGE(!alive(pid), "process " << pid << " of the worker outlived kagent");
+  CHECK_MESSAGE(!fs::exists(scratch), scratch << " outlived kagent");
+  for (pid_t pid : worker) ::kill(pid, SIGKILL);  // a failed check leaves nothing behind
 }
 
 TEST_CASE("bad input: one clear line and a distinct exit status") {

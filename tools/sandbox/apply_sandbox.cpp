@@ -82,14 +82,15 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
   const bool filter_known = !build_filter({}).empty();
   if (policy.allows(m::kSeccomp) && policy.allows(m::kNotify) && filter_known && user_notification_available()) {
     int sv[2];
-    sigset_t chld, old;
-    sigemptyset(&chld);
-    sigaddset(&chld, SIGCHLD);
+    sigset_t watched, old;
+    sigemptyset(&watched);
+    for (int sig : kMonitorSignals) sigaddset(&watched, sig);
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
       sb->note(fmt::format("notify: socketpair: {}", std::strerror(errno)));
     } else {
-      ::sigprocmask(SIG_BLOCK, &chld, &old);  // the monitor must not miss the worker's death
+      ::sigprocmask(SIG_BLOCK, &watched, &old);  // the monitor must miss neither the worker's death nor a stop
       const pid_t parent = ::getpid();
+      const pid_t orchestrator = policy.orchestrator_pid > 0 ? policy.orchestrator_pid : ::getppid();
       const pid_t child = ::fork();
       if (child < 0) {
         sb->note(fmt::format("notify: fork: {}", std::strerror(errno)));
@@ -99,7 +100,8 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
       } else if (child > 0) {
         ::close(sv[1]);
         const bool disposable = scratch.made_here || policy.scratch_disposable;
-        run_monitor(child, Fd(sv[0]), MonitorRules{writable, policy.processes, disposable ? scratch.root : ""});
+        run_monitor(child, Fd(sv[0]),
+                    MonitorRules{writable, policy.processes, disposable ? scratch.root : "", orchestrator});
       } else {
         ::sigprocmask(SIG_SETMASK, &old, nullptr);
         ::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);

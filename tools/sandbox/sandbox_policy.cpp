@@ -54,6 +54,8 @@ SandboxPolicy SandboxPolicy::from_environment(const std::function<const char*(co
   if (auto v = get("KAGENT_SANDBOX_SCRATCH")) p.scratch = std::string(*v);
   if (auto v = get("KAGENT_SANDBOX_SCRATCH_DISPOSABLE"); v && !v->empty())
     p.scratch_disposable = parse_switch("KAGENT_SANDBOX_SCRATCH_DISPOSABLE", *v);
+  if (auto v = get("KAGENT_SANDBOX_ORCHESTRATOR_PID"); v && !v->empty())
+    p.orchestrator_pid = parse_number<int>("KAGENT_SANDBOX_ORCHESTRATOR_PID", *v, 0, 1 << 30);
   if (auto v = get("KAGENT_SANDBOX_UID"); v && !v->empty())
     p.uid = parse_number<uint32_t>("KAGENT_SANDBOX_UID", *v, 0, 4294967294u);
   if (auto v = get("KAGENT_SANDBOX_DISABLE")) {
@@ -96,6 +98,7 @@ std::vector<std::string> SandboxPolicy::to_environment() const {
       fmt::format("KAGENT_SANDBOX_CPU_SECONDS={}", cpu_seconds_per_request),
       fmt::format("KAGENT_SANDBOX_SCRATCH={}", scratch),
       fmt::format("KAGENT_SANDBOX_SCRATCH_DISPOSABLE={}", scratch_disposable ? "on" : "off"),
+      fmt::format("KAGENT_SANDBOX_ORCHESTRATOR_PID={}", orchestrator_pid),
       fmt::format("KAGENT_SANDBOX_UID={}", uid ? std::to_string(*uid) : std::string()),
       fmt::format("KAGENT_SANDBOX_DISABLE={}", disabled_list),
   };

@@ -46,6 +46,9 @@ struct SandboxPolicy {
   // WorkerClient: the folder it makes each worker's fresh scratch folder in (default: /tmp).
   std::string scratch;
   bool scratch_disposable = false;  // the worker's monitor deletes `scratch` when the worker ends
+  // The process whose end ends the worker (its monitor watches it): the orchestrator, which a
+  // SIGKILL may take down with no chance to stop its workers. 0: the worker's parent at start.
+  int orchestrator_pid = 0;
   // Root only: the uid to switch to (0: stay root, e.g. to keep GPU performance counters
   // where the driver restricts them to admins). Default: a uid of its own per worker.
   std::optional<uint32_t> uid;
@@ -55,8 +58,8 @@ struct SandboxPolicy {
 
   // KAGENT_SANDBOX (on|off), KAGENT_SANDBOX_MEMORY_MB, KAGENT_SANDBOX_PROCESSES,
   // KAGENT_SANDBOX_FILE_SIZE_MB, KAGENT_SANDBOX_CPU_SECONDS, KAGENT_SANDBOX_SCRATCH,
-  // KAGENT_SANDBOX_SCRATCH_DISPOSABLE (on|off), KAGENT_SANDBOX_UID, KAGENT_SANDBOX_DISABLE
-  // (comma-separated mechanism names).
+  // KAGENT_SANDBOX_SCRATCH_DISPOSABLE (on|off), KAGENT_SANDBOX_ORCHESTRATOR_PID,
+  // KAGENT_SANDBOX_UID, KAGENT_SANDBOX_DISABLE (comma-separated mechanism names).
   // Throws std::invalid_argument naming the variable when a value does not parse.
   static SandboxPolicy from_environment(const std::function<const char*(const char*)>& get_env);
   static SandboxPolicy from_environment();  // this process's environment

@@ -108,7 +108,7 @@ bool is_process_creation(long nr) {
 class Monitor {
  public:
   Monitor(pid_t worker, Fd channel, const MonitorRules& rules)
-      : worker_(worker), self_(::getpid()), channel_(std::move(channel)), rules_(rules) {}
+      : worker_(worker), self_(::getpid()), parent_at_start_(::getppid()), channel_(std::move(channel)), rules_(rules) {}
 
   [[noreturn]] void run();
 
@@ -137,9 +137,13 @@ class Monitor {
   void handle_channel();
   void reap();
   [[noreturn]] void end_like_worker(int status);
+  // The worker killed first; then as end_like_worker, the monitor dying of `sig`.
+  [[noreturn]] void end_now(int sig);
+  // True once the orchestrator has ended (the pidfd reads, or this process was reparented).
+  bool orchestrator_gone() const;
 
-  pid_t worker_, self_;
-  Fd channel_, listener_, signals_;
+  pid_t worker_, self_, parent_at_start_;
+  Fd channel_, listener_, signals_, orchestrator_;
   MonitorRules rules_;
   Violations violations_;
   std::optional<PidsCgroup> cgroup_;
@@ -336,6 +340,24 @@ void Monitor::end_like_worker(int status) {
   ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
 }
 
+void Monitor::end_now(int sig) {
+  ::kill(worker_, SIGKILL);
+  while (::waitpid(worker_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  end_like_worker(sig);  // a status of `sig` alone reads as "killed by sig"
+}
+
+bool Monitor::orchestrator_gone() const {
+  if (rules_.orchestrator <= 0) return false;
+  if (orchestrator_) {
+    pollfd p{orchestrator_.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR));
+  }
+  // No pidfd (a kernel before 5.3): where the orchestrator started this process directly (no
+  // wrapper in between), its end shows as a new parent.
+  return parent_at_start_ == rules_.orchestrator && ::getppid() != rules_.orchestrator;
+}
+
 void Monitor::run() {
   ::prctl(PR_SET_NAME, "kagent-monitor", 0, 0, 0);
   // Orphans of the candidate's processes come to the monitor, which can then count and kill them.
@@ -345,10 +367,17 @@ void Monitor::run() {
   // the orchestrator must see them close when the worker dies.
   for (int fd = 3; fd < 1024; ++fd)
     if (fd != channel_.get()) ::close(fd);
-  sigset_t chld;
-  sigemptyset(&chld);
-  sigaddset(&chld, SIGCHLD);  // blocked by the caller before the fork: no death goes unseen
-  signals_ = Fd(::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int sig : kMonitorSignals) sigaddset(&watched, sig);  // blocked by the caller before the fork
+  signals_ = Fd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (rules_.orchestrator > 0) {
+#ifdef SYS_pidfd_open
+    orchestrator_ = Fd(static_cast<int>(::syscall(SYS_pidfd_open, rules_.orchestrator, 0)));
+    if (!orchestrator_ && errno == ESRCH) end_now(SIGKILL);  // it ended before the monitor could watch it
+#endif
+    if (orchestrator_gone()) end_now(SIGKILL);
+  }
   if (::syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sizes_) != 0) {
     sizes_.seccomp_notif = sizeof(seccomp_notif);
     sizes_.seccomp_notif_resp = sizeof(seccomp_notif_resp);
@@ -360,15 +389,22 @@ void Monitor::run() {
 
   for (;;) {
     reap();
-    pollfd fds[3] = {{signals_.get(), POLLIN, 0}, {channel_.get(), POLLIN, 0}, {listener_.get(), POLLIN, 0}};
-    // A negative fd is skipped by poll; the timeout backs up a lost signalfd.
-    int r = ::poll(fds, 3, 1000);
+    pollfd fds[4] = {{signals_.get(), POLLIN, 0},
+                     {channel_.get(), POLLIN, 0},
+                     {listener_.get(), POLLIN, 0},
+                     {orchestrator_.get(), POLLIN, 0}};
+    // A negative fd is skipped by poll; the timeout backs up a lost signalfd (and a kernel
+    // without pidfd_open, where only the parent check sees the orchestrator's end).
+    int r = ::poll(fds, 4, 1000);
     if (r < 0) continue;
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
-      while (::read(signals_.get(), &info, sizeof info) > 0) {
-      }
+      int stop = 0;
+      while (::read(signals_.get(), &info, sizeof info) > 0)
+        if (info.ssi_signo != SIGCHLD) stop = static_cast<int>(info.ssi_signo);
+      if (stop) end_now(stop);
     }
+    if (orchestrator_gone()) end_now(SIGKILL);
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) handle_channel();
     if (fds[2].revents & POLLIN) handle_notification();
     if (fds[2].revents & (POLLHUP | POLLERR)) listener_.reset();  // no process uses the filter any more

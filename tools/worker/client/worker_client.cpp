@@ -207,6 +207,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
                                                      std::strerror(errno))};
     scratch_ = policy.scratch = pattern;
     policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
+    policy.orchestrator_pid = ::getpid();  // ... which its monitor watches for
   }
   for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
   std::vector<std::string> lock_files;
