@@ -404,7 +404,7 @@ void Monitor::run() {
         if (info.ssi_signo != SIGCHLD) stop = static_cast<int>(info.ssi_signo);
       if (stop) end_now(stop);
     }
-    if (orchestrator_gone()) end_now(SIGKILL);
+    if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) || (!orchestrator_ && orchestrator_gone())) end_now(SIGKILL);
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) handle_channel();
     if (fds[2].revents & POLLIN) handle_notification();
     if (fds[2].revents & (POLLHUP | POLLERR)) listener_.reset();  // no process uses the filter any more
