@@ -124,10 +124,13 @@ TEST_CASE("kill -9 at random moments, resumed three times: equal to an uninterru
   CHECK(kagent::read_file(run + "/index.jsonl") == index_before);
 }
 
-// Slurm's time limit and scancel send SIGTERM to every process of the job step: kagent, its
-// workers and its compilers at once. A turn whose evaluation was cut that way is no verdict of
-// its candidate's: it is not saved, and the resumed collection equals an uninterrupted one.
-TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume equals an uninterrupted run") {
+// Slurm's time limit and scancel send SIGTERM to every process of the job step, in a loop: kagent,
+// its workers and its compilers, in no set order. Here kagent's comes last, a second after the
+// others: a compiler or worker that died of its own SIGTERM would hand its turn the signal's
+// compile error or crash before kagent knew of any stop (that turn was saved, and the resumed
+// collection differed). They ignore it; kagent alone stops the run, and nothing is saved that
+// the stop cut short.
+TEST_CASE("SIGTERM to every process kagent started, then to kagent: exit 130, and resume equals an uninterrupted run") {
   TempDir dir("kagent-collect-term");
   const auto names = write_tiny_suite(dir, "suite");
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", names, 1, 2, 0);
@@ -154,16 +157,17 @@ TEST_CASE("SIGTERM to kagent and every process it started: exit 130, and resume 
   std::vector<std::string> scratch;
   for (pid_t child : below)
     if (std::string s = monitor_scratch(child); !s.empty()) scratch.push_back(s);
-  ::kill(p.pid, SIGTERM);
   for (pid_t child : below) ::kill(child, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(p.pid, SIGTERM);
   KagentRun stopped = p.wait();
   INFO(stopped.err);
-  MESSAGE("signalled " << below.size() + 1 << " processes after " << seconds_since(started) << " s");
+  MESSAGE("signalled " << below.size() << " processes after " << seconds_since(started) << " s, kagent 1 s later; "
+                       << "it ended " << seconds_since(signalled) << " s after its signal");
   CHECK(stopped.status == 130);
   CHECK(has(stopped.err, "stopped by a signal"));
   CHECK(fs::exists(run + "/summary.json"));
-  // A monitor signalled with the rest removes its worker's scratch folder (kagent may not: the
-  // folder is the monitor's once it runs).
   for (const auto& s : scratch) CHECK_MESSAGE(!fs::exists(s), s << " outlived the run");
 
   KagentRun resumed = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
@@ -211,6 +215,39 @@ TEST_CASE("kagent killed with SIGKILL while its worker is busy: the worker and i
   for (pid_t pid : worker) CHECK_MESSAGE(!alive(pid), "process " << pid << " of the worker outlived kagent");
   CHECK_MESSAGE(!fs::exists(scratch), scratch << " outlived kagent");
   for (pid_t pid : worker) ::kill(pid, SIGKILL);  // a failed check leaves nothing behind
+}
+
+// The same stop while the worker starts and loads a problem (its import takes seconds). A worker
+// that died of its own SIGTERM before kagent's signal came ended the collection as kagent's
+// internal error (exit 14, "cannot start the worker", no folder to resume) or, once started, had
+// the problem recorded as one that cannot run (resume skipped it, exit 8). It ignores the signal.
+TEST_CASE("SIGTERM to kagent's worker as it starts and loads a problem, then to kagent: exit 130, and resume completes") {
+  TempDir dir("kagent-collect-term-load");
+  dir.write("suite/level1/1_slow.py", "import time\ntime.sleep(4)\n" + tiny_problem("x * 2"));
+  const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
+  const std::string run = dir.str() + "/run";
+  const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, run, 1, 1), {}, dir.str());
+  std::vector<pid_t> below;
+  const auto started = std::chrono::steady_clock::now();
+  auto has_monitor = [&] {
+    below = kagent::sandbox::descendants_of(p.pid);
+    return std::any_of(below.begin(), below.end(), [](pid_t q) { return !monitor_scratch(q).empty(); });
+  };
+  while (!has_monitor() && seconds_since(started) < 60) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(has_monitor());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into the import's sleep
+  below = kagent::sandbox::descendants_of(p.pid);
+  for (pid_t child : below) ::kill(child, SIGTERM);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  ::kill(p.pid, SIGTERM);
+  KagentRun stopped = p.wait();
+  INFO(stopped.err);
+  CHECK(stopped.status == 130);
+  CHECK(!has(stopped.err, "cannot run"));
+  KagentRun resumed = run_kagent({"collect", "--resume", run, "--llm", "replay:" + replay}, {}, dir.str());
+  INFO(resumed.err);
+  CHECK(resumed.status == 0);
+  CHECK(digest_collection(run).trajectories.size() == 1);
 }
 
 TEST_CASE("bad input: one clear line and a distinct exit status") {

@@ -23,8 +23,13 @@ namespace {
 constexpr int kRequestFd = 3;
 constexpr int kReplyFd = 4;
 
-// The guard's parent-death signal: its handler takes the whole group down.
-constexpr int kParentDeathSignal = SIGTERM;
+// The guard's parent-death signal: its handler takes the whole group down. Not SIGTERM, which
+// Slurm sends every process of a job step: the guard and its program ignore that one (below),
+// so only kagent decides when a compile ends. Read before the fork (SIGRTMIN is glibc's call).
+int parent_death_signal() {
+  static const int sig = SIGRTMIN + 1;
+  return sig;
+}
 
 void kill_group(int) { ::kill(0, SIGKILL); }
 
@@ -100,15 +105,22 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
   fail(err_fd);
 }
 
-[[noreturn]] void run_guard(const GuardedChild& c, int err_fd, pid_t parent) {
+[[noreturn]] void run_guard(const GuardedChild& c, int err_fd, pid_t parent, int death_signal) {
   ::setpgid(0, 0);
   reset_signals();
   if (c.die_with_parent) {
     struct sigaction sa{};
     sa.sa_handler = kill_group;
-    ::sigaction(kParentDeathSignal, &sa, nullptr);
-    ::prctl(PR_SET_PDEATHSIG, kParentDeathSignal);
+    ::sigaction(death_signal, &sa, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, death_signal);
     if (::getppid() != parent) kill_group(0);  // the parent died before prctl took effect
+    // A stop from outside (Slurm's SIGTERM to every process of the step) is kagent's to act on:
+    // had it killed the compiler first, the turn would carry the signal's compile error. kagent
+    // itself only ever SIGKILLs the group. Ignored dispositions survive exec: the program and
+    // what it starts ignore them too.
+    struct sigaction ignore{};
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &ignore, nullptr);
   }
   const int err = arrange_fds(c, err_fd);
   const pid_t guard = ::getpid();
@@ -150,9 +162,10 @@ pid_t spawn_guarded(const GuardedChild& c) {
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
   Fd err_read(fds[0]), err_write(fds[1]);
   const pid_t parent = ::getpid();
+  const int death_signal = parent_death_signal();
   const pid_t guard = ::fork();
   if (guard < 0) throw std::system_error(errno, std::generic_category(), "fork");
-  if (guard == 0) run_guard(c, err_write.get(), parent);
+  if (guard == 0) run_guard(c, err_write.get(), parent, death_signal);
   // Also set here, so the parent's kill(-guard) cannot race the guard's own setpgid.
   ::setpgid(guard, guard);
   err_write.reset();

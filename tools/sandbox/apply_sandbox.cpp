@@ -82,13 +82,13 @@ std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const Enter
   const bool filter_known = !build_filter({}).empty();
   if (policy.allows(m::kSeccomp) && policy.allows(m::kNotify) && filter_known && user_notification_available()) {
     int sv[2];
-    sigset_t watched, old;
-    sigemptyset(&watched);
-    for (int sig : kMonitorSignals) sigaddset(&watched, sig);
+    sigset_t chld, old;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
       sb->note(fmt::format("notify: socketpair: {}", std::strerror(errno)));
     } else {
-      ::sigprocmask(SIG_BLOCK, &watched, &old);  // the monitor must miss neither the worker's death nor a stop
+      ::sigprocmask(SIG_BLOCK, &chld, &old);  // the monitor must not miss the worker's death
       const pid_t parent = ::getpid();
       const pid_t orchestrator = policy.orchestrator_pid > 0 ? policy.orchestrator_pid : ::getppid();
       const pid_t child = ::fork();

@@ -137,7 +137,8 @@ class Monitor {
   void handle_channel();
   void reap();
   [[noreturn]] void end_like_worker(int status);
-  // The worker killed first; then as end_like_worker, the monitor dying of `sig`.
+  // The worker killed first; then as end_like_worker, the monitor dying of `sig` (when kagent
+  // has ended: no one reads it).
   [[noreturn]] void end_now(int sig);
   // True once the orchestrator has ended (the pidfd reads, or this process was reparented).
   bool orchestrator_gone() const;
@@ -367,10 +368,10 @@ void Monitor::run() {
   // the orchestrator must see them close when the worker dies.
   for (int fd = 3; fd < 1024; ++fd)
     if (fd != channel_.get()) ::close(fd);
-  sigset_t watched;
-  sigemptyset(&watched);
-  for (int sig : kMonitorSignals) sigaddset(&watched, sig);  // blocked by the caller before the fork
-  signals_ = Fd(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
+  sigset_t chld;
+  sigemptyset(&chld);
+  sigaddset(&chld, SIGCHLD);  // blocked by the caller before the fork: no death goes unseen
+  signals_ = Fd(::signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK));
   if (rules_.orchestrator > 0) {
 #ifdef SYS_pidfd_open
     orchestrator_ = Fd(static_cast<int>(::syscall(SYS_pidfd_open, rules_.orchestrator, 0)));
@@ -399,10 +400,8 @@ void Monitor::run() {
     if (r < 0) continue;
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo info;
-      int stop = 0;
-      while (::read(signals_.get(), &info, sizeof info) > 0)
-        if (info.ssi_signo != SIGCHLD) stop = static_cast<int>(info.ssi_signo);
-      if (stop) end_now(stop);
+      while (::read(signals_.get(), &info, sizeof info) > 0) {
+      }
     }
     if ((fds[3].revents & (POLLIN | POLLHUP | POLLERR)) || (!orchestrator_ && orchestrator_gone())) end_now(SIGKILL);
     if (fds[1].revents & (POLLIN | POLLHUP | POLLERR)) handle_channel();

@@ -16,13 +16,11 @@
 // Being the parent, the monitor also reaps what the worker leaves behind, kills the
 // processes a candidate left running when a request ends, and, when the worker dies,
 // dies the same way (same signal or exit code) so the orchestrator's crash classification
-// sees the worker's own end. When the orchestrator ends, or the monitor is sent SIGTERM,
-// SIGINT or SIGHUP (Slurm's scancel signals every process of a job step), it kills the worker
-// and its processes, removes the scratch folder and its cgroup, and dies of that signal: the
-// caller must block those signals, with SIGCHLD, before forking the worker.
+// sees the worker's own end. When the orchestrator ends (a SIGKILL included) it kills the
+// worker and its processes, removes the scratch folder and its cgroup, and dies. The caller
+// blocks SIGCHLD before forking the worker, so that no death goes unseen.
 #pragma once
 
-#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -55,9 +53,6 @@ struct MonitorRules {
   // monitor kills the worker and cleans up, so a worker busy in a candidate does not outlive it.
   pid_t orchestrator = 0;
 };
-
-// What the monitor reads from its signalfd: the worker's death, and the requests to stop.
-inline constexpr int kMonitorSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP};
 
 enum class WriteVerdict { Allowed, Unrecorded, Violation };
 // What the monitor makes of an open for writing of `path` (absolute, normalized).

@@ -1,6 +1,7 @@
 // kagent-worker: owns one GPU, embeds Python, answers JSON requests on fds 3 (in) and 4 (out).
 // Its stdout/stderr (and the candidate's printf) go wherever kagent points them: a log file.
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <ATen/Parallel.h>
@@ -103,6 +104,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");
     return 2;
   }
+  // A stop from outside (Slurm's SIGTERM to every process of the step) is kagent's to act on: a
+  // worker it killed mid-evaluation would hand the candidate the signal's crash as its verdict.
+  // kagent stops its workers with SIGKILL, and their monitors end them when kagent ends. Set
+  // before the monitor forks, so both ignore them (and so do the processes a candidate starts).
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_IGN);
   // Inductor's compile pool would spawn processes from inside the worker; keep it in-process.
   ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0);
 
