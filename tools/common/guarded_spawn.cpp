@@ -115,9 +115,9 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
     ::prctl(PR_SET_PDEATHSIG, death_signal);
     if (::getppid() != parent) kill_group(0);  // the parent died before prctl took effect
     // A stop from outside (Slurm's SIGTERM to every process of the step) is kagent's to act on:
-    // had it killed the compiler first, the turn would carry the signal's compile error. kagent
-    // itself only ever SIGKILLs the group. Ignored dispositions survive exec: the program and
-    // what it starts ignore them too.
+    // had it killed the compiler first, the failed compile would reach the turn before kagent
+    // knew of any stop. kagent itself only ever SIGKILLs the group. Ignored dispositions survive
+    // exec: the program and what it starts ignore them too.
     struct sigaction ignore{};
     ignore.sa_handler = SIG_IGN;
     for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &ignore, nullptr);
