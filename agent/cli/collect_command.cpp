@@ -154,7 +154,7 @@ int run_collect(CollectArgs a) {
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
   llm::CancelToken cancel, signalled;
-  llm::ScopedSignalCancel sigint(cancel, &signalled);
+  llm::ScopedSignalCancel stop_signals(cancel, &signalled);
   llm::LlmConfig llm_cfg;
   std::unique_ptr<llm::LlmClient> client;
   try {
@@ -361,7 +361,7 @@ int run_collect(CollectArgs a) {
   // 7. The status: the worst thing that happened.
   if (!out.internal_error.empty()) return fail(collect_exit::kInternal, out.internal_error);
   // A signal, whether or not it also cut a model request short (which then aborted the run).
-  if (sigint.interrupted())
+  if (stop_signals.interrupted())
     return fail(collect_exit::kInterrupted, fmt::format("stopped by a signal; what was running is run again on resume "
                                                         "(kagent collect --resume {})",
                                                         store->dir().string()));

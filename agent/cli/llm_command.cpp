@@ -120,7 +120,7 @@ int run_llm(LlmOptions& o) {
   if (o.prompt.empty()) return fail("empty prompt", kLlmConfig);
 
   CancelToken cancel;
-  ScopedSignalCancel sigint(cancel);
+  ScopedSignalCancel stop_signals(cancel);
   try {
     LlmConfig cfg = resolve_llm_config(o.flags);
     ClientHooks hooks;
@@ -155,7 +155,7 @@ int run_llm(LlmOptions& o) {
     std::fprintf(stderr, "%s\n", summary(r).c_str());
     return kLlmOk;
   } catch (const LlmError& e) {
-    if (e.kind() == ErrorKind::Cancelled || sigint.interrupted()) return fail("interrupted", kLlmInterrupted);
+    if (e.kind() == ErrorKind::Cancelled || stop_signals.interrupted()) return fail("interrupted", kLlmInterrupted);
     std::string msg = e.what();
     if (is_recoverable(e.kind()) && e.attempts.size() > 1)
       msg += fmt::format(" (gave up after {} attempts)", e.attempts.size());

@@ -71,7 +71,7 @@ int run_solve(SolveArgs a) {
 
   // 2. The model, before any GPU work: a missing key should cost nothing.
   llm::CancelToken cancel, signalled;
-  llm::ScopedSignalCancel sigint(cancel, &signalled);
+  llm::ScopedSignalCancel stop_signals(cancel, &signalled);
   llm::LlmConfig llm_cfg;
   std::unique_ptr<llm::LlmClient> client;
   try {
@@ -157,11 +157,11 @@ int run_solve(SolveArgs a) {
       all_llm = all_llm && !s.recorded && !s.interrupted.empty();
       for (const auto& turn : s.trajectory.turns) no_gpu_verdicts |= turn.eval && turn.eval->reason == reason::kNoGpu;
     }
-    if (sigint.interrupted()) code = solve_exit::kInterrupted;
+    if (stop_signals.interrupted()) code = solve_exit::kInterrupted;
     else if (out.aborted) code = llm_error_exit(out.aborted->kind);
     else if (all_llm) code = solve_exit::kLlmFailed;
     else if (no_gpu_verdicts) code = solve_exit::kNoGpu;  // only when a verdict needed the GPU
-  } else if (sigint.interrupted()) {
+  } else if (stop_signals.interrupted()) {
     code = solve_exit::kInterrupted;
   }
   if (a.json) std::cout << dump_json(solve_summary_json(*store, out, seconds, code), 2) << std::endl;

@@ -57,8 +57,9 @@ struct SampleContext {
   EventSink on_event{};                     // may be empty; called from the sample's thread
   nlohmann::json request_tag = nlohmann::json::object();  // merged into every request's tag (e.g. "problem")
   // Cancelled by a stop from outside (SIGINT, SIGTERM): a turn whose evaluation ends after it is
-  // not saved, since its compiler or worker may have been killed with kagent (Slurm signals every
-  // process of the job step); the sample is interrupted and resume runs that turn again.
+  // not saved, and resume runs it again. Workers and compilers ignore those signals
+  // (common/stop_signals.h), so the evaluation was most likely sound; dropping it is the backstop
+  // for a stop that reached it some other way.
   const llm::CancelToken* stop = nullptr;
 };
 

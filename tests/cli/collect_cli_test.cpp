@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -46,6 +47,21 @@ std::string monitor_scratch(pid_t pid) {
 
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// A worker's monitor below `kagent` and its scratch folder, once one runs (nullopt after 60 s).
+struct WorkerMonitor {
+  pid_t pid = 0;
+  std::string scratch;
+};
+std::optional<WorkerMonitor> wait_for_monitor(pid_t kagent) {
+  const auto started = std::chrono::steady_clock::now();
+  while (seconds_since(started) < 60) {
+    for (pid_t child : kagent::sandbox::descendants_of(kagent))
+      if (std::string s = monitor_scratch(child); !s.empty()) return WorkerMonitor{child, s};
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return std::nullopt;
 }
 
 void check_same(const CollectionDigest& got, const CollectionDigest& want) {
@@ -185,18 +201,10 @@ TEST_CASE("kagent killed with SIGKILL while its worker is busy: the worker and i
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
   const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, dir.str() + "/run", 1, 1), {}, dir.str());
   // The worker's monitor (the process kagent started), and the scratch folder it was given.
-  pid_t monitor = 0;
-  std::string scratch;
-  const auto started = std::chrono::steady_clock::now();
-  while (scratch.empty() && seconds_since(started) < 60) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    for (pid_t child : kagent::sandbox::descendants_of(p.pid))
-      if (std::string s = monitor_scratch(child); !s.empty()) {
-        scratch = s;
-        monitor = child;
-      }
-  }
-  REQUIRE(!scratch.empty());
+  const auto found = wait_for_monitor(p.pid);
+  REQUIRE(found);
+  const pid_t monitor = found->pid;
+  const std::string scratch = found->scratch;
   REQUIRE(fs::is_directory(scratch));
   std::this_thread::sleep_for(std::chrono::seconds(2));  // well into the import's sleep
   std::vector<pid_t> worker = kagent::sandbox::descendants_of(monitor);
@@ -227,16 +235,9 @@ TEST_CASE("SIGTERM to kagent's worker as it starts and loads a problem, then to 
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
   const std::string run = dir.str() + "/run";
   const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, run, 1, 1), {}, dir.str());
-  std::vector<pid_t> below;
-  const auto started = std::chrono::steady_clock::now();
-  auto has_monitor = [&] {
-    below = kagent::sandbox::descendants_of(p.pid);
-    return std::any_of(below.begin(), below.end(), [](pid_t q) { return !monitor_scratch(q).empty(); });
-  };
-  while (!has_monitor() && seconds_since(started) < 60) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(has_monitor());
+  REQUIRE(wait_for_monitor(p.pid));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into the import's sleep
-  below = kagent::sandbox::descendants_of(p.pid);
+  const std::vector<pid_t> below = kagent::sandbox::descendants_of(p.pid);
   for (pid_t child : below) ::kill(child, SIGTERM);
   std::this_thread::sleep_for(std::chrono::seconds(1));
   ::kill(p.pid, SIGTERM);

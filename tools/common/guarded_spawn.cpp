@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "common/fd.h"
+#include "common/stop_signals.h"
 
 namespace kagent {
 
@@ -114,13 +115,9 @@ int arrange_fds(const GuardedChild& c, int err_fd) {
     ::sigaction(death_signal, &sa, nullptr);
     ::prctl(PR_SET_PDEATHSIG, death_signal);
     if (::getppid() != parent) kill_group(0);  // the parent died before prctl took effect
-    // A stop from outside (Slurm's SIGTERM to every process of the step) is kagent's to act on:
-    // had it killed the compiler first, the failed compile would reach the turn before kagent
-    // knew of any stop. kagent itself only ever SIGKILLs the group. Ignored dispositions survive
-    // exec: the program and what it starts ignore them too.
-    struct sigaction ignore{};
-    ignore.sa_handler = SIG_IGN;
-    for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::sigaction(sig, &ignore, nullptr);
+    // A stop from outside is kagent's to act on (stop_signals.h): had it killed the compiler
+    // first, the failed compile would reach the turn before kagent knew of any stop.
+    ignore_stop_signals();
   }
   const int err = arrange_fds(c, err_fd);
   const pid_t guard = ::getpid();

@@ -3,8 +3,7 @@
 // SIGKILLs the whole group when the thread that started it dies. nvcc's children (cicc,
 // cudafe++, cc1plus, ptxas, ld) get no parent-death signal of their own and would outlive a
 // killed kagent; the guard is what takes them down. A guard that dies with its parent, and its
-// program, ignore SIGTERM, SIGINT and SIGHUP: a stop is kagent's to decide (it SIGKILLs the group),
-// not a signal's that reached the compiler first.
+// program, ignore the stop signals (stop_signals.h): kagent decides a stop and SIGKILLs the group.
 #pragma once
 
 #include <sched.h>

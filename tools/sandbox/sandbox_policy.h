@@ -3,6 +3,8 @@
 // worker's environment (to_environment), the worker reads it back (from_environment).
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,7 +50,7 @@ struct SandboxPolicy {
   bool scratch_disposable = false;  // the worker's monitor deletes `scratch` when the worker ends
   // The process whose end ends the worker (its monitor watches it): the orchestrator, which a
   // SIGKILL may take down with no chance to stop its workers. 0: the worker's parent at start.
-  int orchestrator_pid = 0;
+  pid_t orchestrator_pid = 0;
   // Root only: the uid to switch to (0: stay root, e.g. to keep GPU performance counters
   // where the driver restricts them to admins). Default: a uid of its own per worker.
   std::optional<uint32_t> uid;

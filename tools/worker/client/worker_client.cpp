@@ -207,7 +207,7 @@ std::optional<WorkerError> WorkerClient::start_once() {
                                                      std::strerror(errno))};
     scratch_ = policy.scratch = pattern;
     policy.scratch_disposable = true;  // the worker's monitor removes it even when this process dies first
-    policy.orchestrator_pid = ::getpid();  // ... which its monitor watches for
+    policy.orchestrator_pid = ::getpid();  // the monitor watches this process: its end ends the worker
   }
   for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
   std::vector<std::string> lock_files;

@@ -1,7 +1,6 @@
 // kagent-worker: owns one GPU, embeds Python, answers JSON requests on fds 3 (in) and 4 (out).
 // Its stdout/stderr (and the candidate's printf) go wherever kagent points them: a log file.
 #include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <ATen/Parallel.h>
@@ -20,6 +19,7 @@
 
 #include "common/json_lines.h"
 #include "common/paths.h"
+#include "common/stop_signals.h"
 #include "sandbox/apply_sandbox.h"
 #include "sandbox/cuda_probe.h"
 #include "sandbox/violation_verdict.h"
@@ -104,11 +104,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");
     return 2;
   }
-  // A stop from outside (Slurm's SIGTERM to every process of the step) is kagent's to act on: a
-  // worker it killed mid-evaluation would hand the candidate the signal's crash as its verdict.
-  // kagent stops its workers with SIGKILL, and their monitors end them when kagent ends. Set
-  // before the monitor forks, so both ignore them (and so do the processes a candidate starts).
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) ::signal(sig, SIG_IGN);
+  // A stop from outside is kagent's to act on (common/stop_signals.h): a worker it killed
+  // mid-evaluation would hand the candidate the signal's crash as its verdict. Their monitors end
+  // workers when kagent ends. Set before the monitor forks, so both ignore them.
+  kagent::ignore_stop_signals();
   // Inductor's compile pool would spawn processes from inside the worker; keep it in-process.
   ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0);
 
