@@ -6,6 +6,7 @@
 #include <string>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "build_info.h"
 #include "common/files.h"
@@ -13,6 +14,7 @@
 #include "compiler/build_steps.h"
 #include "compiler/compile_cache.h"
 #include "compiler/extension_shim.h"
+#include "compiler/micro_header.h"
 #include "temp_dir.h"
 
 using namespace kagent;
@@ -126,4 +128,49 @@ TEST_CASE("slim errors that Lite cannot mend lead to ATen at once; the others to
   CHECK(after_slim("identifier \"blockDimx\" is undefined") == ShimTier::Lite);
   // A file that does not include a header the shim replaces is never retried.
   CHECK_FALSE(next_tier(ShimTier::Slim, "#include <cuda_runtime.h>\n", {}, torch));
+}
+
+TEST_CASE("the micro header lets through only the three headers the shim replaces") {
+  CHECK(includes_only_shimmed_torch_headers("#include <torch/extension.h>\n#include <cuda_runtime.h>\n#include <vector>\n"));
+  CHECK(includes_only_shimmed_torch_headers("#include <torch/types.h>\n  # include \"torch/torch.h\"\n"));
+  CHECK_FALSE(includes_only_shimmed_torch_headers("#include <torch/extension.h>\n#include <ATen/cuda/CUDAContext.h>\n"));
+  CHECK_FALSE(includes_only_shimmed_torch_headers("#include <c10/cuda/CUDAGuard.h>\n"));
+  CHECK_FALSE(includes_only_shimmed_torch_headers("#include <torch/script.h>\n"));
+  CHECK_FALSE(includes_only_shimmed_torch_headers("#include <pybind11/pybind11.h>\n"));
+  CHECK_FALSE(includes_only_shimmed_torch_headers("#include <Python.h>\n"));
+}
+
+TEST_CASE("whatever fails with the micro header is built with the slim one; a Micro-first build tries Micro, then Slim") {
+  const fs::path torch = build::kTorchPrefix;
+  const std::string src = "#include <torch/extension.h>\n";
+  Diagnostic d;
+  d.message = "class \"at::Tensor\" has no member \"mean\"";
+  CHECK(next_tier(ShimTier::Micro, src, {d}, torch) == first_light_tier(true));
+  CHECK(next_tier(ShimTier::Micro, src, {}, torch) == first_light_tier(true));  // a link or symbol failure: no errors
+  CHECK_FALSE(next_tier(ShimTier::Micro, "#include <cuda_runtime.h>\n", {}, torch));
+  // The micro shim's header includes no torch header: what micro_tensor.h declares is all it has.
+  CHECK(extension_shim_includes(ShimTier::Micro) == "#include <kagent/micro_tensor.h>\n");
+  CHECK(micro_header_text().find("#include <ATen") == std::string_view::npos);
+  CHECK(micro_header_text().find("#include <c10") == std::string_view::npos);
+  CHECK(micro_header_text().find("#include <torch") == std::string_view::npos);
+
+  std::vector<ShimTier> tried;
+  struct Fake {
+    CompileInfo info;
+    std::vector<Diagnostic> errors;
+  };
+  auto build = [&](ShimTier t) {
+    tried.push_back(t);
+    Fake f;
+    f.info.ok = t != ShimTier::Micro;  // the micro build fails, with no errors (a symbol the binding lacks)
+    f.info.steps = {{"cuda.cu cudafe++", 1.0, 1.0}};
+    return f;
+  };
+  const Fake a = build_over_tiers(ShimTier::Micro, src, torch, build, [](Fake& f) -> CompileInfo& { return f.info; });
+  CHECK(tried == std::vector<ShimTier>{ShimTier::Micro, first_light_tier(true)});
+  CHECK(a.info.ok);
+  CHECK(a.info.log.find(fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the micro one failed)",
+                                    to_string(first_light_tier(true)))) == 0);
+  REQUIRE(a.info.steps.size() == 2);
+  CHECK(a.info.steps[0].name == "micro header: cuda.cu cudafe++");  // its CPU counts too
 }

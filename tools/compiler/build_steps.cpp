@@ -17,6 +17,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "compiler/compile_diagnostics.h"
+#include "compiler/micro_header.h"
 
 namespace fs = std::filesystem;
 
@@ -158,6 +159,7 @@ fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
   // one: gcc does so only when their mtimes fall in the same second, so a folder written across
   // a second's boundary redefined torch::kUInt8 in every cuda.cu that includes two of them.)
   std::string text = extension_shim_text(tier);
+  if (tier == ShimTier::Micro) text += "\n// micro " + sha256_hex(micro_header_text());  // a folder per micro header
   std::string ops;
   if (tier == ShimTier::Slim) {
     if (!slim_ops()) throw std::runtime_error("the Slim torch/extension.h needs torch's ATen/ops headers");
@@ -167,6 +169,7 @@ fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
   const fs::path dir = cache.file_path("shim-v2", sha256_hex(text).substr(0, 16));
   publish_once(cache, dir / kShimHeader, text);
   if (tier == ShimTier::Slim) publish_once(cache, dir / kSlimOpsHeader, ops);
+  if (tier == ShimTier::Micro) publish_once(cache, dir / kMicroHeaderPath, micro_header_text());
   for (const char* name : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
     publish_once(cache, dir / name, fmt::format("#pragma once\n#include <{}>\n", kShimHeader));
   return dir;
@@ -196,7 +199,10 @@ void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch,
       .update(to_string(first_tier))
       .update(extension_shim_text(ShimTier::Lite))
       .update(extension_shim_text(ShimTier::ATen));
-  if (first_tier == ShimTier::Slim) h.update(extension_shim_text(ShimTier::Slim)).update(slim_ops().value_or(""));
+  if (first_tier == ShimTier::Slim || first_tier == ShimTier::Micro)
+    h.update(extension_shim_text(ShimTier::Slim)).update(slim_ops().value_or(""));
+  if (first_tier == ShimTier::Micro)
+    h.update(extension_shim_text(ShimTier::Micro)).update(micro_header_text()).update(micro_support_source());
 }
 
 bool includes_torch_header(std::string_view source) {
@@ -218,6 +224,9 @@ std::string header_clashing_with_slim(std::string_view source) {
 std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const std::vector<Diagnostic>& errors,
                                   const fs::path& torch_prefix) {
   if (tier == ShimTier::Full || !includes_torch_header(source)) return std::nullopt;
+  // Micro is a guess too, for files that include no other torch header: whatever fails with it is
+  // built with the next tier, whose outcome is the answer's.
+  if (tier == ShimTier::Micro) return first_light_tier(true);
   // cudafe++'s wording first, then g++'s (the .cpp part of a load_inline extension), whose
   // quotes are typographic under a UTF-8 locale.
   static const std::string q = "(?:'|\xE2\x80\x98|\xE2\x80\x99)";

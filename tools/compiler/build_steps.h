@@ -135,9 +135,9 @@ auto build_over_tiers(ShimTier first, std::string_view source, const std::filesy
     if (!next) break;
     for (const auto& st : info_of(a).steps)
       earlier.push_back({fmt::format("{} header: {}", to_string(tier), st.name), st.seconds, st.cpu_seconds});
-    notes += tier == ShimTier::Slim
-                 ? fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the slim one failed)\n",
-                               to_string(*next))
+    notes += tier == ShimTier::Slim || tier == ShimTier::Micro
+                 ? fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the {} one failed)\n",
+                               to_string(*next), to_string(tier))
                  : fmt::format("kagent: rebuilt with the {} torch/extension.h (the {} one lacked what this file uses)\n",
                                to_string(*next), to_string(tier));
     tier = *next;

@@ -19,6 +19,7 @@ std::string_view common_text();
 
 std::string to_string(ShimTier tier) {
   switch (tier) {
+    case ShimTier::Micro: return "micro";
     case ShimTier::Slim: return "slim";
     case ShimTier::Lite: return "lite";
     case ShimTier::ATen: return "aten";
@@ -29,7 +30,9 @@ std::string to_string(ShimTier tier) {
 
 std::string extension_shim_includes(ShimTier tier) {
   std::string includes;
-  if (tier == ShimTier::Slim) {
+  if (tier == ShimTier::Micro) {
+    includes = "#include <kagent/micro_tensor.h>\n";  // micro_header.h's kMicroHeaderPath
+  } else if (tier == ShimTier::Slim) {
     includes = "#include <ATen/core/Tensor.h>\n#include <ATen/Dispatch.h>\n#include <c10/core/TensorOptions.h>\n"
                "#include <" + std::string(kSlimOpsHeader) + ">\n";
   } else if (tier == ShimTier::Lite) {

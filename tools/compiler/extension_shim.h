@@ -7,6 +7,11 @@
 //
 // Tiers, cheapest first; the compilers move to the next one only when the errors show
 // the cheaper one lacked something (an ATen function, a Tensor operator, the frontend):
+//   Micro: no torch header at all: at::Tensor and the little answers' CUDA code uses of it,
+//         declared by kagent (compiler/micro/micro_tensor.h), each member calling a support
+//         library built once against the real headers (compiler/micro_header.h). Only for
+//         load_inline extensions on the shared binding whose files include no other torch
+//         header; any failure moves on to Slim, whose outcome is then the answer's.
 //   Slim: ATen/core/Tensor.h (Tensor and all its methods), Dispatch.h, TensorOptions.h and the
 //         same common operators as Lite, each as torch's own inline functions over its
 //         ATen/ops/<op>_ops.h declaration, without what every ATen/ops/<op>.h also pulls in
@@ -27,11 +32,11 @@
 
 namespace kagent {
 
-enum class ShimTier { Slim, Lite, ATen, Full };
+enum class ShimTier { Micro, Slim, Lite, ATen, Full };
 
 std::string to_string(ShimTier tier);
 
-// The header text for a tier (Slim, Lite or ATen); placed at <dir>/torch/extension.h,
+// The header text for a tier (Micro, Slim, Lite or ATen); placed at <dir>/torch/extension.h,
 // <dir>/torch/torch.h and <dir>/torch/types.h.
 std::string extension_shim_text(ShimTier tier);
 

@@ -32,6 +32,7 @@ std::string cpp_header_text(ShimTier tier) {
 std::optional<fs::path> ensure_cpp_part_pch(const CompileCache& cache, const NvccSetup& setup, ShimTier tier,
                                             const CompileLimits& limits, std::vector<CompileStep>* steps) {
   if (tier == ShimTier::Full) return std::nullopt;  // the real extension.h needs Python.h and pybind11
+  if (tier == ShimTier::Micro) return std::nullopt;  // its Tensor is not torch/library.h's: never a C++ part
   const std::string text = cpp_header_text(tier);
   Sha256 h;
   h.update(kCppPchVersion).update(text).update(shell_join(host_compile_argv(setup, "<header>", "<gch>")));

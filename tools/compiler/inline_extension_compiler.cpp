@@ -18,6 +18,7 @@
 #include "compiler/extension_shim.h"
 #include "compiler/host_pch.h"
 #include "compiler/inline_binding.h"
+#include "compiler/micro_header.h"
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
 #include "compiler/prefix_preprocess.h"
@@ -180,11 +181,12 @@ std::vector<Diagnostic> answer_errors(const std::vector<Diagnostic>& errors, con
   return own;
 }
 
-// The answer's shared object from `objs`, with the call's extra_ldflags.
+// The answer's shared object from `objs`, with the call's extra_ldflags (and `more`, kagent's).
 RunResult link_library(const NvccSetup& setup, const InlineCall& call, const std::vector<fs::path>& objs,
                        const fs::path& so, const fs::path& staging, const CompileLimits& limits,
-                       std::vector<std::string>& argv) {
+                       std::vector<std::string>& argv, const std::vector<std::string>& more = {}) {
   argv = so_argv(setup, call, objs, so);
+  argv.insert(argv.end(), more.begin(), more.end());
   SpawnOptions spawn;
   spawn.argv = argv;
   spawn.env_set = {"TMPDIR=" + staging.string()};
@@ -221,6 +223,17 @@ bool uses_shared_binding(const CompileOptions& o) {
   // Read once per process: the switch is for a whole run, and a bad value is said once.
   static const bool on = environment_switch("KAGENT_SHARED_BINDING", true);
   return on;
+}
+
+bool micro_wanted(const CompileOptions& o) { return o.micro_header ? *o.micro_header : micro_header_enabled(); }
+
+// Whether the answer is tried with the micro header first: Slim would be first, main.cpp can be
+// the shared binding (cuda.cu alone sees the micro header) and no file includes another torch
+// header (it would declare a second at::Tensor).
+bool micro_applies(const InlineCall& call, const CompileOptions& o, ShimTier first) {
+  return first == ShimTier::Slim && micro_wanted(o) && uses_shared_binding(o) && !call.cuda_sources.empty() &&
+         !shared_declarations(call.cpp_sources, call.functions).text.empty() &&
+         includes_only_shimmed_torch_headers(inline_cpp_text(call) + inline_cuda_text(call));
 }
 
 // What prefix_preprocess needs for one of the CUDA part's preprocessor runs.
@@ -314,6 +327,8 @@ SharedBindingRequest binding_request(const InlineCall& call, const std::string& 
 // not build, cuda.cu fails outside the answer's code, or cuda.cu does not define what the
 // declarations declare: the caller then builds main.cpp as before, so that every such case
 // ends as it did. `spent`: the steps of this attempt, for the caller's record either way.
+// With the micro header (`tier` Micro) cuda.cu sees no torch header and its library links the
+// micro support library; the binding is the slim tier's, as for every other answer.
 std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const std::string& declarations,
                                                  const NvccSetup& setup, const fs::path& staging, const std::string& ns,
                                                  const CompileOptions& options, const CompileLimits& limits,
@@ -322,11 +337,27 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
   const auto t0 = std::chrono::steady_clock::now();
   const CompileLimits pch_limits = pch_limits_from(limits);
   std::vector<CompileStep> bind_steps, cu_steps;
+  const bool micro = tier == ShimTier::Micro;
+  const ShimTier binding_tier = micro ? first_light_tier(true) : tier;
+  NvccSetup binding_setup = setup;
+  if (micro) binding_setup.shim_include = ensure_shim(cache, binding_tier);
   const SharedBindingRequest request =
-      binding_request(call, declarations, setup, cache, tier, pch_limits, bind_steps);
+      binding_request(call, declarations, binding_setup, cache, binding_tier, pch_limits, bind_steps);
   // A binding known not to build: main.cpp as before, without compiling cuda.cu twice.
   if (const auto known = lookup_shared_binding(cache, request); known && !*known) return std::nullopt;
   auto binding_future = std::async(std::launch::async, [&] { return ensure_shared_binding(cache, request, pch_limits, &bind_steps); });
+  std::optional<fs::path> support;
+  if (micro) {
+    NvccSetup base = setup;
+    base.shim_include.clear();
+    support = ensure_micro_support(cache, base, pch_limits, &cu_steps);
+    if (!support) {  // no micro tier on this machine: the next tier builds the answer
+      binding_future.get();
+      spent = cu_steps;
+      spent.insert(spent.end(), bind_steps.begin(), bind_steps.end());
+      return std::nullopt;
+    }
+  }
   Part cuda{call.name + "/cuda.cu", inline_cuda_text(call), function_getters(call.functions), staging / "cuda.cu",
             staging / "cuda.o"};
   std::vector<std::string> cu_cmd;
@@ -368,12 +399,17 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
 
   const fs::path so = staging / (ns + ".so");
   std::vector<std::string> la;
-  const RunResult linked = link_library(setup, call, {cuda.obj}, so, staging, limits, la);
+  const RunResult linked =
+      link_library(setup, call, {cuda.obj}, so, staging, limits, la, support ? micro_link_flags(*support) : std::vector<std::string>{});
   spent.push_back(step_of("link", linked));
   if (!linked.succeeded()) return std::nullopt;
-  std::error_code ec;
-  fs::create_hard_link(binding->library, staging / kSharedBindingFile, ec);
-  if (ec) fs::copy_file(binding->library, staging / kSharedBindingFile);
+  auto place = [&staging](const fs::path& from, const fs::path& name) {
+    std::error_code ec;
+    fs::create_hard_link(from, staging / name, ec);
+    if (ec) fs::copy_file(from, staging / name);
+  };
+  place(binding->library, kSharedBindingFile);
+  if (support) place(*support, support->filename());  // found through $ORIGIN
   info.steps = spent;
   info.ok = true;
   info.artifact = so.string();
@@ -390,6 +426,18 @@ Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::pat
                    const CompileOptions& options, const CompileLimits& limits, const CompileCache& cache, ShimTier tier,
                    bool pch) {
   std::vector<CompileStep> spent;  // of a shared-binding attempt that did not hold
+  if (tier == ShimTier::Micro) {
+    // Only on the shared binding (micro_applies): an attempt that does not hold is a failed build
+    // with no errors of its own, and build_over_tiers moves on to the next tier.
+    const SharedDeclarations declarations = shared_declarations(call.cpp_sources, call.functions);
+    if (auto fast = build_with_shared_binding(call, declarations.text, setup, staging, ns, options, limits, cache,
+                                              tier, spent))
+      return std::move(*fast);
+    Attempt a;
+    a.build.info.steps = std::move(spent);
+    a.build.info.op_name = ns;
+    return a;
+  }
   if (pch && uses_shared_binding(options) && !call.cuda_sources.empty()) {
     const SharedDeclarations declarations = shared_declarations(call.cpp_sources, call.functions);
     if (!declarations.text.empty())
@@ -559,9 +607,20 @@ void prepare_inline_headers(const CompileOptions& options) {
     const NvccSetup setup = setup_for_tier(base_setup(options), tier, cache, /*needs_python=*/true);
     auto cpp = std::async(std::launch::async, [&] { (void)ensure_cpp_part_pch(cache, setup, tier, pch_limits, nullptr); });
     auto pre = std::async(std::launch::async, [&] { prepare_preprocess_prefixes(cache, setup, pch_limits); });
+    // The micro tier's support library and prefixes, which most answers' first compile uses.
+    std::future<void> micro;
+    if (tier == ShimTier::Slim && micro_wanted(options) && uses_shared_binding(options))
+      micro = std::async(std::launch::async, [&] {
+        const NvccSetup base = base_setup(options);
+        (void)ensure_micro_support(cache, base, pch_limits, nullptr);
+        const NvccSetup micro_setup = setup_for_tier(base, ShimTier::Micro, cache, /*needs_python=*/true);
+        prepare_preprocess_prefixes(cache, micro_setup, pch_limits);
+        (void)ensure_cuda_part_pch(cache, micro_setup, pch_limits, nullptr);
+      });
     (void)ensure_cuda_part_pch(cache, setup, pch_limits, nullptr);
     cpp.get();
     pre.get();
+    if (micro.valid()) micro.get();
   } catch (const std::exception&) {
     // best effort (see the header)
   }
@@ -579,8 +638,10 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
     return b;
   }
   CompileCache cache(CompileCache::default_dir(options.cache_dir));
-  // Answers mostly use Tensor's methods and a few factories (empty, zeros_like): Slim first.
-  const ShimTier first_tier = first_inline_tier(options);
+  // Answers mostly use Tensor's methods and a few factories (empty, zeros_like): Micro first where
+  // it can hold, else Slim.
+  const ShimTier light_tier = first_inline_tier(options);
+  const ShimTier first_tier = micro_applies(call, options, light_tier) ? ShimTier::Micro : light_tier;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;
@@ -614,9 +675,10 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   Attempt a = build_over_tiers(
       first_tier, all_sources, setup.torch_prefix,
       [&](ShimTier tier) {
-        // Only the first tier's headers are precompiled: the others serve few answers.
+        // Only the first light tier's headers are precompiled (and Micro's, before it): the others
+        // serve few answers.
         return build_once(call, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(), ns, options,
-                          limits, cache, tier, tier == first_tier && tier != ShimTier::Full);
+                          limits, cache, tier, (tier == first_tier || tier == light_tier) && tier != ShimTier::Full);
       },
       [](Attempt& at) -> CompileInfo& { return at.build.info; });
   if (!a.cacheable) return a.build;

@@ -48,6 +48,10 @@ struct CompileOptions {
   // answer with the same declarations (shared_binding.h). nullopt: on unless
   // $KAGENT_SHARED_BINDING is 0 (the switch for comparing the two, and a way back).
   std::optional<bool> shared_binding;
+  // load_inline extensions on the shared binding whose files include no other torch header: cuda.cu
+  // first with the micro header (micro_header.h), no torch header at all. nullopt: on unless
+  // $KAGENT_MICRO_HEADER is 0.
+  std::optional<bool> micro_header;
   // The cores the compilers run on (empty: any): the pool leaves a few free for its workers
   // (common/cpu_affinity.h). Not part of any cache key.
   std::vector<int> cpus;
