@@ -15,6 +15,7 @@
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
 #include "compile_cache_for_tests.h"
+#include "inline_answer_for_tests.h"
 #include "inline_call_for_tests.h"
 
 using namespace kagent;
@@ -25,19 +26,9 @@ namespace {
 const kagent::testing::TempDir kCache("kagent-shared-binding-test");
 const kagent::testing::TempDir kAnswers("kagent-shared-binding-answers");
 
-// An answer file whose one load_inline call has these sources; its path.
 std::string answer_file(const std::string& name, const std::string& cpp, const std::string& cuda,
                         const std::string& function) {
-  const fs::path p = fs::path(kAnswers.str()) / (name + ".py");
-  write_file_atomic(p, fmt::format(R"py(import torch
-from torch.utils.cpp_extension import load_inline
-
-cpp_src = """{}"""
-cuda_src = """{}"""
-ext = load_inline(name="{}", cpp_sources=cpp_src, cuda_sources=cuda_src, functions=["{}"], verbose=False)
-)py",
-                                   cpp, cuda, name, function));
-  return p.string();
+  return kagent::testing::inline_answer_file(kAnswers.str(), name, cpp, cuda, function);
 }
 
 using kagent::testing::only_call;
@@ -48,28 +39,8 @@ InlineBuild build_call(const InlineCall& call) {
   return b;
 }
 
-// Runs `file` with the worker's load_inline given `b`, then `check` (Python, `m` the module,
-// `ext` its extension); the output.
 RunResult run_answer(const std::string& file, const InlineCall& call, const InlineBuild& b, const std::string& check) {
-  const std::string script = fmt::format(R"py(
-import json, sys
-sys.path.insert(0, sys.argv[1])
-import torch
-from kagent_worker.inline_patch import InlineExtensions
-from kagent_worker.loading import exec_file
-prebuilt = [{{"key": sys.argv[3], "library": sys.argv[4], "op_namespace": sys.argv[5], "binding": sys.argv[6],
-             "functions": [sys.argv[7]]}}]
-with InlineExtensions(prebuilt) as p:
-    m = exec_file(sys.argv[2], "candidate_load_error")
-ext = m.ext
-{}
-print(json.dumps(p.records))
-)py",
-                                         check);
-  SpawnOptions so;
-  so.argv = {build::kPythonExecutable, "-c", script, std::string(KAGENT_SOURCE_DIR) + "/tools/worker/python", file,
-             call.key, b.info.artifact, b.info.op_name, b.binding, call.functions.at(0)};
-  return run_command(so, std::chrono::seconds(120));
+  return kagent::testing::run_inline_answer(file, call, b, check);
 }
 
 }  // namespace

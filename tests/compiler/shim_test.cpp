@@ -174,3 +174,20 @@ TEST_CASE("whatever fails with the micro header is built with the slim one; a Mi
   REQUIRE(a.info.steps.size() == 2);
   CHECK(a.info.steps[0].name == "micro header: cuda.cu cudafe++");  // its CPU counts too
 }
+
+TEST_CASE("the micro header and its support library spell the types they pass each other the same way") {
+  // The two are compiled in different worlds (no torch header, the real ones), so they cannot
+  // share a header; what crosses between them must be written the same in both.
+  auto block = [](std::string_view text, std::string_view start) -> std::string {
+    const size_t from = text.find(start);
+    if (from == std::string_view::npos) return {};
+    return std::string(text.substr(from, text.find("};", from) + 2 - from));
+  };
+  for (std::string_view start : {"struct Options {", "enum class Get ", "enum class Make ", "enum class Shape ",
+                                 "enum class Factory ", "enum class Like ", "enum class Ptr "}) {
+    INFO(start);
+    const std::string header = block(micro_header_text(), start);
+    CHECK_FALSE(header.empty());
+    CHECK(header == block(micro_support_source(), start));
+  }
+}

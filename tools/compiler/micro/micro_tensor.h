@@ -425,36 +425,23 @@ class Tensor {
   void* impl_;  // torch's c10::intrusive_ptr<TensorImpl>: only micro_support.cpp touches it
 };
 
-inline Tensor empty(IntArrayRef sizes, TensorOptions options = {}) {
+// The factories: each one call of micro_support.cpp's (its kind names torch's function).
+inline Tensor kagent_made(kagent_micro::Factory what, IntArrayRef sizes, const TensorOptions& options) {
   Tensor out;
-  kagent_micro::factory(&out, kagent_micro::Factory::Empty, sizes, options.kagent_fields());
+  kagent_micro::factory(&out, what, sizes, options.kagent_fields());
   return out;
 }
-inline Tensor zeros(IntArrayRef sizes, TensorOptions options = {}) {
+inline Tensor kagent_made_like(kagent_micro::Like what, const Tensor& self, const TensorOptions& options) {
   Tensor out;
-  kagent_micro::factory(&out, kagent_micro::Factory::Zeros, sizes, options.kagent_fields());
+  kagent_micro::like(&out, what, self, options.kagent_fields());
   return out;
 }
-inline Tensor ones(IntArrayRef sizes, TensorOptions options = {}) {
-  Tensor out;
-  kagent_micro::factory(&out, kagent_micro::Factory::Ones, sizes, options.kagent_fields());
-  return out;
-}
-inline Tensor empty_like(const Tensor& self, TensorOptions options = {}) {
-  Tensor out;
-  kagent_micro::like(&out, kagent_micro::Like::Empty, self, options.kagent_fields());
-  return out;
-}
-inline Tensor zeros_like(const Tensor& self, TensorOptions options = {}) {
-  Tensor out;
-  kagent_micro::like(&out, kagent_micro::Like::Zeros, self, options.kagent_fields());
-  return out;
-}
-inline Tensor ones_like(const Tensor& self, TensorOptions options = {}) {
-  Tensor out;
-  kagent_micro::like(&out, kagent_micro::Like::Ones, self, options.kagent_fields());
-  return out;
-}
+inline Tensor empty(IntArrayRef sizes, TensorOptions options = {}) { return kagent_made(kagent_micro::Factory::Empty, sizes, options); }
+inline Tensor zeros(IntArrayRef sizes, TensorOptions options = {}) { return kagent_made(kagent_micro::Factory::Zeros, sizes, options); }
+inline Tensor ones(IntArrayRef sizes, TensorOptions options = {}) { return kagent_made(kagent_micro::Factory::Ones, sizes, options); }
+inline Tensor empty_like(const Tensor& self, TensorOptions options = {}) { return kagent_made_like(kagent_micro::Like::Empty, self, options); }
+inline Tensor zeros_like(const Tensor& self, TensorOptions options = {}) { return kagent_made_like(kagent_micro::Like::Zeros, self, options); }
+inline Tensor ones_like(const Tensor& self, TensorOptions options = {}) { return kagent_made_like(kagent_micro::Like::Ones, self, options); }
 
 }  // namespace at
 
