@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "collect_fixtures.h"
@@ -35,10 +36,17 @@ std::vector<std::string> collect_args(const std::string& suite, const std::strin
 }
 
 // The scratch folder a worker's monitor (a process named kagent-monitor) was given; empty for any
-// other process.
+// other process, and for one that ended after it was listed (a compiler, often).
 std::string monitor_scratch(pid_t pid) {
-  if (!kagent::read_file("/proc/" + std::to_string(pid) + "/comm").starts_with("kagent-monitor")) return {};
-  std::istringstream environ(kagent::read_file("/proc/" + std::to_string(pid) + "/environ"));
+  std::string comm, environ_text;
+  try {
+    comm = kagent::read_file("/proc/" + std::to_string(pid) + "/comm");
+    if (!comm.starts_with("kagent-monitor")) return {};
+    environ_text = kagent::read_file("/proc/" + std::to_string(pid) + "/environ");
+  } catch (const std::runtime_error&) {
+    return {};  // gone between the listing and the read
+  }
+  std::istringstream environ(environ_text);
   const std::string key = "KAGENT_SANDBOX_SCRATCH=";
   for (std::string var; std::getline(environ, var, '\0');)
     if (var.starts_with(key)) return var.substr(key.size());
