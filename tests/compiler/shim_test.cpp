@@ -20,6 +20,15 @@
 using namespace kagent;
 namespace fs = std::filesystem;
 
+namespace {
+// One attempt of build_over_tiers in these tests: its record and errors, no compiler.
+struct FakeAttempt {
+  CompileInfo info;
+  std::vector<Diagnostic> errors;
+};
+CompileInfo& info_of(FakeAttempt& f) { return f.info; }
+}  // namespace
+
 TEST_CASE("the slim tier's operators are torch's inline functions without what their headers include") {
   const auto text = slim_ops_text(fs::path(build::kTorchPrefix) / "include");
   REQUIRE(text);
@@ -88,24 +97,20 @@ TEST_CASE("a file that includes ATen's operator headers skips the slim tier, who
 
   // The tiers then start at Lite, and the record says why.
   std::vector<ShimTier> tried;
-  struct Fake {
-    CompileInfo info;
-    std::vector<Diagnostic> errors;
-  };
   auto build = [&](ShimTier t) {
     tried.push_back(t);
-    Fake f;
+    FakeAttempt f;
     f.info.ok = true;
     return f;
   };
-  const Fake a = build_over_tiers(ShimTier::Slim, "#include <torch/extension.h>\n#include <ATen/ATen.h>\n",
-                                  fs::path(build::kTorchPrefix), build, [](Fake& f) -> CompileInfo& { return f.info; });
+  const FakeAttempt a = build_over_tiers(ShimTier::Slim, "#include <torch/extension.h>\n#include <ATen/ATen.h>\n",
+                                  fs::path(build::kTorchPrefix), build, info_of);
   CHECK(tried == std::vector<ShimTier>{ShimTier::Lite});
   CHECK(a.info.log.find("built with the lite torch/extension.h (the slim one defines operator functions that "
                         "<ATen/ATen.h> defines too)") != std::string::npos);
   tried.clear();
   build_over_tiers(ShimTier::Slim, "#include <torch/extension.h>\n", fs::path(build::kTorchPrefix), build,
-                   [](Fake& f) -> CompileInfo& { return f.info; });
+                   info_of);
   CHECK(tried == std::vector<ShimTier>{ShimTier::Slim});
 }
 
@@ -155,18 +160,14 @@ TEST_CASE("whatever fails with the micro header is built with the slim one; a Mi
   CHECK(micro_header_text().find("#include <torch") == std::string_view::npos);
 
   std::vector<ShimTier> tried;
-  struct Fake {
-    CompileInfo info;
-    std::vector<Diagnostic> errors;
-  };
   auto build = [&](ShimTier t) {
     tried.push_back(t);
-    Fake f;
+    FakeAttempt f;
     f.info.ok = t != ShimTier::Micro;  // the micro build fails, with no errors (a symbol the binding lacks)
     f.info.steps = {{"cuda.cu cudafe++", 1.0, 1.0}};
     return f;
   };
-  const Fake a = build_over_tiers(ShimTier::Micro, src, torch, build, [](Fake& f) -> CompileInfo& { return f.info; });
+  const FakeAttempt a = build_over_tiers(ShimTier::Micro, src, torch, build, info_of);
   CHECK(tried == std::vector<ShimTier>{ShimTier::Micro, first_light_tier(true)});
   CHECK(a.info.ok);
   CHECK(a.info.log.find(fmt::format("kagent: rebuilt with the {} torch/extension.h (the build with the micro one failed)",

@@ -230,10 +230,11 @@ bool micro_wanted(const CompileOptions& o) { return o.micro_header ? *o.micro_he
 // Whether the answer is tried with the micro header first: Slim would be first, main.cpp can be
 // the shared binding (cuda.cu alone sees the micro header) and no file includes another torch
 // header (it would declare a second at::Tensor).
-bool micro_applies(const InlineCall& call, const CompileOptions& o, ShimTier first) {
+// `sources`: both files as load_inline writes them; `declarations`: shared_declarations' text.
+bool micro_applies(const InlineCall& call, const std::string& sources, const std::string& declarations,
+                   const CompileOptions& o, ShimTier first) {
   return first == ShimTier::Slim && micro_wanted(o) && uses_shared_binding(o) && !call.cuda_sources.empty() &&
-         !shared_declarations(call.cpp_sources, call.functions).text.empty() &&
-         includes_only_shimmed_torch_headers(inline_cpp_text(call) + inline_cuda_text(call));
+         !declarations.empty() && includes_only_shimmed_torch_headers(sources);
 }
 
 // What prefix_preprocess needs for one of the CUDA part's preprocessor runs.
@@ -339,8 +340,7 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
   std::vector<CompileStep> bind_steps, cu_steps;
   const bool micro = tier == ShimTier::Micro;
   const ShimTier binding_tier = micro ? first_light_tier(true) : tier;
-  NvccSetup binding_setup = setup;
-  if (micro) binding_setup.shim_include = ensure_shim(cache, binding_tier);
+  const NvccSetup binding_setup = micro ? setup_for_tier(setup, binding_tier, cache, /*needs_python=*/true) : setup;
   const SharedBindingRequest request =
       binding_request(call, declarations, binding_setup, cache, binding_tier, pch_limits, bind_steps);
   // A binding known not to build: main.cpp as before, without compiling cuda.cu twice.
@@ -422,28 +422,24 @@ std::optional<Attempt> build_with_shared_binding(const InlineCall& call, const s
 }
 
 // `pch`: use the precompiled host headers (host_pch.h), building them first when missing.
-Attempt build_once(const InlineCall& call, const NvccSetup& setup, const fs::path& staging, const std::string& ns,
-                   const CompileOptions& options, const CompileLimits& limits, const CompileCache& cache, ShimTier tier,
-                   bool pch) {
+// `declarations`: cpp_sources as the shared binding's key (binding_declarations.h), or "".
+Attempt build_once(const InlineCall& call, const std::string& declarations, const NvccSetup& setup,
+                   const fs::path& staging, const std::string& ns, const CompileOptions& options,
+                   const CompileLimits& limits, const CompileCache& cache, ShimTier tier, bool pch) {
   std::vector<CompileStep> spent;  // of a shared-binding attempt that did not hold
-  if (tier == ShimTier::Micro) {
-    // Only on the shared binding (micro_applies): an attempt that does not hold is a failed build
-    // with no errors of its own, and build_over_tiers moves on to the next tier.
-    const SharedDeclarations declarations = shared_declarations(call.cpp_sources, call.functions);
-    if (auto fast = build_with_shared_binding(call, declarations.text, setup, staging, ns, options, limits, cache,
-                                              tier, spent))
+  // Micro is only tried where the shared binding can be (micro_applies).
+  if (tier == ShimTier::Micro ||
+      (pch && uses_shared_binding(options) && !call.cuda_sources.empty() && !declarations.empty()))
+    if (auto fast = build_with_shared_binding(call, declarations, setup, staging, ns, options, limits, cache, tier,
+                                              spent))
       return std::move(*fast);
+  if (tier == ShimTier::Micro) {
+    // An attempt that did not hold is a failed build with no errors of its own: build_over_tiers
+    // moves on to the next tier.
     Attempt a;
     a.build.info.steps = std::move(spent);
     a.build.info.op_name = ns;
     return a;
-  }
-  if (pch && uses_shared_binding(options) && !call.cuda_sources.empty()) {
-    const SharedDeclarations declarations = shared_declarations(call.cpp_sources, call.functions);
-    if (!declarations.text.empty())
-      if (auto fast = build_with_shared_binding(call, declarations.text, setup, staging, ns, options, limits, cache,
-                                                tier, spent))
-        return std::move(*fast);
   }
   const auto t0 = std::chrono::steady_clock::now();
   Part cpp{call.name + "/main.cpp", inline_cpp_text(call), inline_binding_suffix(call.functions, ns),
@@ -640,8 +636,11 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   CompileCache cache(CompileCache::default_dir(options.cache_dir));
   // Answers mostly use Tensor's methods and a few factories (empty, zeros_like): Micro first where
   // it can hold, else Slim.
+  const std::string all_sources = inline_cpp_text(call) + inline_cuda_text(call);
+  const std::string declarations = shared_declarations(call.cpp_sources, call.functions).text;
   const ShimTier light_tier = first_inline_tier(options);
-  const ShimTier first_tier = micro_applies(call, options, light_tier) ? ShimTier::Micro : light_tier;
+  const ShimTier first_tier =
+      micro_applies(call, all_sources, declarations, options, light_tier) ? ShimTier::Micro : light_tier;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;
@@ -670,15 +669,15 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
 
   const std::string ns = "kagent_" + key.substr(0, 16);
   TempDir staging = cache.make_staging(key);
-  const std::string all_sources = inline_cpp_text(call) + inline_cuda_text(call);
   // cacheable is false exactly when a limit was hit, where the tiers stop too.
   Attempt a = build_over_tiers(
       first_tier, all_sources, setup.torch_prefix,
       [&](ShimTier tier) {
         // Only the first light tier's headers are precompiled (and Micro's, before it): the others
         // serve few answers.
-        return build_once(call, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(), ns, options,
-                          limits, cache, tier, (tier == first_tier || tier == light_tier) && tier != ShimTier::Full);
+        return build_once(call, declarations, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(),
+                          ns, options, limits, cache, tier,
+                          (tier == first_tier || tier == light_tier) && tier != ShimTier::Full);
       },
       [](Attempt& at) -> CompileInfo& { return at.build.info; });
   if (!a.cacheable) return a.build;
