@@ -20,9 +20,13 @@
 # warm machine's call but not a cold one's with the build (ROUNDTRIP_N=12 does);
 # ROUNDTRIP_ROWS_AT_ONCE (default 4) rows are in flight at once; ROUNDTRIP_SPEEDUP_ROUNDS=5 gives
 # every evaluation paired rounds and a last line on how their intervals hold between evaluations.
+# ROUNDTRIP_NODES=2 serves the rows from a cluster instead (issue 48): redis-server (carried) and
+# that many `kagent serve --queue` nodes on the same GPU, row k's episodes on node k mod N.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
+[ -d .carry/redis/bin ] && export PATH=$PWD/.carry/redis/bin:$PATH
+[ -d .carry/redis/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/redis/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 [ -d .carry/httplib/lib ] && export LD_LIBRARY_PATH=$PWD/.carry/httplib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 KAGENT=${1:-build-gpu/kagent}
 [ -x "$KAGENT" ] || { echo "serve_roundtrip_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
@@ -31,4 +35,4 @@ nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GP
 "$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n "${ROUNDTRIP_N:-20}" \
   --rows-at-once "${ROUNDTRIP_ROWS_AT_ONCE:-4}" --speedup-rounds "${ROUNDTRIP_SPEEDUP_ROUNDS:-0}" \
   --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}" \
-  ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"}
+  ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"} ${ROUNDTRIP_NODES:+--nodes "$ROUNDTRIP_NODES"}

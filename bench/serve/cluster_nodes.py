@@ -26,8 +26,6 @@ import random
 import re
 import shutil
 import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.error
@@ -37,36 +35,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/python"))
-from roundtrip import Server, child_setup, default_realworld, make_suite, pick_answers  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Redis:
-    def __init__(self, binary: str, folder: Path):
-        folder.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
-                                      "--appendonly", "yes", "--save", "", "--logfile", str(folder / "redis.log")],
-                                     start_new_session=True, preexec_fn=child_setup())
-        for _ in range(100):
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
-                    s.sendall(b"PING\r\n")
-                    if s.recv(16).startswith(b"+PONG"):
-                        return
-            except OSError:
-                pass
-            time.sleep(0.1)
-        raise RuntimeError("redis-server did not start: " + (folder / "redis.log").read_text()[-2000:])
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
+from roundtrip import Redis, Server, default_realworld, make_suite, pick_answers  # noqa: E402
 
 
 def post(url: str, body: dict, timeout: float) -> tuple[int, dict]:

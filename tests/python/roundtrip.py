@@ -5,9 +5,17 @@ adapter the way its trainer hands it over, against a real `kagent serve` on loop
 adapter is then fed the collection's own answer for that row's task and what it answered is
 set beside rollout's row for the same turn.
 
-  test_roundtrip.py                  on the CPU, every evaluation --compile-only (CI)
+  test_roundtrip.py                  on the CPU, every evaluation --compile-only (CI), against
+                                     one server, then against a cluster: redis-server and two
+                                     `kagent serve --queue` nodes (issue 48)
   scripts/serve_roundtrip_gpu.sh     on a GPU, real evaluation: rewards compared
-                                     (`python3 tests/python/roundtrip.py --help`)
+                                     (`python3 tests/python/roundtrip.py --help`; --nodes 2 for
+                                     the cluster)
+
+Against a cluster, each prompt row goes to one node's front (row k to node k mod N: a trainer's
+rollout workers, each with its URL, as docs/serve.md says; an episode is pinned to the front that
+opened it), its evaluations run on whichever node's consumer pulls them, and OpenRLHF's
+stateless /v1/reward goes to the next node's front, not the row's.
 
 How each trainer hands a row to its adapter (docs/serve.md, "Trainers"):
   TRL        reset(**row), the submit_kernel tool, get_reward()
@@ -33,7 +41,9 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -121,6 +131,41 @@ def child_setup(cpus: set[int] | None = None):
     return setup
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Redis:
+    """redis-server on a free loopback port, appendonly (what the docs ask of a cluster's Redis),
+    its files in `folder`, in a session of its own until stop()."""
+
+    def __init__(self, binary: str, folder: Path):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
+                                      "--appendonly", "yes", "--save", "", "--logfile", str(folder / "redis.log")],
+                                     start_new_session=True, preexec_fn=child_setup())
+        for _ in range(100):
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as s:
+                    s.sendall(b"PING\r\n")
+                    if s.recv(16).startswith(b"+PONG"):
+                        return
+            except OSError:
+                pass
+            time.sleep(0.1)
+        self.stop()
+        raise RuntimeError("redis-server did not start: " + (folder / "redis.log").read_text()[-2000:])
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
 class Server:
     """`kagent serve` on a free loopback port, in its own process group, until stop()."""
 
@@ -162,6 +207,38 @@ class Server:
             os.killpg(self.proc.pid, signal.SIGTERM)
             self.proc.wait(timeout=60)
         self.log.close()
+
+
+class Cluster:
+    """redis-server and `nodes` `kagent serve --queue` nodes, each its own process, port and --data
+    (root/data-0, ...); the compile cache is env's, shared by the nodes as a shared folder would be."""
+
+    def __init__(self, binary: str, root: Path, suite: Path, env: dict, compile_only: bool, nodes: int,
+                 redis_server: str = "redis-server", extra=()):
+        self.redis = Redis(redis_server, root / "redis")
+        self.servers: list[Server] = []
+        try:
+            for i in range(nodes):
+                self.servers.append(Server(binary, root / f"data-{i}", suite, env, compile_only,
+                                           extra=[*extra, "--queue", self.redis.url]))
+        except BaseException:
+            self.stop()
+            raise
+
+    def wait_ready(self) -> list[tuple[str, Path]]:
+        """Each node's front and --data folder."""
+        return [(s.wait_ready(), s.data) for s in self.servers]
+
+    def jobs_per_node(self) -> list[int]:
+        """The jobs each node's consumers ran, as the cluster's /health lists them (in node order)."""
+        with urllib.request.urlopen(self.servers[0].url + "/health", timeout=10) as r:
+            listed = {n["url"]: n["jobs"] for n in json.loads(r.read())["queue"]["nodes"]}
+        return [listed.get(s.url, -1) for s in self.servers]
+
+    def stop(self) -> None:
+        for s in self.servers:
+            s.stop()
+        self.redis.stop()
 
 
 @dataclass
@@ -299,22 +376,26 @@ def usable_adapters() -> tuple[list[str], dict[str, str]]:
     return [a for a in ADAPTERS if a not in missing], missing
 
 
-def round_trip(url: str, token: str | None, data: Path, prompts: list[dict], samples: list[dict],
+def round_trip(fronts: list[tuple[str, Path]], token: str | None, prompts: list[dict], samples: list[dict],
                adapters: list[str], rows_at_once: int = 4) -> list[tuple[dict, dict, Step]]:
     """(prompt row, rollout's sample row, what the adapter did) for every row, turn-0 answer and
     adapter; `rows_at_once` rows in flight (as a trainer's rollouts are; the server's workers
-    take them in parallel), each row's adapters one after another."""
+    take them in parallel), each row's adapters one after another. `fronts`: each server's URL
+    and --data folder (one server, or a cluster's nodes): row k's episodes go to front k mod N,
+    its /v1/reward to the next front."""
     from concurrent.futures import ThreadPoolExecutor
 
     from kagent_env.rows import format_of, task_of
 
-    def one_row(row):
+    def one_row(k, row):
         out = []
         task, fmt = task_of(row), format_of(row)
         # The row's own turns: the same problem collected in both formats is two rows.
         turns = [s for s in samples if s["task"] == task and s["turn"] == 0 and s.get("format", fmt) == fmt]
         for sample in turns:
             for adapter in adapters:
+                # Stateless, OpenRLHF's reward may go to any front: another one than the row's episodes.
+                url, data = fronts[(k + (adapter == "openrlhf")) % len(fronts)]
                 try:
                     step = THROUGH[adapter](url, token, row, sample["response"], data)
                 except Exception as e:  # reported per row and adapter, never hidden
@@ -324,7 +405,7 @@ def round_trip(url: str, token: str | None, data: Path, prompts: list[dict], sam
         return out
 
     with ThreadPoolExecutor(max_workers=max(1, rows_at_once)) as pool:
-        return [r for rows in pool.map(one_row, prompts) for r in rows]
+        return [r for rows in pool.map(one_row, range(len(prompts)), prompts) for r in rows]
 
 
 def differences(results, compile_only: bool, reward_tolerance) -> list[str]:
@@ -402,11 +483,15 @@ def main(argv=None) -> int:
     ap.add_argument("--speedup-rounds", type=int, default=0,
                     help="kagent's --speedup-rounds for the collection and the server: then a line on how the "
                          "rounds' intervals hold between evaluations (default 0: none)")
+    ap.add_argument("--nodes", type=int, default=0,
+                    help="against a cluster: redis-server and this many `kagent serve --queue` nodes (default 0: "
+                         "one server without a queue)")
+    ap.add_argument("--redis-server", default="redis-server", help="the redis-server binary (with --nodes)")
     ap.add_argument("--timing-sample", default=None,
                     help="kagent's --timing-sample for the collection and the server (default: kagent's)")
     args = ap.parse_args(argv)
-    import shutil
-
+    if args.nodes < 0 or args.nodes == 1:
+        ap.error("--nodes: 0 (one server, no queue) or at least 2")
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     env = dict(os.environ, KAGENT_CACHE_DIR=os.environ.get("KAGENT_CACHE_DIR", str(args.out / "cache")))
@@ -432,12 +517,18 @@ def main(argv=None) -> int:
         speedup = sample.get("speedup_eager") or 0.0
         return 1e-9 if args.compile_only else 1e-6 + weight * args.speedup_tolerance * min(speedup, cap)
 
-    server = Server(args.kagent, args.out / "data", suite, env, args.compile_only, extra=timing)
+    if args.nodes:
+        server = Cluster(args.kagent, args.out, suite, env, args.compile_only, args.nodes, args.redis_server,
+                         extra=timing)
+    else:
+        server = Server(args.kagent, args.out / "data", suite, env, args.compile_only, extra=timing)
     try:
-        url = server.wait_ready()
+        fronts = server.wait_ready() if args.nodes else [(server.wait_ready(), server.data)]
         t1 = time.monotonic()
-        results = round_trip(url, None, args.out / "data", prompts, samples, adapters, args.rows_at_once)
-        print(f"roundtrip: {len(results)} adapter steps in {time.monotonic() - t1:.0f} s", flush=True)
+        results = round_trip(fronts, None, prompts, samples, adapters, args.rows_at_once)
+        print(f"roundtrip: {len(results)} adapter steps in {time.monotonic() - t1:.0f} s"
+              + (f" on a cluster of {args.nodes} nodes ({server.redis.url}): jobs per node {server.jobs_per_node()}"
+                 if args.nodes else ""), flush=True)
     finally:
         server.stop()
     with open(args.out / "roundtrip.jsonl", "w") as f:

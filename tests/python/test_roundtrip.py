@@ -4,10 +4,13 @@ every trainer adapter (TRL, verl, SkyRL, verifiers, OpenRLHF's /v1/reward) as it
 them over, against a real `kagent serve --compile-only` on loopback, each fed the collection's
 own answer (tests/python/roundtrip.py has the how). Each episode has the row's format and task
 and the row's system prompt; no answer is a format error; an answer that compiled is not scored
-(None: it was not run) and every other one scores as rollout scored it. One collection and one
-server for the whole module: the 20 answers' nvcc compiles are the time it takes."""
+(None: it was not run) and every other one scores as rollout scored it. Then the same rows
+through a cluster (issue 48): redis-server and two `kagent serve --queue --compile-only` nodes,
+which must answer every row as rollout did. One collection for the whole module, its compile
+cache shared with the servers: the 20 answers' nvcc compiles are the time it takes."""
 
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -38,13 +41,36 @@ def trip(tmp_path_factory):
     adapters, missing = roundtrip.usable_adapters()
     server = roundtrip.Server(binary, root / "data", suite, env, compile_only=True)
     try:
-        url = server.wait_ready()
-        results = roundtrip.round_trip(url, None, root / "data", prompts, samples, adapters)
+        fronts = [(server.wait_ready(), server.data)]
+        results = roundtrip.round_trip(fronts, None, prompts, samples, adapters)
     finally:
         server.stop()
     print(f"\nroundtrip: collect + rollout {collected_s:.0f} s, {len(results)} adapter steps "
           f"in {time.monotonic() - t0 - collected_s:.0f} s; left out: {missing or 'none'}")
-    return {"prompts": prompts, "samples": samples, "results": results, "adapters": adapters, "missing": missing}
+    return {"prompts": prompts, "samples": samples, "results": results, "adapters": adapters, "missing": missing,
+            "binary": binary, "root": root, "suite": suite, "env": env}
+
+
+@pytest.fixture(scope="module")
+def cluster_trip(trip):
+    """The same rows through a cluster (issue 48): redis-server and two `kagent serve --queue
+    --compile-only` nodes, row k's episodes on node k mod 2, its /v1/reward on the other node."""
+    redis_server = shutil.which("redis-server")
+    if not redis_server:
+        pytest.skip("redis-server is not installed (scripts/setup.sh installs it): no cluster round trip")
+    t0 = time.monotonic()
+    # The collection's compile cache (trip's env), shared by both nodes as a shared folder would be.
+    cluster = roundtrip.Cluster(trip["binary"], trip["root"] / "cluster", trip["suite"], trip["env"], True, 2,
+                                redis_server)
+    try:
+        fronts = cluster.wait_ready()
+        results = roundtrip.round_trip(fronts, None, trip["prompts"], trip["samples"], trip["adapters"])
+        jobs = cluster.jobs_per_node()
+    finally:
+        cluster.stop()
+    print(f"\nroundtrip: {len(results)} adapter steps through 2 `serve --queue` nodes in "
+          f"{time.monotonic() - t0:.0f} s; jobs per node {jobs}")
+    return {"results": results, "fronts": fronts, "jobs": jobs}
 
 
 def test_every_answer_of_the_collection_reaches_every_adapter(trip):
@@ -68,6 +94,20 @@ def test_not_one_answer_is_a_format_error(trip):
     not_scored = [s for _, _, s in trip["results"] if s.status in roundtrip.NOT_SCORED]
     assert not_scored, statuses
     assert all(s.reward is None for s in not_scored)
+
+
+def test_a_cluster_answers_every_row_as_rollout_did(trip, cluster_trip):
+    results = cluster_trip["results"]
+    assert len(results) == len(trip["results"])
+    found = roundtrip.differences(results, compile_only=True, reward_tolerance=lambda sample, step: 1e-9)
+    assert not found, "\n".join(found)
+    # Both fronts took episodes, and both nodes' consumers ran jobs: the rows crossed the queue.
+    (_, data0), (_, data1) = cluster_trip["fronts"]
+    assert any((data0 / "episodes").iterdir()) and any((data1 / "episodes").iterdir())
+    assert all(j > 0 for j in cluster_trip["jobs"]), cluster_trip["jobs"]
+    # The same statuses as the one server's, adapter by adapter.
+    one = {(s.task, s.adapter): (s.status, s.reward) for _, _, s in trip["results"]}
+    assert {(s.task, s.adapter): (s.status, s.reward) for _, _, s in results} == one
 
 
 def test_rounds_repeatability_counts_intervals_that_hold_other_evaluations_medians():
