@@ -115,7 +115,9 @@
 #              writes those verdicts (RL_REFERENCE_DIR=<that run's OUT> compares against them in
 #              the same call; RL_SETS, RL_TOTAL_S per set, default 280; ~9 min with both on a
 #              warm machine; one at a time, cuda_l1's slow answers take longer: RL_SETS=cuda_l1
-#              RL_TOTAL_S=520 in a call of its own)
+#              RL_TOTAL_S=520 in a call of its own). RL_BASELINES_FIRST=1: `kagent baselines` fills
+#              the cache first, timed apart, and the collection finds every baseline there (a
+#              trainer's steady state; the compile cache stays cold)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
@@ -316,11 +318,12 @@ for suite in "${suites[@]}"; do
       [ -n "${RL_REFERENCE_DIR:-}" ] && rl_ref=$RL_REFERENCE_DIR/$rl_set/realworld/verdicts_$rl_set.jsonl
       [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
       mkdir -p "$OUT/$rl_set"
-      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
+      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^baselines first|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
         env KAGENT_REALWORLD_DIR="${RL_SETS_DIR:-.carry/realworld}/$rl_set" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-$rl_set" \
         "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
         --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \
-        --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}"
+        --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}" \
+        ${RL_BASELINES_FIRST:+--baselines-first}
     done ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.

@@ -170,6 +170,10 @@ def main():
                     help="the collect phase's compiles at once (0: collect's default)")
     ap.add_argument("--collect-order", default="",
                     help="the collect phase's --order (empty: collect's default)")
+    ap.add_argument("--baselines-first", action="store_true",
+                    help="collect phase: `kagent baselines` over the set's problems into the cache first (timed apart), "
+                         "so that the collection finds every eager baseline cached: an RL trainer's steady state, whose "
+                         "cache holds a problem's baseline from its first step on (the compile cache stays cold)")
     ap.add_argument("--reference-verdicts", default="",
                     help="the collect phase's verdicts are compared with these (JSON lines of name and status, as "
                          "a one-at-a-time run's verdicts.jsonl; or bench/fidelity's kagent_verdicts*.jsonl)")
@@ -394,6 +398,26 @@ def main():
         cache = fresh_cache()
         col = st / "collection"
         shutil.rmtree(col, ignore_errors=True)
+        if args.baselines_first:
+            # The baselines alone, timed apart: what a trainer pays once per problem, GPU model and
+            # torch version (KernelBench, too, ships its reference times measured beforehand).
+            bdir = st / "baselines-first"
+            shutil.rmtree(bdir, ignore_errors=True)
+            bcmd = [args.kagent, "baselines", str(data / "problems"), "--no-compile-baseline", "--quiet",
+                    "--out", str(bdir)]
+            t0 = time.monotonic()
+            try:
+                bp = subprocess.run(bcmd, env={**os.environ, "KAGENT_CACHE_DIR": str(cache)}, capture_output=True,
+                                    text=True, timeout=budget["collect"])
+                (st / "baselines-first.log").write_text(bp.stdout + bp.stderr)
+                brc = bp.returncode
+            except subprocess.TimeoutExpired:
+                brc = "timeout"
+            bwall = time.monotonic() - t0
+            cached = len(list((cache / "baselines").glob("*.json"))) if (cache / "baselines").is_dir() else 0
+            summary["baselines_first"] = {"rc": brc, "wall_s": round(bwall, 1), "cache_entries": cached}
+            say(f"baselines first: `kagent baselines` rc={brc} in {bwall:.1f} s, {cached} problems' eager times cached; "
+                "the collection below finds them there (an RL trainer's steady state), its compile cache still cold")
         cmd = [args.kagent, "collect", str(data / "problems"), "--format", "kernelbench", "--llm",
                f"replay:{data / 'replay.jsonl'}", "-n", "1", "-t", "1", "--no-compile-baseline", "--out", str(col)]
         if args.workers_per_gpu:
