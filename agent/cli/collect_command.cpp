@@ -235,6 +235,7 @@ int run_collect(CollectArgs a) {
   rc.concurrency = a.concurrency > 0 ? a.concurrency
                                      : llm_cfg.max_in_flight + static_cast<int>(compile_threads) + 2 * workers_n;
   rc.order = order;
+  rc.prompt_baselines = !llm_cfg.is_replay();  // a replay's answers are written: its evaluations time what they need
   rc.problem_config = [&](const collect::SuiteProblem& p) { return run_config(a.run, p.path, llm_cfg); };
   // Once per run: timings taken while another process used the GPU.
   std::mutex shared_mu;

@@ -41,7 +41,15 @@ struct ProblemSlot {
   std::unique_ptr<traj::RunStore> run_store;
   std::unique_ptr<loop::ProblemRun> run;
   std::atomic<int> remaining{0};
+  bool baseline_row_kept = false;  // a replay's: from its first timed evaluation (under the runner's mutex)
 };
+
+// The reference's times of a sample's first turn that timed them: a replay's baseline row.
+std::optional<Timing> first_timed_baselines(const traj::Trajectory& t) {
+  for (const traj::Turn& turn : t.turns)
+    if (turn.eval && turn.eval->timing && turn.eval->timing->eager) return turn.eval->timing;
+  return std::nullopt;
+}
 
 // Why a problem file cannot be Python source a worker loads: far larger than any problem, or
 // not UTF-8 text; nullopt when it can be.
@@ -255,8 +263,9 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
   auto prepare = [&](ProblemSlot& s) {
     std::call_once(s.prepared, [&] {
       try {
-        loop::ProblemPrompts rendered = loop::render_problem_prompts(*s.session, device, *cfg.prompts, cfg.options.format);
-        if (device.available) {
+        loop::ProblemPrompts rendered =
+            loop::render_problem_prompts(*s.session, device, *cfg.prompts, cfg.options.format, cfg.prompt_baselines);
+        if (device.available && cfg.prompt_baselines) {
           std::lock_guard lock(mu);
           out.baseline_rows.push_back(baseline_row(s.problem, rendered.baselines,
                                                    cfg.pool->settings().options.compiled_baseline));
@@ -294,6 +303,12 @@ CollectOutcome run_collection(CollectionStore& store, const std::vector<SuitePro
           {
             std::lock_guard lock(mu);
             ++out.samples_recorded;
+            if (!cfg.prompt_baselines && !slot->baseline_row_kept)
+              if (auto timed = first_timed_baselines(r.trajectory)) {
+                out.baseline_rows.push_back(
+                    baseline_row(slot->problem, timed, cfg.pool->settings().options.compiled_baseline));
+                slot->baseline_row_kept = true;
+              }
           }
           if (--slot->remaining == 0) emit({CollectEvent::Kind::ProblemDone, name, -1, nullptr, nullptr, ""});
           emit({CollectEvent::Kind::SampleRecorded, name, sample, nullptr, &r.trajectory, ""});

@@ -66,6 +66,12 @@ struct RunnerConfig {
   Order order = Order::Largest;
   std::function<nlohmann::json(const SuiteProblem&)> problem_config;  // a problem folder's config.json
   CollectSink on_event;
+  // The task prompts name the reference's times, measured before a problem's first sample.
+  // False for a replay, whose answers were written already: nothing reads its prompts' times,
+  // and measuring them first holds a worker and the GPU alone for every problem, whether or not
+  // any of its answers is ever timed. Its evaluations measure them where they time a candidate
+  // (inside that timing's exclusive hold), and the baseline rows come from those evaluations.
+  bool prompt_baselines = true;
 };
 
 struct CollectOutcome {
@@ -83,7 +89,7 @@ struct CollectOutcome {
   };
   std::vector<SampleFailure> sample_failures;
   std::vector<std::pair<std::string, std::string>> problem_errors;  // every problem that cannot run, with why
-  std::vector<nlohmann::json> baseline_rows;  // of the problems this run prepared (baselines_table.h)
+  std::vector<nlohmann::json> baseline_rows;  // of the problems this run prepared or timed (baselines_table.h)
   double wall_seconds = 0;
 };
 

@@ -14,10 +14,11 @@ traj::ModelInfo model_info(const llm::LlmConfig& cfg) {
 }
 
 ProblemPrompts render_problem_prompts(EvaluationSession& session, const DeviceInfo& device,
-                                      const prompt::PromptBuilder& prompts, prompt::AnswerFormat format) {
+                                      const prompt::PromptBuilder& prompts, prompt::AnswerFormat format,
+                                      bool with_baselines) {
   const ProblemSpec& spec = session.spec();
   ProblemPrompts out;
-  if (device.available) out.baselines = session.baselines();
+  if (device.available && with_baselines) out.baselines = session.baselines();
   prompt::Baselines baselines;
   if (out.baselines) {
     if (out.baselines->eager) baselines.eager_ms = out.baselines->eager->median_ms;

@@ -42,10 +42,12 @@ struct ProblemPrompts {
 };
 
 // `session` is open and its workers started (`device` is what they reported). Asks the workers
-// for the reference's baselines when there is a GPU. Throws ProblemRunError when the prompts
-// cannot be written.
+// for the reference's baselines when there is a GPU and `with_baselines` (without them the task
+// prompt names no times, and an evaluation measures them where it times a candidate). Throws
+// ProblemRunError when the prompts cannot be written.
 ProblemPrompts render_problem_prompts(EvaluationSession& session, const DeviceInfo& device,
-                                      const prompt::PromptBuilder& prompts, prompt::AnswerFormat format);
+                                      const prompt::PromptBuilder& prompts, prompt::AnswerFormat format,
+                                      bool with_baselines = true);
 
 class ProblemRun {
  public:

@@ -92,3 +92,33 @@ TEST_CASE("the eager time is not trusted while its measurement runs") {
   first.join();
   CHECK(memo.trusted_eager_ms("p") == 4.0);
 }
+
+TEST_CASE("baselines an evaluation measured itself are trusted for the others; a cache hit or a shared GPU's are not") {
+  BaselineMemo memo;
+  Timing evaluation = measured(4.0);
+  evaluation.candidate = TimingStats{};
+  evaluation.speedup_eager = 2.0;
+  memo.note_measured("p", evaluation);
+  CHECK(memo.trusted_eager_ms("p") == 4.0);
+  // Asked for later (a prompt), it is not measured again, and it carries the reference's times only.
+  const auto got = memo.get("p", []() -> std::optional<Timing> { FAIL("measured again"); return std::nullopt; });
+  REQUIRE(got);
+  CHECK(got->eager->median_ms == 4.0);
+  CHECK(got->baseline_cache_hit);
+  CHECK_FALSE(got->candidate);
+  CHECK_FALSE(got->speedup_eager);
+
+  Timing hit = measured(5.0);
+  hit.baseline_cache_hit = true;  // read from the cache (an earlier run's): the worker re-checks those
+  memo.note_measured("q", hit);
+  CHECK_FALSE(memo.trusted_eager_ms("q"));
+  memo.note_measured("r", measured(6.0, true));
+  CHECK_FALSE(memo.trusted_eager_ms("r"));
+  memo.note_measured("s", Timing{});  // no eager time at all
+  CHECK_FALSE(memo.trusted_eager_ms("s"));
+
+  // A key already measured keeps its measurement.
+  CHECK(memo.get("t", [] { return std::optional<Timing>(measured(1.0)); }));
+  memo.note_measured("t", measured(9.0));
+  CHECK(memo.trusted_eager_ms("t") == 1.0);
+}

@@ -51,4 +51,16 @@ std::optional<double> BaselineMemo::trusted_eager_ms(const std::string& key) con
   }
 }
 
+void BaselineMemo::note_measured(const std::string& key, const Timing& t) {
+  if (t.baseline_cache_hit || !t.eager || (t.contention && t.contention->shared)) return;
+  Timing kept;  // the reference's times only: the candidate's are not the problem's
+  kept.eager = t.eager;
+  kept.compiled = t.compiled;
+  kept.contention = t.contention;
+  std::promise<std::optional<Timing>> promise;
+  promise.set_value(std::move(kept));
+  const std::lock_guard lock(mu_);
+  entries_.try_emplace(key, promise.get_future().share());
+}
+
 }  // namespace kagent

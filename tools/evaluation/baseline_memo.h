@@ -31,6 +31,13 @@ class BaselineMemo {
   // The eager median this process measured for `key` with the GPU to itself, if any.
   std::optional<double> trusted_eager_ms(const std::string& key) const;
 
+  // Baselines an evaluation measured in its own exclusive hold (its `baselines` phase, where
+  // nothing measured them first: a collection whose prompts carry no times): kept as if `get`
+  // had measured them, so that the evaluations on other workers are told the eager time and do
+  // not re-check it. Only a measurement (not a cache hit), with an eager time, not taken beside
+  // another process; a key already held (measured, or being measured) is left as it is.
+  void note_measured(const std::string& key, const Timing& t);
+
  private:
   mutable std::mutex mu_;
   std::map<std::string, std::shared_future<std::optional<Timing>>> entries_;

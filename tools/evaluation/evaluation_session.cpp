@@ -214,6 +214,11 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
                                   pool_->baseline_memo().trusted_eager_ms(baseline_key(device)));
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  // The reference's times this evaluation measured itself (nothing had measured them first),
+  // for the evaluations on other workers; kept on the terms the cache is written on (a correct
+  // candidate's: one that patched torch is never correct).
+  if (const std::string key = baseline_key(device); !key.empty() && got.status == Status::Correct && got.timing)
+    pool_->baseline_memo().note_measured(key, *got.timing);
   if (ci) got.compile = *ci;
   if (ext) {
     if (ext->compile) got.compile = ext->compile;
