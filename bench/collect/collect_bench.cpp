@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
   }
 
   const auto t0 = std::chrono::steady_clock::now();
-  const KagentProcess proc = spawn_kagent(args("suite", "run"), env, dir.str());
+  KagentProcess proc = spawn_kagent(args("suite", "run"), env, dir.str());
   std::atomic<bool> stop{false};
   Sampled s;
   std::thread sampler(sample, proc.pid, std::cref(stop), std::ref(s));

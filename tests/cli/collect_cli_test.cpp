@@ -124,7 +124,7 @@ TEST_CASE("kill -9 at random moments, resumed three times: equal to an uninterru
     std::vector<std::string> args = fs::exists(run + "/manifest.json")
                                         ? std::vector<std::string>{"collect", "--resume", run, "--llm", "replay:" + replay}
                                         : collect_args(suite, replay, run, samples, turns);
-    const KagentProcess p = spawn_kagent(args, {}, dir.str());
+    KagentProcess p = spawn_kagent(args, {}, dir.str());
     const double after = when(rng);
     std::this_thread::sleep_for(std::chrono::duration<double>(after));
     ::kill(-p.pid, SIGKILL);
@@ -166,7 +166,7 @@ TEST_CASE("SIGTERM to every process kagent started, then to kagent: exit 130, an
 
   // A cold compile cache of its own, so the first compiles are still running when the signal comes.
   const std::string run = dir.str() + "/run";
-  const KagentProcess p = spawn_kagent(collect_args(suite, replay, run, 1, 2), {"KAGENT_CACHE_DIR=" + dir.str() + "/cold"},
+  KagentProcess p = spawn_kagent(collect_args(suite, replay, run, 1, 2), {"KAGENT_CACHE_DIR=" + dir.str() + "/cold"},
                                        dir.str());
   const auto started = std::chrono::steady_clock::now();
   const auto evaluating = [&] {  // a candidate file is written as its evaluation starts
@@ -207,7 +207,7 @@ TEST_CASE("kagent killed with SIGKILL while its worker is busy: the worker and i
   TempDir dir("kagent-collect-kill9");
   dir.write("suite/level1/1_slow.py", "import time\ntime.sleep(120)\n" + tiny_problem("x * 2"));
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
-  const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, dir.str() + "/run", 1, 1), {}, dir.str());
+  KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, dir.str() + "/run", 1, 1), {}, dir.str());
   // The worker's monitor (the process kagent started), and the scratch folder it was given.
   const auto found = wait_for_monitor(p.pid);
   REQUIRE(found);
@@ -242,7 +242,7 @@ TEST_CASE("SIGTERM to kagent's worker as it starts and loads a problem, then to 
   dir.write("suite/level1/1_slow.py", "import time\ntime.sleep(4)\n" + tiny_problem("x * 2"));
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
   const std::string run = dir.str() + "/run";
-  const KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, run, 1, 1), {}, dir.str());
+  KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, run, 1, 1), {}, dir.str());
   REQUIRE(wait_for_monitor(p.pid));
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // into the import's sleep
   const std::vector<pid_t> below = kagent::sandbox::descendants_of(p.pid);

@@ -59,7 +59,7 @@ TEST_CASE("a run killed mid-turn and resumed loses nothing and repeats nothing")
   TempDir dir;
   std::vector<std::string> args = {"solve", kProblem, "--turns", "4", "--base-url", server.base_url(),
                                    "--model", "m", "--api-key", "k", "--no-stream"};
-  const KagentProcess proc = spawn_kagent(args, {}, dir.str());
+  KagentProcess proc = spawn_kagent(args, {}, dir.str());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (server.request_count() < 3 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -208,7 +208,7 @@ TEST_CASE("Ctrl-C while the model thinks: exit 130, resumable") {
   FakeLlmServer server;
   server.set_default({.behavior = Behavior::Hang});
   TempDir dir;
-  const KagentProcess p = spawn_kagent({"solve", kProblem, "--base-url", server.base_url(), "--model", "m", "--api-key", "k"},
+  KagentProcess p = spawn_kagent({"solve", kProblem, "--base-url", server.base_url(), "--model", "m", "--api-key", "k"},
                                        {}, dir.str());
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (server.request_count() < 1 && std::chrono::steady_clock::now() < deadline)

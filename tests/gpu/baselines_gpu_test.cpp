@@ -57,8 +57,8 @@ TEST_CASE("two evaluations at once on one timing lock take turns: both trust the
   TempDir dir("kagent-baselines-gpu");
   fs::create_directories(dir.path() / "a"), fs::create_directories(dir.path() / "b");
   const std::vector<std::string> env = {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "ledger").string()};
-  const KagentProcess a = spawn_kagent(eval_args(), env, (dir.path() / "a").string());
-  const KagentProcess b = spawn_kagent(eval_args(), env, (dir.path() / "b").string());
+  KagentProcess a = spawn_kagent(eval_args(), env, (dir.path() / "a").string());
+  KagentProcess b = spawn_kagent(eval_args(), env, (dir.path() / "b").string());
   const KagentRun ra = a.wait(), rb = b.wait();
   for (const KagentRun* r : {&ra, &rb}) {
     INFO(r->err);
@@ -79,9 +79,9 @@ TEST_CASE("two evaluations at once without a timing lock in common: both warn of
   TempDir dir("kagent-baselines-gpu");
   fs::create_directories(dir.path() / "a"), fs::create_directories(dir.path() / "b");
   // Ledger folders of their own: neither takes part in the other's lock, so each is the other's contention.
-  const KagentProcess a = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "a" / "ledger").string()},
+  KagentProcess a = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "a" / "ledger").string()},
                                        (dir.path() / "a").string());
-  const KagentProcess b = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "b" / "ledger").string()},
+  KagentProcess b = spawn_kagent(eval_args(), {"KAGENT_GPU_ADMISSION_DIR=" + (dir.path() / "b" / "ledger").string()},
                                        (dir.path() / "b").string());
   const KagentRun ra = a.wait(), rb = b.wait();
   for (const KagentRun* r : {&ra, &rb}) {

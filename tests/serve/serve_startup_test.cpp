@@ -15,7 +15,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -24,6 +27,7 @@
 #include "common/fd.h"
 #include "collect_fixtures.h"
 #include "serve/machine_gpus.h"
+#include "sandbox/process_table.h"
 #include "serve_process.h"
 #include "temp_dir.h"
 
@@ -36,7 +40,7 @@ namespace {
 // start but serves instead): status 137 then.
 KagentRun run_limited(const std::vector<std::string>& args, const std::string& cwd,
                       std::chrono::seconds limit = std::chrono::seconds(120)) {
-  const KagentProcess p = spawn_kagent(args, {}, cwd);
+  KagentProcess p = spawn_kagent(args, {}, cwd);
   const auto end = std::chrono::steady_clock::now() + limit;
   int ws = 0;
   while (::waitpid(p.pid, &ws, WNOHANG) == 0) {
@@ -64,6 +68,38 @@ httplib::Result post(httplib::Client& c, const std::string& path, const json& bo
 }
 
 }  // namespace
+
+TEST_CASE("a kagent a test did not wait for is killed, and what it started goes, when the test's handle goes") {
+  TempDir dir("kagent-serve-scope");
+  write_tiny_suite(dir, "suite");
+  pid_t pid = -1;
+  std::vector<pid_t> below;
+  {
+    // What a failed REQUIRE leaves behind: a running server with its workers, never waited for.
+    KagentProcess p = spawn_kagent({"serve", "--data", dir.str() + "/data", "--problems", dir.str() + "/suite", "--port",
+                                    "0", "--compile-only"},
+                                   {}, dir.str());
+    pid = p.pid;
+    const auto file = dir.path() / "data" / "server.json";
+    for (int i = 0; i < 1200 && !std::filesystem::exists(file); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    REQUIRE(std::filesystem::exists(file));
+    below = kagent::sandbox::descendants_of(pid);
+  }
+  // kagent is gone and reaped, its process group empty.
+  CHECK(::waitpid(pid, nullptr, WNOHANG) == -1);
+  CHECK(::kill(-pid, 0) == -1);
+  CHECK(errno == ESRCH);
+  // What it started (its workers, in groups of their own) follows it within seconds.
+  const auto gone = [](pid_t p) {
+    const std::string stat = kagent::read_file_or_empty("/proc/" + std::to_string(p) + "/stat");
+    const auto close = stat.rfind(')');
+    return stat.empty() || close == std::string::npos || stat.substr(close + 2, 1) == "Z";
+  };
+  for (int i = 0; i < 300 && !std::all_of(below.begin(), below.end(), gone); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  for (pid_t p : below) CHECK_MESSAGE(gone(p), "pid " << p << " outlived its kagent");
+}
 
 TEST_CASE("a port another server holds: the second one exits 5 at once with one line, the first keeps all traffic") {
   TempDir dir("kagent-serve-port");

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "common/files.h"
@@ -41,15 +42,37 @@ struct KagentIo {
   bool stderr_terminal = false;
 };
 
-// A started kagent in its own process group (a kill takes its workers along).
-struct KagentProcess {
+// A started kagent in its own process group (a kill takes its workers along). A test that
+// ends early (a failed REQUIRE) leaves no kagent running: one not waited for is killed with its
+// group, and reaped, when this goes out of scope.
+class KagentProcess {
+ public:
   pid_t pid = -1;
   std::string out, err;  // where its output goes
   int pty = -1;          // the terminal's master side when stderr is a terminal
 
-  KagentRun wait() const {
+  KagentProcess() = default;
+  KagentProcess(std::string out_file, std::string err_file) : out(std::move(out_file)), err(std::move(err_file)) {}
+  KagentProcess(KagentProcess&& o) noexcept
+      : pid(std::exchange(o.pid, -1)), out(std::move(o.out)), err(std::move(o.err)), pty(std::exchange(o.pty, -1)) {}
+  KagentProcess& operator=(KagentProcess&& o) noexcept {
+    if (this != &o) {
+      stop();
+      pid = std::exchange(o.pid, -1);
+      out = std::move(o.out);
+      err = std::move(o.err);
+      pty = std::exchange(o.pty, -1);
+    }
+    return *this;
+  }
+  KagentProcess(const KagentProcess&) = delete;
+  KagentProcess& operator=(const KagentProcess&) = delete;
+  ~KagentProcess() { stop(); }
+
+  KagentRun wait() {
     int ws = 0;
     ::waitpid(pid, &ws, 0);
+    pid = -1;  // reaped
     KagentRun r;
     r.status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
     r.out = kagent::read_file(out);
@@ -59,7 +82,7 @@ struct KagentProcess {
 
  private:
   // What kagent wrote to the terminal, without the terminal's carriage returns.
-  std::string drain_terminal() const {
+  std::string drain_terminal() {
     std::string text;
     char buf[4096];
     pollfd pfd{pty, POLLIN, 0};
@@ -69,8 +92,21 @@ struct KagentProcess {
       for (ssize_t i = 0; i < n; ++i)
         if (buf[i] != '\r') text += buf[i];
     }
-    ::close(pty);
+    ::close(std::exchange(pty, -1));
     return text;
+  }
+
+  // Kills a kagent nobody waited for, with its group, and reaps it. One a test reaped itself
+  // (waitpid: ECHILD) is left alone: its pid may belong to another process by now.
+  void stop() noexcept {
+    if (pid > 0) {
+      int ws = 0;
+      const pid_t r = ::waitpid(pid, &ws, WNOHANG);
+      if (r == 0 || r == pid) ::kill(-pid, SIGKILL);  // running, or just ended: what is left of its group too
+      if (r == 0) ::waitpid(pid, &ws, 0);
+      pid = -1;
+    }
+    if (pty >= 0) ::close(std::exchange(pty, -1));
   }
 };
 
@@ -78,7 +114,7 @@ struct KagentProcess {
 // and the captured output) with `env`.
 inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vector<std::string> env,
                                   const std::string& cwd, const KagentIo& io = {}) {
-  KagentProcess p{-1, cwd + "/kagent.out", cwd + "/kagent.err"};
+  KagentProcess p(cwd + "/kagent.out", cwd + "/kagent.err");
   const std::string input = cwd + "/kagent.in";
   if (!io.input.empty()) std::ofstream(input) << io.input;
   int terminal = -1;
@@ -123,7 +159,7 @@ inline KagentProcess spawn_kagent(const std::vector<std::string>& args, std::vec
 // Runs it to the end; sigint_after_ms > 0 sends SIGINT after that long.
 inline KagentRun run_kagent(const std::vector<std::string>& args, const std::vector<std::string>& env,
                             const std::string& cwd, int sigint_after_ms = 0, const KagentIo& io = {}) {
-  const KagentProcess p = spawn_kagent(args, env, cwd, io);
+  KagentProcess p = spawn_kagent(args, env, cwd, io);
   if (sigint_after_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(sigint_after_ms));
     ::kill(p.pid, SIGINT);
