@@ -23,7 +23,6 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import signal
 import sys
@@ -35,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/python"))
-from roundtrip import Redis, Server, default_realworld, make_suite, pick_answers  # noqa: E402
+from roundtrip import Cluster, default_realworld, make_suite, pick_answers  # noqa: E402
 
 
 def post(url: str, body: dict, timeout: float) -> tuple[int, dict]:
@@ -69,28 +68,14 @@ def node_cpus(args, i: int) -> set[int] | None:
     return set(block)
 
 
-def node_jobs(front: str) -> int:
-    """The jobs the node's workers finished (its /metrics)."""
-    with urllib.request.urlopen(front + "/metrics", timeout=10) as r:
-        m = re.search(r"^kagent_queue_jobs_total (\S+)$", r.read().decode(), re.M)
-    return int(float(m[1])) if m else -1
-
-
 def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str]) -> tuple[float, dict[str, str]]:
     root = args.out / tag
-    redis = Redis(args.redis_server, root / "redis")
-    url = f"redis://127.0.0.1:{redis.port}"
-    servers = []
+    cluster = Cluster(args.kagent, root, suite, dict(os.environ, KAGENT_CACHE_DIR=str(root / "cache")), args.compile_only,
+                      len(gpus), args.redis_server, extra=["--format", "kernelbench", *args.serve_arg],
+                      node_env=lambda i: {} if args.compile_only else {"CUDA_VISIBLE_DEVICES": gpus[i]},
+                      node_cpus=lambda i: node_cpus(args, i))
     try:
-        for i, gpu in enumerate(gpus):
-            env = dict(os.environ, KAGENT_CACHE_DIR=str(root / "cache"))
-            if not args.compile_only:
-                env["CUDA_VISIBLE_DEVICES"] = gpu
-            (root / f"node{i}").mkdir(parents=True, exist_ok=True)
-            servers.append(Server(args.kagent, root / f"node{i}" / "data", suite, env, args.compile_only,
-                                  extra=["--queue", url, "--format", "kernelbench", *args.serve_arg],
-                                  cpus=node_cpus(args, i)))
-        fronts = [s.wait_ready() for s in servers]
+        fronts = [url for url, _ in cluster.wait_ready()]
         names = sorted(answers)
         order = list(range(len(names)))
         random.Random(args.seed).shuffle(order)
@@ -134,15 +119,13 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         ends = sorted(end - t0 for _, _, _, end in done)
         lo, hi = ends[len(ends) // 10], ends[len(ends) * 9 // 10 - 1]
         steady = (len(ends) * 9 // 10 - len(ends) // 10) / (hi - lo) * 60 if hi > lo else float("nan")
-        jobs = [node_jobs(front) for front in fronts]
+        jobs = cluster.jobs_per_node()
         print(f"cluster: {tag}: first answer at {ends[0]:.1f} s; middle 80% at {steady:.1f}/min "
               f"({lo:.1f}-{hi:.1f} s); last 10% took {wall - hi:.1f} s; jobs per node {jobs}", flush=True)
         for r in retries:
             print(f"cluster: {tag}: asked again after {r}", flush=True)
     finally:
-        for s in servers:
-            s.stop()
-        redis.stop()
+        cluster.stop()
     with open(root / "verdicts.json", "w") as f:
         json.dump(verdicts, f, indent=1, sort_keys=True)
     return wall, verdicts

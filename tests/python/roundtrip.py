@@ -211,16 +211,17 @@ class Server:
 
 class Cluster:
     """redis-server and `nodes` `kagent serve --queue` nodes, each its own process, port and --data
-    (root/data-0, ...); the compile cache is env's, shared by the nodes as a shared folder would be."""
+    (root/data-0, ...); the compile cache is env's, shared by the nodes as a shared folder would be.
+    node_env(i) adds to node i's environment (its GPU), node_cpus(i) pins it (Server's cpus)."""
 
     def __init__(self, binary: str, root: Path, suite: Path, env: dict, compile_only: bool, nodes: int,
-                 redis_server: str = "redis-server", extra=()):
+                 redis_server: str = "redis-server", extra=(), node_env=lambda i: {}, node_cpus=lambda i: None):
         self.redis = Redis(redis_server, root / "redis")
         self.servers: list[Server] = []
         try:
             for i in range(nodes):
-                self.servers.append(Server(binary, root / f"data-{i}", suite, env, compile_only,
-                                           extra=[*extra, "--queue", self.redis.url]))
+                self.servers.append(Server(binary, root / f"data-{i}", suite, {**env, **node_env(i)}, compile_only,
+                                           extra=[*extra, "--queue", self.redis.url], cpus=node_cpus(i)))
         except BaseException:
             self.stop()
             raise
@@ -230,10 +231,13 @@ class Cluster:
         return [(s.wait_ready(), s.data) for s in self.servers]
 
     def jobs_per_node(self) -> list[int]:
-        """The jobs each node's consumers ran, as the cluster's /health lists them (in node order)."""
-        with urllib.request.urlopen(self.servers[0].url + "/health", timeout=10) as r:
-            listed = {n["url"]: n["jobs"] for n in json.loads(r.read())["queue"]["nodes"]}
-        return [listed.get(s.url, -1) for s in self.servers]
+        """The jobs each node's consumers ran, from its own /metrics (exact at once; the cluster's
+        /health has them from heartbeats a second old), in node order; -1 where none is reported."""
+        def jobs(url: str) -> int:
+            with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+                m = re.search(r"^kagent_queue_jobs_total (\S+)$", r.read().decode(), re.M)
+            return int(float(m[1])) if m else -1
+        return [jobs(s.url) for s in self.servers]
 
     def stop(self) -> None:
         for s in self.servers:

@@ -170,7 +170,7 @@ fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
   publish_once(cache, dir / kShimHeader, text);
   if (tier == ShimTier::Slim) publish_once(cache, dir / kSlimOpsHeader, ops);
   if (tier == ShimTier::Micro) publish_once(cache, dir / kMicroHeaderPath, micro_header_text());
-  for (const char* name : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
+  for (std::string_view name : kShimmedTorchHeaders)
     publish_once(cache, dir / name, fmt::format("#pragma once\n#include <{}>\n", kShimHeader));
   return dir;
 }
@@ -206,7 +206,7 @@ void hash_toolchain(Sha256& h, const std::string& nvcc, const std::string& arch,
 }
 
 bool includes_torch_header(std::string_view source) {
-  for (std::string_view header : {"torch/extension.h", "torch/torch.h", "torch/types.h"})
+  for (std::string_view header : kShimmedTorchHeaders)
     if (source.find(header) != std::string_view::npos) return true;
   return false;
 }

@@ -25,6 +25,7 @@
 //   Full: no shim, the real torch/extension.h (needs Python.h).
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -47,6 +48,9 @@ std::string extension_shim_includes(ShimTier tier);
 // Where the Slim tier's operators live, relative to the shim folder.
 inline constexpr std::string_view kSlimOpsHeader = "kagent/slim_ops.h";
 inline constexpr std::string_view kShimHeader = "kagent/light_extension.h";  // the shim's text; torch/*.h include it
+// The torch headers a shim folder stands in for (each includes kShimHeader).
+inline constexpr std::array<std::string_view, 3> kShimmedTorchHeaders = {"torch/extension.h", "torch/torch.h",
+                                                                         "torch/types.h"};
 
 // The Slim tier's operators from the torch headers under `torch_include`: for each common
 // operator, the text of ATen/ops/<op>.h from its `#include <ATen/ops/<op>_ops.h>` on (torch's

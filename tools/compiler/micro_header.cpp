@@ -1,5 +1,6 @@
 #include "compiler/micro_header.h"
 
+#include <algorithm>
 #include <regex>
 
 #include <fmt/format.h>
@@ -8,6 +9,7 @@
 #include "common/subprocess.h"
 #include "common/switch_value.h"
 #include "compiler/cached_artifact.h"
+#include "compiler/extension_shim.h"
 #include "micro_support_cpp.h"
 #include "micro_tensor_h.h"
 
@@ -27,7 +29,8 @@ bool includes_only_shimmed_torch_headers(std::string_view sources) {
   using It = std::regex_iterator<std::string_view::const_iterator>;
   for (auto it = It(sources.begin(), sources.end(), include); it != It(); ++it) {
     const std::string header = (*it)[1].str();
-    if (header != "torch/extension.h" && header != "torch/types.h" && header != "torch/torch.h") return false;
+    if (std::find(kShimmedTorchHeaders.begin(), kShimmedTorchHeaders.end(), header) == kShimmedTorchHeaders.end())
+      return false;
   }
   return true;
 }

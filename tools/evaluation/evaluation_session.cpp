@@ -206,19 +206,20 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
     for (const auto& k : ci->resources) cand.kernels.push_back(k.kernel);
   }
   EvalResult got;
+  const std::string baselines = baseline_key(device);
   {
     EvaluationPool::Lease lease(*pool_, problem_);
     const auto start = std::chrono::steady_clock::now();
     got = lease.client().evaluate(problem_, cand, options ? *options : pool_->settings().options,
                                   display_name.empty() || display_name == path ? path : display_name + " (" + path + ")",
-                                  pool_->baseline_memo().trusted_eager_ms(baseline_key(device)));
+                                  pool_->baseline_memo().trusted_eager_ms(baselines));
     lease.count_evaluation(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   // The reference's times this evaluation measured itself (nothing had measured them first),
   // for the evaluations on other workers; kept on the terms the cache is written on (a correct
   // candidate's: one that patched torch is never correct).
-  if (const std::string key = baseline_key(device); !key.empty() && got.status == Status::Correct && got.timing)
-    pool_->baseline_memo().note_measured(key, *got.timing);
+  if (!baselines.empty() && got.status == Status::Correct && got.timing)
+    pool_->baseline_memo().note_measured(baselines, *got.timing);
   if (ci) got.compile = *ci;
   if (ext) {
     if (ext->compile) got.compile = ext->compile;
