@@ -6,6 +6,9 @@
 # and ports) on one Redis, over the same 100 kb_leaderboard answers (bench/serve/cluster_nodes.py):
 # its line "cluster: ..." gives both throughputs, the ratio (at least 1.8 to pass) and how many
 # verdicts are equal (all to pass). KAGENT defaults to build-gpu/kagent (built with hiredis).
+# CLUSTER_KERNELBENCH=DIR (.carry/kernelbench-problems) takes each answer's problem from that
+# KernelBench checkout at its official size; KAGENT_REALWORLD_DIR=.carry/realworld/cuda_l1 the RL
+# policy's answers (bench/collect/gpu_env.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -16,4 +19,5 @@ KAGENT=${1:-build-gpu/kagent}
 [ -x "$KAGENT" ] || { echo "serve_cluster_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "serve_cluster_gpu: no redis-server (scripts/prepare_carry.sh carries it)" >&2; exit 1; }
 [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] || { echo "serve_cluster_gpu: fewer than 2 GPUs here (the 2-GPU kind)" >&2; exit 1; }
-"$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/cluster" -n "${CLUSTER_ANSWERS:-100}"
+"$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/cluster" -n "${CLUSTER_ANSWERS:-100}" \
+  ${CLUSTER_KERNELBENCH:+--kernelbench "$CLUSTER_KERNELBENCH"}

@@ -138,6 +138,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--kagent", required=True)
     ap.add_argument("--realworld", type=Path, default=default_realworld())
+    ap.add_argument("--kernelbench", type=Path, default=None,
+                    help="a KernelBench checkout (../shared/kernelbench): each answer's problem from it at its official "
+                         "size, instead of the set's own file (KernelBench v0's, smaller)")
     ap.add_argument("--out", type=Path, required=True, help="work folder (emptied first)")
     ap.add_argument("-n", type=int, default=100, help="answers (the n shortest; default 100)")
     ap.add_argument("--gpus", default="0,1", help="the two nodes' GPUs (default 0,1); the one node gets the first")
@@ -154,7 +157,7 @@ def main(argv=None) -> int:
     shutil.rmtree(args.out, ignore_errors=True)
     args.out.mkdir(parents=True)
     names = pick_answers(args.realworld, args.n)
-    suite, replay = make_suite(args.realworld, names, args.out)
+    suite, replay = make_suite(args.realworld, names, args.out, args.kernelbench)
     answers = answers_of(replay)
     gpus = args.gpus.split(",")
     if args.cpus_per_node is None:

@@ -83,7 +83,7 @@ def official_problem(kernelbench: Path, name: str) -> Path:
     """The KernelBench file of a leaderboard answer's problem (l{L}_p{P}_{model} -> level{L}/{P}_*.py):
     the same problem at its official size, where the set's own file is KernelBench v0's, which the
     answer was written for (smaller sizes)."""
-    m = re.match(r"l(\d+)_p(\d+)_", name)
+    m = re.match(r"l(\d+)_p(\d+)(?:_|$)", name)
     found = sorted((kernelbench / f"level{m[1]}").glob(f"{m[2]}_*.py")) if m else []
     if len(found) != 1:
         raise SystemExit(f"roundtrip: no single KernelBench problem for {name} in {kernelbench}")
