@@ -19,5 +19,19 @@ KAGENT=${1:-build-gpu/kagent}
 [ -x "$KAGENT" ] || { echo "serve_cluster_gpu: no kagent at $KAGENT (bash scripts/gpu_check.sh builds it)" >&2; exit 1; }
 command -v redis-server >/dev/null || { echo "serve_cluster_gpu: no redis-server (scripts/prepare_carry.sh carries it)" >&2; exit 1; }
 [ "$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')" -ge 2 ] || { echo "serve_cluster_gpu: fewer than 2 GPUs here (the 2-GPU kind)" >&2; exit 1; }
-"$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/cluster" -n "${CLUSTER_ANSWERS:-100}" \
-  ${CLUSTER_KERNELBENCH:+--kernelbench "$CLUSTER_KERNELBENCH"}
+# CLUSTER_PHASES=one, then =two in the next (warm) call: the phases in calls of their own, for
+# problems whose run does not fit one call with the build; their state stays in CLUSTER_DIR.
+# CLUSTER_FIDELITY=bench/fidelity/kagent_verdicts_cuda_l1.jsonl: the one node's verdicts beside
+# KernelBench's harness's on the same answers (only meaningful on the files that run judged: the
+# set's own, without CLUSTER_KERNELBENCH).
+dir=${CLUSTER_DIR:-$OUT/cluster}
+"$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$dir" -n "${CLUSTER_ANSWERS:-100}" \
+  ${CLUSTER_KERNELBENCH:+--kernelbench "$CLUSTER_KERNELBENCH"} ${CLUSTER_PHASES:+--phases "$CLUSTER_PHASES"} \
+  ${CLUSTER_FIDELITY:+--fidelity "$CLUSTER_FIDELITY"}
+rc=$?
+if [ "$dir" != "$OUT/cluster" ]; then
+  for tag in one two; do
+    [ -f "$dir/$tag/requests.jsonl" ] && mkdir -p "$OUT/cluster/$tag" && cp "$dir/$tag/requests.jsonl" "$dir/$tag/result.json" "$OUT/cluster/$tag/"
+  done
+fi
+exit $rc

@@ -80,6 +80,7 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         order = list(range(len(names)))
         random.Random(args.seed).shuffle(order)
         retries: list[str] = []
+        per_policy: dict[str, dict[str, str]] = {}  # answer -> policy -> verdict (the body's `verdicts`)
         # Once per node, untimed: what a machine does once in its life (the per-machine precompiled
         # headers, each worker's first CUDA context), which a phase with a fresh cache would
         # otherwise count against throughput. One answer on each front; later a cache hit.
@@ -106,7 +107,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 return name, "lost", start, time.monotonic()
             if status != 200:
                 return name, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic()
-            return name, f"{body.get('status')} {body.get('reason') or ''}".strip(), start, time.monotonic()
+            per_policy[name] = {p: verdict_text(v) for p, v in (body.get("verdicts") or {}).items()}
+            return name, verdict_text(body), start, time.monotonic()
 
         with ThreadPoolExecutor(args.concurrency) as pool:
             done = list(pool.map(one, order))
@@ -128,7 +130,66 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         cluster.stop()
     with open(root / "verdicts.json", "w") as f:
         json.dump(verdicts, f, indent=1, sort_keys=True)
+    # What a later call, running only the other phase (--phases), reads back.
+    with open(root / "result.json", "w") as f:
+        json.dump({"wall_s": wall, "verdicts": verdicts, "per_policy": per_policy}, f, indent=1, sort_keys=True)
     return wall, verdicts
+
+
+def verdict_text(v: dict) -> str:
+    return f"{v.get('status')} {v.get('reason') or ''}".strip()
+
+
+def load_phase(args, tag: str) -> tuple[float, dict[str, str]]:
+    path = args.out / tag / "result.json"
+    if not path.is_file():
+        raise SystemExit(f"cluster_nodes: phase {tag} was not run here and {path} holds no earlier run of it")
+    r = json.loads(path.read_text())
+    print(f"cluster: {tag}: read from an earlier call ({path})", flush=True)
+    return r["wall_s"], r["verdicts"]
+
+
+def against_harness(args, tag: str) -> None:
+    """The phase's verdicts under the `kernelbench` policy beside bench/fidelity's records of the same
+    answers: KernelBench's own harness's verdict, and kagent's one-worker `collect` verdict. A harness
+    disagreement is explained only by a cause a person wrote down (bench/fidelity/causes.json)."""
+    per_policy = json.loads((args.out / tag / "result.json").read_text())["per_policy"]
+    records = {}
+    for line in args.fidelity.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            records[r["answer"]] = r
+    causes = json.loads((REPO / "bench/fidelity/causes.json").read_text())
+    same_collect = agree = disagree_explained = no_harness = 0
+    unexplained, differs = [], []
+    for name, policies in sorted(per_policy.items()):
+        mine = policies.get("kernelbench")
+        rec = records.get(name)
+        if rec is None or mine is None:
+            no_harness += 1
+            continue
+        collect = " ".join(x for x in rec["kernelbench"] if x)
+        if mine == collect:
+            same_collect += 1
+        else:
+            differs.append(f"{name}: cluster {mine}, one-worker collect {collect}")
+        harness = rec.get("kernelbench_harness")
+        if not harness:
+            no_harness += 1
+            continue
+        if (mine == "correct") == bool(harness.get("correct")):
+            agree += 1
+        elif name in causes:
+            disagree_explained += 1
+        else:
+            unexplained.append(f"{name}: cluster {mine}, harness {'correct' if harness.get('correct') else 'not correct'}")
+    judged = agree + disagree_explained + len(unexplained)
+    print(f"cluster: {tag} against {args.fidelity.name} (policy kernelbench): one-worker collect's verdict in "
+          f"{same_collect} of {same_collect + len(differs)}; KernelBench's harness agrees on {agree} of {judged}, "
+          f"{disagree_explained} disagreements with a diagnosed cause (bench/fidelity/causes.json), "
+          f"{len(unexplained)} without; {no_harness} without a harness record", flush=True)
+    for d in differs + unexplained:
+        print(f"cluster: {tag}: DIFFERS {d}", flush=True)
 
 
 def main(argv=None) -> int:
@@ -153,9 +214,20 @@ def main(argv=None) -> int:
                     help="CPUs each node is pinned to (default: this process's CPUs over the GPUs; 0: no pinning, "
                          "the default with --compile-only)")
     ap.add_argument("--serve-arg", action="append", default=[], help="one more flag for every node")
+    ap.add_argument("--phases", default="one,two",
+                    help="the phases this call runs (default one,two); a phase left out is read from an earlier "
+                         "call's OUT/PHASE/result.json, so that the two fit device calls of their own")
+    ap.add_argument("--fidelity", type=Path, default=None,
+                    help="bench/fidelity's records of the same answers on the same problem files "
+                         "(kagent_verdicts*.jsonl): the one node's verdicts beside KernelBench's harness's")
     args = ap.parse_args(argv)
-    shutil.rmtree(args.out, ignore_errors=True)
-    args.out.mkdir(parents=True)
+    run = set(args.phases.split(","))
+    if not run or not run <= {"one", "two"}:
+        ap.error(f"--phases: one, two or one,two (got {args.phases!r})")
+    for tag in run:  # only the phases run now start empty
+        shutil.rmtree(args.out / tag, ignore_errors=True)
+    shutil.rmtree(args.out / "suite", ignore_errors=True)  # an earlier call's links may name other files
+    args.out.mkdir(parents=True, exist_ok=True)
     names = pick_answers(args.realworld, args.n)
     suite, replay = make_suite(args.realworld, names, args.out, args.kernelbench)
     answers = answers_of(replay)
@@ -164,7 +236,13 @@ def main(argv=None) -> int:
         args.cpus_per_node = 0 if args.compile_only else len(os.sched_getaffinity(0)) // len(gpus)
     print(f"cluster: {len(names)} answers; nodes pinned to {args.cpus_per_node} CPUs each" if args.cpus_per_node
           else f"cluster: {len(names)} answers; nodes not pinned", flush=True)
-    one_wall, one = phase(args, "one", gpus[:1], suite, answers)
+    one_wall, one = phase(args, "one", gpus[:1], suite, answers) if "one" in run else load_phase(args, "one")
+    if args.fidelity:
+        against_harness(args, "one")
+    if "two" not in run:
+        print(f"cluster: 1 node: {len(answers)} answers in {one_wall:.1f} s ({len(answers) / one_wall * 60:.1f}/min); "
+              f"two nodes: the next call (--phases two)", flush=True)
+        return 0
     two_wall, two = phase(args, "two", gpus[:2], suite, answers)
     equal = sum(1 for k in one if one[k] == two.get(k))
     per_min = lambda wall: len(answers) / wall * 60
