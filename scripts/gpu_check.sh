@@ -309,9 +309,12 @@ for suite in "${suites[@]}"; do
     # Issue 46's throughput over both real sets, one after the other on the same GPU: kagent collect
     # with its defaults (rl-throughput; its verdicts against the one-at-a-time run's, committed as
     # bench/realworld/verdicts_one_at_a_time_SET.jsonl) or one worker per GPU (rl-throughput-single,
-    # which makes those files: take them from $OUT/SET/realworld/). RL_SETS=kb_leaderboard,cuda_l1.
+    # which makes those files: take them from $OUT/SET/realworld/). RL_SETS="kb_leaderboard cuda_l1"
+    # (commas too: a set named "a,b" once took a call, and its cache path broke every nvcc build).
     rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
-    for rl_set in ${RL_SETS:-kb_leaderboard cuda_l1}; do
+    rl_sets=${RL_SETS:-kb_leaderboard cuda_l1}
+    for rl_set in ${rl_sets//,/ }; do
+      [ -d "${RL_SETS_DIR:-.carry/realworld}/$rl_set" ] || { echo "rl-throughput: no set $rl_set under ${RL_SETS_DIR:-.carry/realworld}"; continue; }
       # RL_REFERENCE_DIR: an rl-throughput-single run's $OUT of the same call, whose verdicts
       # stand in for the committed ones (one call runs both, the tree unchanged in between).
       rl_ref=bench/realworld/verdicts_one_at_a_time_$rl_set.jsonl rl_refarg=()

@@ -5,15 +5,19 @@
 
 #include <fmt/format.h>
 
+#include "common/paths.h"
+#include "compiler/nvcc_command.h"
 #include "sandbox/sandbox_section.h"
 #include "worker/protocol/idle_release_setting.h"
 
 namespace kagent::cli {
 
-std::optional<std::string> wrong_environment_setting() {
+std::optional<std::string> wrong_environment_setting(bool cache_dir_flag_given) {
   if (const char* idle = std::getenv(worker::kIdleReleaseEnv); !worker::parse_idle_release(idle))
     return fmt::format("{}={} is not a whole number of milliseconds (0 turns the idle release off)",
                        worker::kIdleReleaseEnv, idle);
+  if (!cache_dir_flag_given)
+    if (auto why = folder_nvcc_cannot_take(cache_root())) return *why;
   try {
     sandbox::required_properties(std::getenv("KAGENT_SANDBOX_REQUIRE"));
   } catch (const std::invalid_argument& e) {

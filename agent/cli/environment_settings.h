@@ -10,6 +10,8 @@
 namespace kagent::cli {
 
 // The first wrong setting, as one line naming the variable and its value; nullopt when all are fine.
-std::optional<std::string> wrong_environment_setting();
+// The cache folder the environment gives (KAGENT_CACHE_DIR, XDG_CACHE_HOME, HOME) is checked only
+// where no --cache-dir stands in for it.
+std::optional<std::string> wrong_environment_setting(bool cache_dir_flag_given);
 
 }  // namespace kagent::cli

@@ -209,7 +209,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
     }
   }
   // The settings only workers read: checked for the commands that start them.
-  if (auto wrong = sub && has_eval_flags(*sub) ? wrong_environment_setting() : std::nullopt) {
+  if (auto wrong = sub && has_eval_flags(*sub) ? wrong_environment_setting(sub->count("--cache-dir") > 0) : std::nullopt) {
     print_error(command, *wrong);
     return kUsageError;
   }

@@ -3,6 +3,7 @@
 #include "cli/flag_checks.h"
 #include "common/json_optional.h"
 #include "common/paths.h"
+#include "compiler/nvcc_command.h"
 
 namespace kagent::cli {
 
@@ -85,7 +86,8 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
     app.add_option_function<int>(
            "--gpu", [&f](int g) { f.gpus = {g}; }, "GPU index for the worker (CUDA_VISIBLE_DEVICES)")
         ->check(whole_number(0));
-  app.add_option("--cache-dir", f.cache_dir, "cache folder for compiled candidates, specs and baselines");
+  app.add_option("--cache-dir", f.cache_dir, "cache folder for compiled candidates, specs and baselines")
+      ->check([](const std::string& v) { return folder_nvcc_cannot_take(v).value_or(""); });
   app.add_flag("--no-compile-cache", f.no_compile_cache, "compile even when a cached build exists");
 }
 

@@ -78,7 +78,12 @@ WARMUP_ANSWER = ROOT / "tests" / "worker" / "python" / "answers" / "elementwise_
 
 
 def data_dir():
-    for d in (os.environ.get("KAGENT_REALWORLD_DIR"), ROOT / ".carry" / "realworld" / "kb_leaderboard",
+    named = os.environ.get("KAGENT_REALWORLD_DIR")
+    if named:  # a set named and missing is an error, never another set's numbers under its name
+        if not (Path(named) / "answers").is_dir():
+            sys.exit(f"realworld_bench: error: KAGENT_REALWORLD_DIR={named} holds no answers/ folder")
+        return Path(named)
+    for d in (ROOT / ".carry" / "realworld" / "kb_leaderboard",
               ROOT.parent / "shared" / "realworld" / "kb_leaderboard"):
         if d and (Path(d) / "answers").is_dir():
             return Path(d)

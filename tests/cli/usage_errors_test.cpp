@@ -111,6 +111,25 @@ TEST_CASE("a phase budget that is not PHASE=SECONDS, on every command that evalu
   }
 }
 
+// nvcc splits -I, -L and -Xlinker values at commas: a cache folder with one would lose every
+// kagent build to torch's, silently (a device call of 2026-11-30 ran at a tenth of its speed so).
+TEST_CASE("a cache folder with a comma, by flag or by environment: one line, status 2, on every command that evaluates") {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"eval", {"p.py", "k.cu"}}, {"solve", {"p.py"}}, {"collect", {"suite"}}, {"baselines", {"suite"}}, {"serve", {}}};
+  for (const auto& [command, positional] : commands) {
+    CAPTURE(command);
+    const TempDir dir("kagent-usage");
+    std::vector<std::string> args{command, "--cache-dir", "/tmp/a,b"};
+    args.insert(args.end(), positional.begin(), positional.end());
+    check_usage_error(run_kagent(args, {}, dir.str()), "kagent " + command + ": error: ",
+                      {"--cache-dir", "/tmp/a,b", "comma"});
+    std::vector<std::string> plain{command};
+    plain.insert(plain.end(), positional.begin(), positional.end());
+    check_usage_error(run_kagent(plain, {"KAGENT_CACHE_DIR=/tmp/x,y"}, dir.str()), "kagent " + command + ": error: ",
+                      {"/tmp/x,y", "comma", "KAGENT_CACHE_DIR"});
+  }
+}
+
 TEST_CASE("a number below its range: the flag and the value, never a type's limits") {
   // CLI11's own checks said "Value -1 not in range 0 to 1.79769e+308".
   int checked = 0;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 
 #include "common/paths.h"
 #include "common/utf8.h"
+#include "compiler/nvcc_command.h"
 
 namespace fs = std::filesystem;
 
@@ -83,6 +85,7 @@ fs::path CompileCache::default_dir(std::string_view option) {
 }
 
 CompileCache::CompileCache(fs::path dir) : dir_(std::move(dir)) {
+  if (auto why = folder_nvcc_cannot_take(dir_)) throw std::invalid_argument(*why);
   fs::create_directories(dir_ / "tmp");
   fs::create_directories(dir_ / "locks");
   // Folders left by killed processes: anything a day old is nobody's work in progress.

@@ -34,6 +34,13 @@ std::string default_linker() {
   return gold.find('/') != std::string::npos && ::access(gold.c_str(), X_OK) == 0 ? "gold" : "";
 }
 
+std::optional<std::string> folder_nvcc_cannot_take(const std::filesystem::path& folder) {
+  if (folder.string().find(',') == std::string::npos) return std::nullopt;
+  return fmt::format("the cache folder {} has a comma in its path, which nvcc reads as a list separator; "
+                     "choose one without (--cache-dir or KAGENT_CACHE_DIR)",
+                     folder.string());
+}
+
 std::string resolve_nvcc(std::string_view option) {
   if (!option.empty()) return std::string(option);
   if (const char* env = std::getenv("KAGENT_NVCC"); env && *env) return env;

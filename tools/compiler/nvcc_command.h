@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,11 @@ std::string gencode_for(std::string_view arch);
 // (arch-specific features such as wgmma/tcgen05 need the "a" target; we compile for the
 // exact GPU anyway), 8.0 -> "sm_80", 8.9 -> "sm_89".
 std::string arch_for_compute_capability(int major, int minor);
+
+// Why nvcc cannot be given `folder` (its paths go into -I, -L and -Xlinker, whose values nvcc
+// splits at commas: a folder with one loses every kagent build to torch's, three times slower,
+// without a word), or nullopt when it can.
+std::optional<std::string> folder_nvcc_cannot_take(const std::filesystem::path& folder);
 
 // nvcc to use: the explicit option, else $KAGENT_NVCC, else the one found at build time.
 std::string resolve_nvcc(std::string_view option);
