@@ -159,6 +159,11 @@ run_suite() {
 {
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader
+  # What an earlier call on this warm machine left (2026-11-30: 64.9 GB in use on GPU 0 after a
+  # deadline's kill, nothing named): every process on a GPU and every kagent or redis still alive.
+  apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null)
+  left=$(ps -eo pid,etimes,stat,args --no-headers | grep -E 'kagent|redis-server' | grep -v -E 'grep|gpu_check|gpu_call' | cut -c1-160)
+  [ -n "$apps$left" ] && printf 'left by an earlier call:\n%s\n%s\n' "$apps" "$left"
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
   nvcc --version | tail -1
   # Cores, and how many are hardware threads of one core: compiles scale with the physical ones.
