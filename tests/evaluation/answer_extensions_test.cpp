@@ -2,6 +2,7 @@
 // goes into the CandidateRef (library, op namespace, functions, the call's key); what it
 // leaves to torch keeps a reason per extension; nothing is built for a call torch would refuse.
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -58,4 +59,38 @@ TEST_CASE("calls kagent leaves to torch are not built, and each says why; an own
   CandidateRef missing{"kernelbench", "", "", "/nonexistent/answer.py"};
   build_answer_extensions(missing.path, options(), missing);
   CHECK(missing.extension_reasons.at("*").find("kagent could not read the file") == 0);
+}
+
+// 3 of CUDA-L1's 125 answers write their .cu from a constant when they load and build it with
+// load(sources=[file]): torch built them in the worker (52 s for l1_p26 on the H200). kagent
+// builds the same file (no implicit headers), the function declared from its own definition.
+TEST_CASE("a load() of a .cu the answer writes from a constant: kagent builds it, its module's function bound") {
+  CandidateRef cand{"kernelbench", "", "", answer("written_then_loaded.py")};
+  const AnswerExtensions ext = build_answer_extensions(cand.path, options(), cand);
+  REQUIRE(ext.compile);
+  INFO(ext.compile->errors << ext.compile->log);
+  CHECK(ext.compile->ok);
+  CHECK(cand.extension_reasons.empty());
+  REQUIRE(cand.extensions.size() == 1);
+  CHECK(fs::exists(cand.extensions[0].library));
+  CHECK(cand.extensions[0].functions == std::vector<std::string>{"scale"});  // the op the answer calls
+}
+
+// Where such a file fails in its own code (CUDA-L1's l2_p75 writes CUDA into a .cpp, which the
+// host compiler refuses), the answer still meets torch's build error at run time and its own
+// except runs, as before: no compile_error up front, a reason for the record.
+TEST_CASE("a load() kagent cannot build from the answer's own code is left to torch, not a compile error") {
+  const fs::path file = fs::path(kCacheDir.str()) / "cuda_in_cpp.py";
+  std::ofstream(file) << "from torch.utils.cpp_extension import load\n"
+                         "src = '__global__ void k(float* x) { x[threadIdx.x] = 0; }\\n"
+                         "torch::Tensor f(torch::Tensor x) { k<<<1, 1>>>(x.data_ptr<float>()); return x; }\\n"
+                         "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def(\"f\", &f); }\\n'\n"
+                         "with open('/tmp/k.cpp', 'w') as f:\n    f.write('#include <torch/extension.h>\\n' + src)\n"
+                         "try:\n    ext = load(name='cuda_in_cpp', sources=['/tmp/k.cpp'])\nexcept Exception:\n    ext = None\n";
+  CandidateRef cand{"kernelbench", "", "", file.string()};
+  const AnswerExtensions ext = build_answer_extensions(cand.path, options(), cand);
+  CHECK_FALSE(ext.compile);
+  CHECK(cand.extensions.empty());
+  INFO(cand.extension_reasons.at("cuda_in_cpp"));
+  CHECK(cand.extension_reasons.at("cuda_in_cpp").find("failed in its own code") != std::string::npos);
 }

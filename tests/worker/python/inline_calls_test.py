@@ -77,6 +77,58 @@ def test_each_unsupported_call_says_why(text, reason):
     assert not call["ok"] and reason in call["reason"], call
 
 
+def test_a_load_of_a_file_the_answer_writes_from_a_constant_is_read_as_load_inline_without_headers():
+    # CUDA-L1's l1_p26 and l2_p75: torch built them in the worker, 52 s and 18 s on the H200.
+    (call,) = read("written_then_loaded.py")
+    assert call["ok"], call.get("reason")
+    c = call["call"]
+    assert call["kind"] == "load" and c["name"] == "scale_ext" and c["no_implicit_headers"] is True
+    assert c["cuda_sources"][0].lstrip().startswith("#include <torch/extension.h>") and "scale_kernel" in c["cuda_sources"][0]
+    # kagent binds in main.cpp: the declaration is the .cu's own definition's head.
+    assert c["cpp_sources"] == ["#include <torch/extension.h>\ntorch::Tensor scale_cuda(torch::Tensor x, double s);\n"]
+    assert c["functions"] == ["scale=scale_cuda"]
+    # At run time the same call, its file read back, has the same key.
+    runtime = inline_calls.normalize("load", {"name": "scale_ext", "verbose": False, "build_directory": "/tmp/x",
+                                              "sources": [(".cu", c["cuda_sources"][0])]})
+    assert inline_calls.call_key(runtime) == call["key"]
+
+
+OWN_TYPE = ('S = """struct P {int a;};\ntorch::Tensor f(P p) { return {}; }\n'
+            'PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) { m.def("f", &f); }"""\n')
+
+
+@pytest.mark.parametrize("text, reason", [
+    # the path written differs from the one loaded
+    ("import os\nfrom torch.utils.cpp_extension import load\nd = os.getcwd()\n"
+     "with open(os.path.join(d, 'a.cu'), 'w') as f:\n    f.write('x')\nm = load(name='x', sources=[os.path.join(d, 'b.cu')])",
+     "writes it from a constant"),
+    # text that is not a constant
+    ("from torch.utils.cpp_extension import load\nwith open('/tmp/a.cu', 'w') as f:\n    f.write(open('k').read())\n"
+     "m = load(name='x', sources=['/tmp/a.cu'])", "writes it from a constant"),
+    # opened for reading
+    ("from torch.utils.cpp_extension import load\nwith open('/tmp/a.cu') as f:\n    f.write('x')\n"
+     "m = load(name='x', sources=['/tmp/a.cu'])", "writes it from a constant"),
+    # a signature kagent will not declare (a type of the answer's own)
+    ("from torch.utils.cpp_extension import load\n" + OWN_TYPE +
+     "with open('/tmp/a.cu', 'w') as f:\n    f.write(S)\nm = load(name='x', sources=['/tmp/a.cu'])",
+     "names a type kagent does not declare"),
+    # two CUDA files: load_inline writes one
+    ("from torch.utils.cpp_extension import load\n"
+     "with open('/tmp/a.cu', 'w') as f:\n    f.write('x')\nwith open('/tmp/b.cu', 'w') as f:\n    f.write('y')\n"
+     "m = load(name='x', sources=['/tmp/a.cu', '/tmp/b.cu'])", "kagent builds one of each"),
+])
+def test_each_load_kagent_does_not_build_says_why(text, reason):
+    (call,) = inline_calls.extract_calls(text)
+    assert not call["ok"] and reason in call["reason"], call
+
+
+def test_a_source_file_that_cannot_be_read_at_run_time_is_torchs(tmp_path):
+    with pytest.raises(inline_calls.Unsupported, match="cannot be read"):
+        inline_calls.read_source_files([str(tmp_path / "gone.cu")])
+    (tmp_path / "k.cu").write_text("text")
+    assert inline_calls.read_source_files(str(tmp_path / "k.cu")) == [(".cu", "text")]
+
+
 def test_an_own_pybind_module_is_read_when_it_binds_plain_functions():
     module = ('PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n'
               '  m.def("forward", &forward_cuda, "the forward pass");  // renamed\n'

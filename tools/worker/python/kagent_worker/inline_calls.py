@@ -106,12 +106,88 @@ def pybind_module_functions(sources):
     return found
 
 
+# A load() source file's suffix -> which of load_inline's lists holds its text (torch compiles
+# .cu/.cuh with nvcc and the rest with the host compiler, as load_inline's cuda.cu and main.cpp).
+CUDA_SUFFIXES = (".cu", ".cuh")
+CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".c++", ".c")
+
+
+def load_as_inline(arguments):
+    """A load() call whose `sources` are already read, [(suffix, text)], as the load_inline call
+    that builds the same files: each file's text unchanged (no_implicit_headers: load() adds no
+    header of its own), at most one C++ and one CUDA file (load_inline writes one of each)."""
+    a = dict(arguments)
+    sources = a.pop("sources", None) or []
+    if a.pop("is_standalone", False):
+        raise Unsupported("is_standalone=True (an executable, not an extension)")
+    for ignored in IGNORED:
+        a.pop(ignored, None)
+    cpp, cuda = [], []
+    for suffix, text in sources:
+        if suffix.lower() in CUDA_SUFFIXES:
+            cuda.append(text)
+        elif suffix.lower() in CPP_SUFFIXES:
+            cpp.append(text)
+        else:
+            raise Unsupported(f"a source file of suffix {suffix!r} (torch decides how to build it, kagent does not)")
+    if len(cpp) > 1 or len(cuda) > 1 or not sources:
+        raise Unsupported(f"{len(cpp)} C++ and {len(cuda)} CUDA source files (kagent builds one of each)")
+    if cuda and not cpp:
+        # kagent binds the module's functions in main.cpp, which must declare them: torch builds
+        # the .cu alone, so the declarations are the .cu's own definitions' heads.
+        cpp = [_declarations_from_definitions(cuda[0])]
+    a.update(cpp_sources=cpp, cuda_sources=cuda, functions=None, no_implicit_headers=True)
+    return a
+
+
+# The types a declaration made here may name: torch/extension.h declares them all, so the
+# declarations cannot fail to compile where the .cu's own code would not.
+_PLAIN_TYPES = re.compile(r"(?:const\s+)?(?:torch::Tensor|at::Tensor|std::vector<(?:torch|at)::Tensor>|int|int64_t|"
+                          r"long|float|double|bool|void)(?:\s*&)?")
+
+
+def _declarations_from_definitions(cuda_text):
+    """`#include <torch/extension.h>` and a declaration of each function the .cu's own
+    PYBIND11_MODULE binds, copied from its definition's head, where every type in it is a plain
+    one (_PLAIN_TYPES) and the function is defined once; else Unsupported (torch builds it)."""
+    text = _COMMENTS.sub(" ", cuda_text)
+    lines = ["#include <torch/extension.h>"]
+    for function in sorted(set(pybind_module_functions([cuda_text]).values())):
+        heads = re.findall(r"(?:^|[;}\n])\s*([\w:<>&\s]+?)\s+" + re.escape(function) + r"\s*\(([^(){};]*)\)\s*\{", text)
+        if len(heads) != 1:
+            raise Unsupported(f"{function} is defined {len(heads)} times in the .cu (kagent declares it from one definition)")
+        result, params = heads[0][0].strip(), heads[0][1].strip()
+        params = [p.strip() for p in params.split(",")] if params else []
+        typed = [re.fullmatch(r"(.+?)\s*\b\w+", p) for p in params]
+        if not _PLAIN_TYPES.fullmatch(result) or not all(t and _PLAIN_TYPES.fullmatch(t.group(1).strip()) for t in typed):
+            raise Unsupported(f"{function}'s signature names a type kagent does not declare it with")
+        lines.append(f"{result} {function}({', '.join(params)});")
+    return "\n".join(lines) + "\n"
+
+
+def read_source_files(paths):
+    """load()'s `sources` at run time, the files the answer wrote: [(suffix, text)], or Unsupported."""
+    if isinstance(paths, str):
+        paths = [paths]
+    out = []
+    for path in paths or []:
+        if not isinstance(path, str):
+            raise Unsupported("a source that is not a path")
+        try:
+            with open(path, encoding="utf-8") as f:
+                out.append((path[path.rfind("."):] if "." in path.rsplit("/", 1)[-1] else "", f.read()))
+        except (OSError, UnicodeDecodeError) as e:
+            raise Unsupported(f"source file {path} cannot be read: {e}") from None
+    return out
+
+
 def normalize(kind, arguments):
     """The arguments of a load_inline call (a dict by parameter name; absent ones take
-    torch's defaults) -> what kagent builds from, or Unsupported. `load` (source files on
-    disk) is never built by kagent."""
-    if kind != "load_inline":
-        raise Unsupported("load() builds source files named at run time; kagent precompiles only load_inline")
+    torch's defaults) -> what kagent builds from, or Unsupported. A load() call comes with its
+    `sources` read, [(suffix, text)] (read_source_files at run time; the files the answer writes
+    from constants, read statically): it is built as load_inline would build the same files."""
+    if kind == "load":
+        return normalize("load_inline", load_as_inline(arguments))
     unknown = sorted(set(arguments) - set(LOAD_INLINE_PARAMS))
     if unknown:
         raise Unsupported(f"unknown option {unknown[0]}")
@@ -180,9 +256,45 @@ _CPP_EXTENSION = "torch.utils.cpp_extension"
 class _Folder:
     """Evaluates constant expressions over an environment of names already folded."""
 
-    def __init__(self, env, aliases):
+    def __init__(self, env, aliases, exprs=None, files=None):
         self.env = env
         self.aliases = aliases  # local name -> dotted module path it stands for
+        self.exprs = {} if exprs is None else exprs  # name -> the expression it was last given (not a constant)
+        self.files = {} if files is None else files  # path_key -> (suffix, text) written by the answer
+
+    def copy(self):
+        """A function or class body's view: the names known so far; its own assignments stay in it."""
+        return _Folder(dict(self.env), dict(self.aliases), dict(self.exprs), dict(self.files))
+
+    def path_key(self, node):
+        """What names one file across the answer's lines: a constant path, or the expression that
+        makes it (`os.path.join(tmp_dir, "k.cu")`, a name given one), compared as written."""
+        try:
+            value = self.fold(node)
+            if isinstance(value, str):
+                return "const:" + value
+        except NotConstant:
+            pass
+        if isinstance(node, ast.Name) and node.id in self.exprs:
+            node = self.exprs[node.id]
+        return "expr:" + ast.dump(node)
+
+    def suffix_of(self, node):
+        """The file suffix a path expression ends in: its constant value's, else the last string
+        constant in it with one (`os.path.join(d, "k.cu")` -> ".cu"); "" when none."""
+        try:
+            value = self.fold(node)
+            if isinstance(value, str):
+                return _suffix(value)
+        except NotConstant:
+            pass
+        if isinstance(node, ast.Name) and node.id in self.exprs:
+            node = self.exprs[node.id]
+        found = ""
+        for n in ast.walk(node):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and _suffix(n.value):
+                found = _suffix(n.value)
+        return found
 
     def dotted(self, node):
         """`torch.utils.cpp_extension.load_inline` (through import aliases) or None."""
@@ -240,6 +352,59 @@ class _Folder:
         raise NotConstant(f"{type(node).__name__} at line {getattr(node, 'lineno', '?')} is not a constant")
 
 
+def _suffix(path):
+    base = path.rsplit("/", 1)[-1]
+    return base[base.rfind("."):] if "." in base else ""
+
+
+def _note_written_file(stmt, folder):
+    """`with open(PATH, "w") as f: f.write(TEXT)` where TEXT is a constant (or its .encode()):
+    the answer writes a source file at run time that a load() call then builds. Its text is known
+    now; a path written any other way is forgotten."""
+    for item in stmt.items:
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "open"
+                and call.args and isinstance(item.optional_vars, ast.Name)):
+            continue
+        key = folder.path_key(call.args[0])
+        folder.files.pop(key, None)
+        mode_node = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+        try:
+            mode = folder.fold(mode_node) if mode_node is not None else "r"
+        except NotConstant:
+            continue
+        if not isinstance(mode, str) or "w" not in mode:
+            continue
+        handle, parts = item.optional_vars.id, []
+        for s in stmt.body:
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                    and s.value.func.attr == "write" and isinstance(s.value.func.value, ast.Name)
+                    and s.value.func.value.id == handle and len(s.value.args) == 1):
+                continue
+            text = s.value.args[0]
+            if isinstance(text, ast.Call) and isinstance(text.func, ast.Attribute) and text.func.attr == "encode":
+                try:
+                    codec = [folder.fold(a) for a in text.args]
+                except NotConstant:
+                    parts = None
+                    break
+                if codec not in ([], ["utf-8"], ["utf8"]):
+                    parts = None
+                    break
+                text = text.func.value
+            try:
+                value = folder.fold(text)
+            except NotConstant:
+                parts = None
+                break
+            if not isinstance(value, str):
+                parts = None
+                break
+            parts.append(value)
+        if parts:
+            folder.files[key] = (folder.suffix_of(call.args[0]), "".join(parts))
+
+
 def _note_import(node, aliases):
     if isinstance(node, ast.Import):
         for a in node.names:
@@ -272,14 +437,17 @@ def _assign(node, folder):
         return
     for t in targets:
         if isinstance(t, ast.Name):
+            folder.exprs.pop(t.id, None)
             try:
                 env[t.id] = folder.fold(value)
             except NotConstant:
                 env.pop(t.id, None)
+                folder.exprs[t.id] = value
         else:  # tuple unpacking and the like: those names are no longer known constants
             for n in ast.walk(t):
                 if isinstance(n, ast.Name):
                     env.pop(n.id, None)
+                    folder.exprs.pop(n.id, None)
 
 
 def _read_call(node, kind, folder):
@@ -306,6 +474,9 @@ def _read_call(node, kind, folder):
         for p, value_node in arguments.items():
             if p in IGNORED:
                 continue
+            if kind == "load" and p == "sources":
+                folded[p] = _written_sources(value_node, folder)
+                continue
             try:
                 folded[p] = folder.fold(value_node)
             except NotConstant as nc:
@@ -315,6 +486,20 @@ def _read_call(node, kind, folder):
     except Unsupported as u:
         record.update(ok=False, reason=str(u))
     return record
+
+
+def _written_sources(node, folder):
+    """load()'s `sources`, each a file the answer writes from a constant before the call."""
+    items = node.elts if isinstance(node, (ast.List, ast.Tuple)) else [node]
+    out = []
+    for item in items:
+        written = folder.files.get(folder.path_key(item))
+        if written is None:
+            raise Unsupported("load() builds source files named at run time; kagent builds one only where the "
+                              "answer writes it from a constant before the call (with open(path, 'w') as f: "
+                              "f.write(TEXT))")
+        out.append(written)
+    return out
 
 
 def _scan(node, folder, out):
@@ -339,8 +524,10 @@ def _walk(body, folder, out):
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
                 _scan(d, folder, out)
-            _walk(stmt.body, _Folder(dict(folder.env), dict(folder.aliases)), out)
+            _walk(stmt.body, folder.copy(), out)
         elif any(isinstance(getattr(stmt, f, None), list) for f in _BLOCKS):
+            if isinstance(stmt, ast.With):
+                _note_written_file(stmt, folder)
             for field, value in ast.iter_fields(stmt):
                 for v in value if isinstance(value, list) and field not in _BLOCKS else [value]:
                     if isinstance(v, ast.AST):

@@ -158,7 +158,10 @@ class InlineExtensions:
         name = str(bound.arguments.get("name"))
         start = time.perf_counter()
         try:
-            key = inline_calls.call_key(inline_calls.normalize(fn_name, dict(bound.arguments)))
+            arguments = dict(bound.arguments)
+            if fn_name == "load":  # the files as they are now, which the answer has just written
+                arguments["sources"] = inline_calls.read_source_files(arguments.get("sources"))
+            key = inline_calls.call_key(inline_calls.normalize(fn_name, arguments))
             hit = self.prebuilt.get(key)
             reason = None if hit else self._reason(name, "its arguments at run time differ from what kagent "
                                                          "read in the file")
