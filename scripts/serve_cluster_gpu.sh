@@ -23,11 +23,12 @@ command -v redis-server >/dev/null || { echo "serve_cluster_gpu: no redis-server
 # problems whose run does not fit one call with the build; their state stays in CLUSTER_DIR.
 # CLUSTER_FIDELITY=bench/fidelity/kagent_verdicts_cuda_l1.jsonl: the one node's verdicts beside
 # KernelBench's harness's on the same answers (only meaningful on the files that run judged: the
-# set's own, without CLUSTER_KERNELBENCH).
+# set's own, without CLUSTER_KERNELBENCH). CLUSTER_REPEAT=K sends each answer K times (CUDA-L1's
+# 100 answers are shorter together than their slowest one: one answer's 68 s was the whole wall).
 dir=${CLUSTER_DIR:-$OUT/cluster}
 "$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$dir" -n "${CLUSTER_ANSWERS:-100}" \
   ${CLUSTER_KERNELBENCH:+--kernelbench "$CLUSTER_KERNELBENCH"} ${CLUSTER_PHASES:+--phases "$CLUSTER_PHASES"} \
-  ${CLUSTER_FIDELITY:+--fidelity "$CLUSTER_FIDELITY"}
+  ${CLUSTER_FIDELITY:+--fidelity "$CLUSTER_FIDELITY"} ${CLUSTER_REPEAT:+--repeat "$CLUSTER_REPEAT"}
 rc=$?
 if [ "$dir" != "$OUT/cluster" ]; then
   for tag in one two; do

@@ -77,7 +77,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
     try:
         fronts = [url for url, _ in cluster.wait_ready()]
         names = sorted(answers)
-        order = list(range(len(names)))
+        # Each answer --repeat times (an RL step's several rollouts of one prompt), one shuffled order.
+        order = [(k, r) for r in range(args.repeat) for k in range(len(names))]
         random.Random(args.seed).shuffle(order)
         retries: list[str] = []
         per_policy: dict[str, dict[str, str]] = {}  # answer -> policy -> verdict (the body's `verdicts`)
@@ -86,15 +87,17 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         # otherwise count against throughput. One answer on each front; later a cache hit.
         tw = time.monotonic()
         for i, front in enumerate(fronts):
-            post(front + "/v1/evaluate", {"task_id": names[order[0]], "kernel_code": answers[names[order[0]]],
+            post(front + "/v1/evaluate", {"task_id": names[order[0][0]], "kernel_code": answers[names[order[0][0]]],
                                           "format": "kernelbench", "request_id": f"{tag}-warmup-{i}"}, timeout=1800)
         print(f"cluster: {tag}: warm-up (one answer per node, not timed) {time.monotonic() - tw:.1f} s", flush=True)
         t0 = time.monotonic()
 
-        def one(k: int):
+        def one(item: tuple[int, int]):
+            k, rep = item
             name = names[k]
             start = time.monotonic()
-            request = {"task_id": name, "kernel_code": answers[name], "format": "kernelbench", "request_id": f"{tag}-{name}"}
+            request = {"task_id": name, "kernel_code": answers[name], "format": "kernelbench",
+                       "request_id": f"{tag}-{name}" + (f"-{rep}" if rep else "")}
             # A lost connection is asked again, as a trainer would, on the next front with the same
             # request_id: the cluster answers it once. Each retry is counted and printed.
             for attempt in range(3):
@@ -104,26 +107,36 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 except (ConnectionError, urllib.error.URLError) as e:
                     retries.append(f"{name}: {e!r}")
             else:
-                return name, "lost", start, time.monotonic()
+                return name, rep, "lost", start, time.monotonic()
             if status != 200:
-                return name, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic()
-            per_policy[name] = {p: verdict_text(v) for p, v in (body.get("verdicts") or {}).items()}
+                return name, rep, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic()
+            if rep == 0:
+                per_policy[name] = {p: verdict_text(v) for p, v in (body.get("verdicts") or {}).items()}
             end = time.monotonic()
             # One line per answer as it comes (not "cluster:", which the suite's summary greps): a
             # phase a deadline cuts still says in its log what it finished and how long each took.
             print(f"cluster-progress: {tag}: {name} {verdict_text(body)} in {end - start:.1f} s, at {end - t0:.1f} s",
                   flush=True)
-            return name, verdict_text(body), start, end
+            return name, rep, verdict_text(body), start, end
 
         with ThreadPoolExecutor(args.concurrency) as pool:
             done = list(pool.map(one, order))
         wall = time.monotonic() - t0
-        verdicts = {name: verdict for name, verdict, _, _ in done}
+        # The verdicts compared between phases are each answer's first sending's (a racy answer may
+        # differ between its own repeats; those are counted apart).
+        verdicts = {name: verdict for name, rep, verdict, _, _ in done if rep == 0}
+        own = {}
+        for name, _, verdict, _, _ in done:
+            own.setdefault(name, set()).add(verdict)
+        unsteady = sorted(n for n, v in own.items() if len(v) > 1)
+        if unsteady:
+            print(f"cluster: {tag}: {len(unsteady)} answers got more than one verdict over their repeats: "
+                  + ", ".join(f"{n} {sorted(own[n])}" for n in unsteady[:10]), flush=True)
         with open(root / "requests.jsonl", "w") as f:
-            for name, verdict, start, end in done:
-                f.write(json.dumps({"answer": name, "verdict": verdict, "sent_s": round(start - t0, 3),
+            for name, rep, verdict, start, end in done:
+                f.write(json.dumps({"answer": name, "repeat": rep, "verdict": verdict, "sent_s": round(start - t0, 3),
                                     "answered_s": round(end - t0, 3)}) + "\n")
-        ends = sorted(end - t0 for _, _, _, end in done)
+        ends = sorted(end - t0 for *_, end in done)
         lo, hi = ends[len(ends) // 10], ends[len(ends) * 9 // 10 - 1]
         steady = (len(ends) * 9 // 10 - len(ends) // 10) / (hi - lo) * 60 if hi > lo else float("nan")
         jobs = cluster.jobs_per_node()
@@ -137,7 +150,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         json.dump(verdicts, f, indent=1, sort_keys=True)
     # What a later call, running only the other phase (--phases), reads back.
     with open(root / "result.json", "w") as f:
-        json.dump({"wall_s": wall, "verdicts": verdicts, "per_policy": per_policy}, f, indent=1, sort_keys=True)
+        json.dump({"wall_s": wall, "requests": len(order), "verdicts": verdicts, "per_policy": per_policy}, f,
+                  indent=1, sort_keys=True)
     return wall, verdicts
 
 
@@ -222,6 +236,9 @@ def main(argv=None) -> int:
                     help="CPUs each node is pinned to (default: this process's CPUs over the GPUs; 0: no pinning, "
                          "the default with --compile-only)")
     ap.add_argument("--serve-arg", action="append", default=[], help="one more flag for every node")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="each answer sent this many times, with request ids of their own (an RL step's rollouts of "
+                         "one prompt): a batch whose work is many times its slowest answer's (default 1)")
     ap.add_argument("--phases", default="one,two",
                     help="the phases this call runs (default one,two); a phase left out is read from an earlier "
                          "call's OUT/PHASE/result.json, so that the two fit device calls of their own")
@@ -229,6 +246,8 @@ def main(argv=None) -> int:
                     help="bench/fidelity's records of the same answers on the same problem files "
                          "(kagent_verdicts*.jsonl): the one node's verdicts beside KernelBench's harness's")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error(f"--repeat: at least 1 (got {args.repeat})")
     run = set(args.phases.split(","))
     if not run or not run <= {"one", "two"}:
         ap.error(f"--phases: one, two or one,two (got {args.phases!r})")
@@ -244,17 +263,19 @@ def main(argv=None) -> int:
         args.cpus_per_node = 0 if args.compile_only else len(os.sched_getaffinity(0)) // len(gpus)
     print(f"cluster: {len(names)} answers; nodes pinned to {args.cpus_per_node} CPUs each" if args.cpus_per_node
           else f"cluster: {len(names)} answers; nodes not pinned", flush=True)
+    requests = len(answers) * args.repeat
+    what = "answers" if args.repeat == 1 else f"requests ({len(answers)} answers x {args.repeat})"
     one_wall, one = phase(args, "one", gpus[:1], suite, answers) if "one" in run else load_phase(args, "one")
     if args.fidelity:
         against_harness(args, "one")
     if "two" not in run:
-        print(f"cluster: 1 node: {len(answers)} answers in {one_wall:.1f} s ({len(answers) / one_wall * 60:.1f}/min); "
+        print(f"cluster: 1 node: {requests} {what} in {one_wall:.1f} s ({requests / one_wall * 60:.1f}/min); "
               f"two nodes: the next call (--phases two)", flush=True)
         return 0
     two_wall, two = phase(args, "two", gpus[:2], suite, answers)
     equal = sum(1 for k in one if one[k] == two.get(k))
-    per_min = lambda wall: len(answers) / wall * 60
-    print(f"cluster: 1 node: {len(answers)} answers in {one_wall:.1f} s ({per_min(one_wall):.1f}/min); "
+    per_min = lambda wall: requests / wall * 60
+    print(f"cluster: 1 node: {requests} {what} in {one_wall:.1f} s ({per_min(one_wall):.1f}/min); "
           f"2 nodes: {two_wall:.1f} s ({per_min(two_wall):.1f}/min); {one_wall / two_wall:.2f}x; "
           f"verdicts equal {equal} of {len(one)}", flush=True)
     for k in sorted(one):
