@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <atomic>
 #include <thread>
 
 #include <fmt/format.h>
@@ -57,6 +58,7 @@ struct ServeArgs {
   std::string queue_url;
   int queue_reclaim_s = 15, queue_retry_s = 30, queue_max_attempts = 3, queue_consumers = 0;
   bool front_only = false;
+  int stop_grace_s = 30;  // Slurm's KillWait default: what a scheduler allows between SIGTERM and SIGKILL
   EvalFlags eval;
 };
 
@@ -319,9 +321,25 @@ int run_serve(ServeArgs a) {
   std::cout << fmt::format("kagent serve: listening on http://{}:{} ({} worker(s){}; data {})", a.host, port, pool->size(),
                            a.compile_only ? ", compile only" : "", data.string())
             << std::endl;
+  // Shared with the grace's thread, which is detached and may wake after this function returned.
+  const auto served = std::make_shared<std::atomic<bool>>(false);
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&stop_signals, &sig);
+    if (*served) return;  // woken below: serving ended by itself
+    // The stop is bounded: what is in flight may finish within --stop-grace seconds; a second
+    // signal, or the grace's end, ends the process at once. Its workers die with it; a cluster's
+    // unfinished jobs are reclaimed by other nodes (--queue-reclaim-s), as after kill -9.
+    std::thread([stop_signals, served, grace = a.stop_grace_s] {
+      const timespec wait{grace, 0};
+      siginfo_t info{};
+      const bool again = sigtimedwait(&stop_signals, &info, &wait) > 0;
+      if (*served) return;
+      std::cerr << fmt::format("kagent serve: stopped before its work in flight finished ({}): what it had taken is "
+                               "left unanswered\n",
+                               again ? "a second signal" : fmt::format("--stop-grace {} s ran out", grace));
+      std::_Exit(serve_exit::kStoppedCut);
+    }).detach();
 #ifdef KAGENT_WITH_QUEUE
     if (queue) queue->stop();  // requests waiting for the cluster answer 503 now, so serving can end
 #endif
@@ -329,6 +347,7 @@ int run_serve(ServeArgs a) {
   });
   const bool ok = server.serve();
   // Served to the end: wake the signal thread if serving stopped by itself.
+  *served = true;
   pthread_kill(waiter.native_handle(), SIGTERM);
   waiter.join();
   starter.join();
@@ -380,6 +399,10 @@ Command add_serve_command(CLI::App& app) {
                   "workers; fewer leaves more of a batch's last jobs to the other nodes)")
       ->capture_default_str()->check(whole_number(0, 4096));
   sub->add_flag("--front-only", a->front_only, "with --queue redis://: take requests, run no jobs (other nodes' workers do)");
+  sub->add_option("--stop-grace", a->stop_grace_s,
+                  "seconds a SIGINT/SIGTERM leaves the work in flight to finish; then, or at a second signal, the server "
+                  "ends at once (exit 16)")
+      ->capture_default_str()->check(whole_number(0, 86400));
   sub->add_option("--threads", a->threads, "connections served at once")->capture_default_str()->check(whole_number(4, 4096));
   sub->add_option("--max-body-mb", a->max_body_mb, "request body limit in MiB (413 past it)")->capture_default_str()->check(number_from(0, /*above=*/true));
   sub->add_option("--prompts", a->prompts_dir, "prompt templates folder (default: the repository's prompts/)");

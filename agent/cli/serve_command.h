@@ -18,6 +18,7 @@ inline constexpr int kUnavailable = 6;    // built without cpp-httplib (or, for 
 inline constexpr int kDataInUse = 7;      // another kagent serve holds the --data folder (its lock)
 inline constexpr int kQueueUnreachable = 15;  // --queue redis://HOST:PORT cannot be reached at start
 inline constexpr int kInternal = 14;
+inline constexpr int kStoppedCut = 16;    // stopped by a second signal or --stop-grace, work in flight unfinished
 }  // namespace serve_exit
 
 Command add_serve_command(CLI::App& app);

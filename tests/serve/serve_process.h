@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -83,6 +84,25 @@ class ServeProcess {
     int ws = 0;
     ::waitpid(proc_.pid, &ws, 0);
     alive_ = false;
+  }
+
+  // Signals the server process alone (as Slurm or a user's kill does; its group's compilers and
+  // workers keep their own signals).
+  void signal(int sig) const { ::kill(proc_.pid, sig); }
+
+  // The server's exit status once it ends within `limit` (128+N for a signal), else nullopt.
+  std::optional<int> wait_exit(std::chrono::milliseconds limit) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (alive_) {
+      int ws = 0;
+      if (::waitpid(proc_.pid, &ws, WNOHANG) == proc_.pid) {
+        alive_ = false;
+        return WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+      }
+      if (std::chrono::steady_clock::now() > end) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
   }
 
  private:

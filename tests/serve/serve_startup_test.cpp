@@ -289,3 +289,60 @@ TEST_CASE("a burst of 64 connections while the server is stopped: every one conn
   }
   CHECK(answered == kBurst);
 }
+
+// A stop is bounded (Slurm allows KillWait, 30 s by default, between SIGTERM and SIGKILL): the
+// work in flight may finish within --stop-grace; a second signal, or the grace's end, ends the
+// server at once with exit 16 and one line, its workers and compilers with it. Found on the
+// H200 x2: a node stopped by a deadline kept evaluating (64.9 GB of GPU memory still in use when
+// the next run began).
+TEST_CASE("a stop signal leaves the work in flight --stop-grace seconds; a second signal, or the grace, ends it (16)") {
+  TempDir dir("kagent-serve-stop");
+  write_tiny_suite(dir, "suite");
+  const auto in_flight = [&](ServeProcess& server, std::thread& request) {
+    REQUIRE_MESSAGE(server.wait_ready(), server.stderr_text());
+    // A cold compile (no cache in the test's folder): seconds of nvcc on the CPU.
+    request = std::thread([c = server.client()] {
+      (void)post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", tiny_kernel_answer("v > 0.f ? v : 0.f")},
+                                      {"format", "cuda"}, {"request_id", "stop-1"}});
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  };
+  SUBCASE("a second signal") {
+    ServeProcess server(dir.str(), dir.str() + "/data-a", dir.str() + "/suite", "", {"--stop-grace", "120"});
+    std::thread request;
+    in_flight(server, request);
+    server.signal(SIGTERM);
+    CHECK_FALSE(server.wait_exit(std::chrono::milliseconds(300)));  // the compile in flight goes on
+    const auto t0 = std::chrono::steady_clock::now();
+    server.signal(SIGTERM);
+    const auto status = server.wait_exit(std::chrono::seconds(10));
+    request.join();
+    REQUIRE(status);
+    CHECK(*status == 16);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    CHECK_MESSAGE(has(server.stderr_text(), "kagent serve: stopped before its work in flight finished (a second signal)"),
+                  server.stderr_text());
+  }
+  SUBCASE("the grace runs out") {
+    ServeProcess server(dir.str(), dir.str() + "/data-b", dir.str() + "/suite", "", {"--stop-grace", "1"});
+    std::thread request;
+    in_flight(server, request);
+    const auto t0 = std::chrono::steady_clock::now();
+    server.signal(SIGTERM);
+    const auto status = server.wait_exit(std::chrono::seconds(10));
+    request.join();
+    REQUIRE(status);
+    CHECK(*status == 16);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    CHECK_MESSAGE(has(server.stderr_text(), "--stop-grace 1 s ran out"), server.stderr_text());
+  }
+  SUBCASE("nothing in flight: a signal stops it at once, exit 0") {
+    ServeProcess server(dir.str(), dir.str() + "/data-c", dir.str() + "/suite", "", {"--stop-grace", "120"});
+    REQUIRE_MESSAGE(server.wait_ready(), server.stderr_text());
+    server.signal(SIGTERM);
+    const auto status = server.wait_exit(std::chrono::seconds(10));
+    REQUIRE(status);
+    CHECK(*status == 0);
+    CHECK_FALSE(has(server.stderr_text(), "stopped before"));
+  }
+}
