@@ -204,8 +204,14 @@ class Server:
 
     def stop(self) -> None:
         if self.proc.poll() is None:
+            # Its work in flight may finish (--stop-grace, 30 s); past that the server ends itself
+            # (exit 16), and a kill here makes sure nothing of it outlives the caller.
             os.killpg(self.proc.pid, signal.SIGTERM)
-            self.proc.wait(timeout=60)
+            try:
+                self.proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
         self.log.close()
 
 
