@@ -316,6 +316,7 @@ for suite in "${suites[@]}"; do
     # bench/realworld/verdicts_one_at_a_time_SET.jsonl) or one worker per GPU (rl-throughput-single,
     # which makes those files: take them from $OUT/SET/realworld/). RL_SETS="kb_leaderboard cuda_l1"
     # (commas too: a set named "a,b" once took a call, and its cache path broke every nvcc build).
+    # RL_COLLECT_ARG=--no-profile: one more flag for the collection (what an RL step's rewards need).
     rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
     rl_sets=${RL_SETS:-kb_leaderboard cuda_l1}
     for rl_set in ${rl_sets//,/ }; do
@@ -331,7 +332,7 @@ for suite in "${suites[@]}"; do
         "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
         --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \
         --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}" \
-        ${RL_BASELINES_FIRST:+--baselines-first}
+        ${RL_BASELINES_FIRST:+--baselines-first} ${RL_COLLECT_ARG:+--collect-arg="$RL_COLLECT_ARG"}
     done ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.

@@ -175,6 +175,9 @@ def main():
                     help="the collect phase's compiles at once (0: collect's default)")
     ap.add_argument("--collect-order", default="",
                     help="the collect phase's --order (empty: collect's default)")
+    ap.add_argument("--collect-arg", action="append", default=[],
+                    help="one more flag for the collect phase's `kagent collect` (e.g. --no-profile: an RL step's "
+                         "single-turn rewards read no profile)")
     ap.add_argument("--baselines-first", action="store_true",
                     help="collect phase: `kagent baselines` over the set's problems into the cache first (timed apart), "
                          "so that the collection finds every eager baseline cached: an RL trainer's steady state, whose "
@@ -431,6 +434,9 @@ def main():
             cmd += ["--compile-jobs", str(args.collect_compile_jobs)]
         if args.collect_order:
             cmd += ["--order", args.collect_order]
+        cmd += args.collect_arg
+        if args.collect_arg:
+            say("collect's extra flags: " + " ".join(args.collect_arg))
         t0 = time.monotonic()
         with CpuUse() as cpu_use, GpuBusy() as gpu_busy:
             try:
