@@ -307,34 +307,31 @@ TEST_CASE("a stop signal leaves the work in flight --stop-grace seconds; a secon
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(800));
   };
+  // From the signal that ends it: exit 16 within seconds, the line naming why.
+  const auto cut = [](ServeProcess& server, std::thread& request, const std::string& why) {
+    const auto t0 = std::chrono::steady_clock::now();
+    server.signal(SIGTERM);
+    const auto status = server.wait_exit(std::chrono::seconds(10));
+    request.join();
+    REQUIRE(status);
+    CHECK(*status == 16);
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+    CHECK_MESSAGE(has(server.stderr_text(), "kagent serve: stopped before its work in flight finished (" + why + ")"),
+                  server.stderr_text());
+  };
   SUBCASE("a second signal") {
     ServeProcess server(dir.str(), dir.str() + "/data-a", dir.str() + "/suite", "", {"--stop-grace", "120"});
     std::thread request;
     in_flight(server, request);
     server.signal(SIGTERM);
     CHECK_FALSE(server.wait_exit(std::chrono::milliseconds(300)));  // the compile in flight goes on
-    const auto t0 = std::chrono::steady_clock::now();
-    server.signal(SIGTERM);
-    const auto status = server.wait_exit(std::chrono::seconds(10));
-    request.join();
-    REQUIRE(status);
-    CHECK(*status == 16);
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
-    CHECK_MESSAGE(has(server.stderr_text(), "kagent serve: stopped before its work in flight finished (a second signal)"),
-                  server.stderr_text());
+    cut(server, request, "a second signal");
   }
   SUBCASE("the grace runs out") {
     ServeProcess server(dir.str(), dir.str() + "/data-b", dir.str() + "/suite", "", {"--stop-grace", "1"});
     std::thread request;
     in_flight(server, request);
-    const auto t0 = std::chrono::steady_clock::now();
-    server.signal(SIGTERM);
-    const auto status = server.wait_exit(std::chrono::seconds(10));
-    request.join();
-    REQUIRE(status);
-    CHECK(*status == 16);
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
-    CHECK_MESSAGE(has(server.stderr_text(), "--stop-grace 1 s ran out"), server.stderr_text());
+    cut(server, request, "--stop-grace 1 s ran out");
   }
   SUBCASE("nothing in flight: a signal stops it at once, exit 0") {
     ServeProcess server(dir.str(), dir.str() + "/data-c", dir.str() + "/suite", "", {"--stop-grace", "120"});
