@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <regex>
 #include <thread>
@@ -55,6 +57,7 @@ bool counters_need_admin() {
 
 std::unique_ptr<Sandbox> Sandbox::enter(const SandboxPolicy& policy, const EnterOptions& options) {
   std::unique_ptr<Sandbox> sb(new Sandbox(policy));
+  sb->orchestrator_ = policy.orchestrator_pid > 0 ? policy.orchestrator_pid : ::getppid();
   nlohmann::json& rep = sb->report_;
   rep = {{"enabled", policy.enabled}, {"network", "none"},   {"filesystem", "none"}, {"processes", "none"},
          {"memory", "none"},          {"file_size", "none"}, {"cpu_time", "none"},   {"violations_reported", false},
@@ -346,6 +349,18 @@ void Sandbox::limit_resources() {
   rep["processes"] = process_layers.empty() ? "none" : process_layers[0];
   rep["layers"]["processes"] = process_layers;
   if (policy_.allows(m::kRlimitCpu)) rep["cpu_time"] = "rlimit_cpu";
+}
+
+void Sandbox::watch_orchestrator() {
+  if (monitor_) return;  // the monitor watches kagent through a pidfd
+  // Polled: no pidfd or signal needs a call the filter may refuse, and 5 wake-ups a second are
+  // nothing beside a timing.
+  std::thread([orchestrator = orchestrator_, scratch = remove_at_exit_] {
+    while (::getppid() == orchestrator) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (pid_t p : descendants_of(::getpid())) ::kill(p, SIGKILL);
+    if (!scratch.empty()) remove_tree(scratch);
+    ::kill(0, SIGKILL);  // this process's group: itself and what stayed in it
+  }).detach();
 }
 
 Violations Sandbox::begin_request() {

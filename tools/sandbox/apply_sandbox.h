@@ -42,6 +42,12 @@ class Sandbox {
   // reservations and thread pools exist): RLIMIT_DATA, RLIMIT_FSIZE, RLIMIT_NPROC, no cores.
   void limit_resources();
 
+  // Right after enter, where no monitor watches kagent (notify unavailable or disabled, or the
+  // sandbox off): a thread of this process does. A worker busy in a candidate reads no request and would
+  // not see kagent's pipes close; when kagent ends, even by SIGKILL, this process kills what it
+  // started and itself, and removes its scratch folder.
+  void watch_orchestrator();
+
   // Around each request: arms the CPU-time limit and returns what was refused since the last
   // end (by something a candidate left behind: never the coming request's); then disarms it,
   // kills processes a candidate left running and returns the violations recorded meanwhile.
@@ -67,6 +73,7 @@ class Sandbox {
   std::optional<PidsCgroup> cgroup_;  // the worker's pids cgroup, where one could be made
   uint64_t cgroup_refused_ = 0;       // pids.events' count already reported (no monitor)
   pid_t monitor_pid_ = -1;
+  pid_t orchestrator_ = -1;  // kagent: this process's parent where no monitor stands between
   bool notify_ = false;
   bool unprivileged_ = false;       // RLIMIT_NPROC binds this process
   bool own_user_namespace_ = false;  // it counts this process's tasks alone

@@ -131,6 +131,8 @@ int main(int argc, char** argv) {
     for (const auto& layer : cuda_layers.left_out) policy.disabled.insert(layer);
     startup["cuda_probe"] = clock.lap();
     sandbox = kagent::sandbox::Sandbox::enter(policy, {{python}});
+    // From here on a start-up of seconds (Python, torch, CUDA) reads no request either.
+    sandbox->watch_orchestrator();
     startup["sandbox"] = clock.lap();
   } catch (const std::exception& e) {
     write_start_error(kReplyFd, std::string("sandbox: ") + e.what());
