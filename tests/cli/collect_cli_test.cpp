@@ -246,6 +246,7 @@ void kill9_while_busy(const std::vector<std::string>& env, const std::string& st
   for (const auto& e : fs::directory_iterator(scratch, ec)) left.append(1, ' ').append(e.path().filename().string());
   CHECK_MESSAGE(cleared(), scratch << " outlived kagent, holding:" << left);
   for (pid_t pid : worker) ::kill(pid, SIGKILL);  // a failed check leaves nothing behind
+  fs::remove_all(scratch, ec);  // the empty folder a worker alone cannot remove (nor CI's /tmp keep)
 }
 
 }  // namespace
