@@ -36,6 +36,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/python"))
 from roundtrip import Cluster, default_realworld, make_suite, pick_answers  # noqa: E402
 
+sys.path.insert(0, str(REPO / "bench/fidelity"))
+from compare import cause_of  # noqa: E402
+
 
 def post(url: str, body: dict, timeout: float) -> tuple[int, dict]:
     req = urllib.request.Request(url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
@@ -196,12 +199,12 @@ def against_harness(args, tag: str) -> None:
         if not harness:
             no_harness += 1
             continue
-        # A cause explains the verdicts its "when" names (compare.py's rule), not whatever comes later.
-        when = causes.get(name, {}).get("when", {}).get("kernelbench")
-        explained = [when] if isinstance(when, str) else when or []
+        status, _, reason = mine.partition(" ")
+        # compare.py's rule: a cause explains the verdicts its "when" names, not whatever comes later.
+        cause, _stale = cause_of(causes, name, "kernelbench", {"verdicts": {"kernelbench": {"status": status, "reason": reason}}})
         if (mine == "correct") == bool(harness.get("correct")):
             agree += 1
-        elif mine.replace(" ", "/", 1) in explained:
+        elif cause:
             disagree_explained += 1
         else:
             unexplained.append(f"{name}: cluster {mine}, harness {'correct' if harness.get('correct') else 'not correct'}")

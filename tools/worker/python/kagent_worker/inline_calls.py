@@ -175,7 +175,7 @@ def read_source_files(paths):
             raise Unsupported("a source that is not a path")
         try:
             with open(path, encoding="utf-8") as f:
-                out.append((path[path.rfind("."):] if "." in path.rsplit("/", 1)[-1] else "", f.read()))
+                out.append((_suffix(path), f.read()))
         except (OSError, UnicodeDecodeError) as e:
             raise Unsupported(f"source file {path} cannot be read: {e}") from None
     return out
@@ -266,32 +266,33 @@ class _Folder:
         """A function or class body's view: the names known so far; its own assignments stay in it."""
         return _Folder(dict(self.env), dict(self.aliases), dict(self.exprs), dict(self.files))
 
-    def path_key(self, node):
-        """What names one file across the answer's lines: a constant path, or the expression that
-        makes it (`os.path.join(tmp_dir, "k.cu")`, a name given one), compared as written."""
+    def _path(self, node):
+        """A path expression as (its constant value, None), or (None, the expression a name was
+        last given, else itself)."""
         try:
             value = self.fold(node)
             if isinstance(value, str):
-                return "const:" + value
+                return value, None
         except NotConstant:
             pass
         if isinstance(node, ast.Name) and node.id in self.exprs:
             node = self.exprs[node.id]
-        return "expr:" + ast.dump(node)
+        return None, node
+
+    def path_key(self, node):
+        """What names one file across the answer's lines: a constant path, or the expression that
+        makes it (`os.path.join(tmp_dir, "k.cu")`, a name given one), compared as written."""
+        value, expr = self._path(node)
+        return "const:" + value if expr is None else "expr:" + ast.dump(expr)
 
     def suffix_of(self, node):
         """The file suffix a path expression ends in: its constant value's, else the last string
         constant in it with one (`os.path.join(d, "k.cu")` -> ".cu"); "" when none."""
-        try:
-            value = self.fold(node)
-            if isinstance(value, str):
-                return _suffix(value)
-        except NotConstant:
-            pass
-        if isinstance(node, ast.Name) and node.id in self.exprs:
-            node = self.exprs[node.id]
+        value, expr = self._path(node)
+        if expr is None:
+            return _suffix(value)
         found = ""
-        for n in ast.walk(node):
+        for n in ast.walk(expr):
             if isinstance(n, ast.Constant) and isinstance(n.value, str) and _suffix(n.value):
                 found = _suffix(n.value)
         return found
@@ -357,6 +358,30 @@ def _suffix(path):
     return base[base.rfind("."):] if "." in base else ""
 
 
+def _constant_writes(body, handle, folder):
+    """The texts `handle.write(...)` statements of `body` write, each a constant string or its
+    .encode() (utf-8); None where one is anything else."""
+    parts = []
+    for s in body:
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
+                and s.value.func.attr == "write" and isinstance(s.value.func.value, ast.Name)
+                and s.value.func.value.id == handle and len(s.value.args) == 1):
+            continue
+        text = s.value.args[0]
+        try:
+            if isinstance(text, ast.Call) and isinstance(text.func, ast.Attribute) and text.func.attr == "encode":
+                if [folder.fold(a) for a in text.args] not in ([], ["utf-8"], ["utf8"]):
+                    return None
+                text = text.func.value
+            value = folder.fold(text)
+        except NotConstant:
+            return None
+        if not isinstance(value, str):
+            return None
+        parts.append(value)
+    return parts
+
+
 def _note_written_file(stmt, folder):
     """`with open(PATH, "w") as f: f.write(TEXT)` where TEXT is a constant (or its .encode()):
     the answer writes a source file at run time that a load() call then builds. Its text is known
@@ -375,32 +400,7 @@ def _note_written_file(stmt, folder):
             continue
         if not isinstance(mode, str) or "w" not in mode:
             continue
-        handle, parts = item.optional_vars.id, []
-        for s in stmt.body:
-            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute)
-                    and s.value.func.attr == "write" and isinstance(s.value.func.value, ast.Name)
-                    and s.value.func.value.id == handle and len(s.value.args) == 1):
-                continue
-            text = s.value.args[0]
-            if isinstance(text, ast.Call) and isinstance(text.func, ast.Attribute) and text.func.attr == "encode":
-                try:
-                    codec = [folder.fold(a) for a in text.args]
-                except NotConstant:
-                    parts = None
-                    break
-                if codec not in ([], ["utf-8"], ["utf8"]):
-                    parts = None
-                    break
-                text = text.func.value
-            try:
-                value = folder.fold(text)
-            except NotConstant:
-                parts = None
-                break
-            if not isinstance(value, str):
-                parts = None
-                break
-            parts.append(value)
+        parts = _constant_writes(stmt.body, item.optional_vars.id, folder)
         if parts:
             folder.files[key] = (folder.suffix_of(call.args[0]), "".join(parts))
 
