@@ -316,8 +316,11 @@ for suite in "${suites[@]}"; do
     # bench/realworld/verdicts_one_at_a_time_SET.jsonl) or one worker per GPU (rl-throughput-single,
     # which makes those files: take them from $OUT/SET/realworld/). RL_SETS="kb_leaderboard cuda_l1"
     # (commas too: a set named "a,b" once took a call, and its cache path broke every nvcc build).
-    # RL_COLLECT_ARG=--no-profile: one more flag for the collection (what an RL step's rewards need).
+    # RL_COLLECT_ARG=--no-profile: more flags for the collection, split at spaces (what an RL
+    # step's rewards need; "--timing-min-time=0.1 --timing-warmup=0.05": the floors before issue 46's).
     rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
+    rl_collect_args=()
+    for rl_arg in ${RL_COLLECT_ARG:-}; do rl_collect_args+=(--collect-arg="$rl_arg"); done
     rl_sets=${RL_SETS:-kb_leaderboard cuda_l1}
     for rl_set in ${rl_sets//,/ }; do
       [ -d "${RL_SETS_DIR:-.carry/realworld}/$rl_set" ] || { echo "rl-throughput: no set $rl_set under ${RL_SETS_DIR:-.carry/realworld}"; continue; }
@@ -327,12 +330,12 @@ for suite in "${suites[@]}"; do
       [ -n "${RL_REFERENCE_DIR:-}" ] && rl_ref=$RL_REFERENCE_DIR/$rl_set/realworld/verdicts_$rl_set.jsonl
       [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
       mkdir -p "$OUT/$rl_set"
-      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^baselines first|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
+      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^baselines first|^collect.s extra|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
         env KAGENT_REALWORLD_DIR="${RL_SETS_DIR:-.carry/realworld}/$rl_set" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-$rl_set" \
         "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
         --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \
         --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}" \
-        ${RL_BASELINES_FIRST:+--baselines-first} ${RL_COLLECT_ARG:+--collect-arg="$RL_COLLECT_ARG"}
+        ${RL_BASELINES_FIRST:+--baselines-first} "${rl_collect_args[@]}"
     done ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.

@@ -1,9 +1,12 @@
 #include "cli/eval_flags.h"
 
+#include <fmt/format.h>
+
 #include "cli/flag_checks.h"
 #include "common/json_optional.h"
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
+#include "timer/measure_config.h"
 
 namespace kagent::cli {
 
@@ -40,6 +43,24 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
               CLI::Validator(
                   [](std::string& s) -> std::string { return s == "1" ? "'1' round has no interval (0, or 2 to 20)" : ""; },
                   ""));
+  const MeasureConfig timing_defaults;
+  app.add_option("--timing-warmup", f.timing_warmup_s,
+                 fmt::format("least wall seconds of untimed warm-up runs before a timing loop (at least 3 runs; "
+                             "default {})",
+                             timing_defaults.warmup_time_s))
+      ->type_name("SECONDS")
+      ->check(number_in(0, 60));
+  app.add_option("--timing-min-time", f.timing_min_time_s,
+                 fmt::format("least wall seconds of a timing loop before its noise may stop it (and 20 samples; "
+                             "default {})",
+                             timing_defaults.min_time_s))
+      ->type_name("SECONDS")
+      ->check(number_in(0, 60));
+  app.add_option("--timing-max-time", f.timing_max_time_s,
+                 fmt::format("most wall seconds of a timing loop, and of its warm-up, whatever the noise (default {})",
+                             timing_defaults.max_time_s))
+      ->type_name("SECONDS")
+      ->check(number_in(0.001, 60));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
@@ -116,6 +137,9 @@ EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy
   o.measure = !f.no_timing;
   o.timing.sample = timing_sample_from_name(f.timing_sample).value_or(TimingSample::Launch);
   o.speedup_rounds = f.speedup_rounds;
+  if (f.timing_warmup_s) o.timing.warmup_time_s = *f.timing_warmup_s;
+  if (f.timing_min_time_s) o.timing.min_time_s = *f.timing_min_time_s;
+  if (f.timing_max_time_s) o.timing.max_time_s = *f.timing_max_time_s;
   o.eager_baseline = !f.no_baselines;
   o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
   o.profile = !f.no_profile;
@@ -142,6 +166,9 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
   put_optional(j, "policy", f.policy);
   put_optional(j, "atol", f.atol);
   put_optional(j, "rtol", f.rtol);
+  put_optional(j, "timing_warmup_s", f.timing_warmup_s);
+  put_optional(j, "timing_min_time_s", f.timing_min_time_s);
+  put_optional(j, "timing_max_time_s", f.timing_max_time_s);
 }
 
 void from_json(const nlohmann::json& j, EvalFlags& f) {
@@ -164,6 +191,9 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   f.speedup_rounds = get_or(j, "speedup_rounds", f.speedup_rounds);
   // A run recorded before phase budgets existed is resumed with the defaults.
   f.phase_budgets = get_or(j, "phase_budgets", f.phase_budgets);
+  get_optional(j, "timing_warmup_s", f.timing_warmup_s);
+  get_optional(j, "timing_min_time_s", f.timing_min_time_s);
+  get_optional(j, "timing_max_time_s", f.timing_max_time_s);
 }
 
 }  // namespace kagent::cli

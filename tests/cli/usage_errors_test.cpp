@@ -83,6 +83,13 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
                     {"--speedup-rounds: '1' round has no interval (0, or 2 to 20)"});
   check_usage_error(run({"collect", "--speedup-rounds", "21", "p.py"}), "kagent collect: error: ",
                     {"--speedup-rounds: '21' is too large (at most 20)"});
+  // The timing loop's floors and cap: seconds, not negative, not past a minute.
+  check_usage_error(run({"eval", "--timing-min-time", "abc", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--timing-min-time: 'abc' is not a number"});
+  check_usage_error(run({"collect", "--timing-warmup=-0.5", "p.py"}), "kagent collect: error: ",
+                    {"--timing-warmup: '-0.5' is not from 0 to 60"});
+  check_usage_error(run({"serve", "--timing-max-time", "0"}), "kagent serve: error: ",
+                    {"--timing-max-time: '0' is not from 0.001 to 60"});
   check_usage_error(run({"eval", "--tolerance", "loose", "p.py", "k.cu"}), "kagent eval: error: ",
                     {"--tolerance: 'loose' is not one of kernelbench-v0.1, kernelbench-2025"});
   check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",

@@ -278,6 +278,50 @@ TEST_CASE("an exclusive waiter is not overtaken by shared holders that come afte
   CHECK(later_got_ns > timer_got_ns);
 }
 
+TEST_CASE("a shared holder yields to a waiting timing between its steps, then shares again behind it") {
+  LockFile f;
+  std::atomic<int> synced{0};
+  GpuTimingLock::Hooks hooks;
+  hooks.before_release = [&synced] { ++synced; };  // the device synchronised before letting go
+  auto worker = GpuTimingLock::open(f.path, hooks);  // a request's load, then its correctness
+  REQUIRE(worker);
+  worker->set(LockMode::Shared);
+  CHECK_FALSE(worker->exclusive_waiting());
+  CHECK_FALSE(worker->yield_to_exclusive());  // nobody waits: the hold stays, nothing synchronised
+  CHECK(worker->mode() == LockMode::Shared);
+  CHECK(synced == 0);
+
+  std::atomic<bool> timer_waits{false};
+  auto timer = watched_lock(f.path, timer_waits);
+  REQUIRE(timer);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::atomic<int64_t> timer_got_ns{-1}, timer_done_ns{-1};
+  const auto since = [&] { return (std::chrono::steady_clock::now() - t0).count(); };
+  std::thread timing([&] {
+    timer->set(LockMode::Exclusive);
+    timer_got_ns = since();
+    std::this_thread::sleep_for(100ms);
+    timer_done_ns = since();
+    timer->set(LockMode::None);
+  });
+  until(timer_waits);
+  // The turnstile says so as soon as the timing waits (a taking of the instant may say so too).
+  for (int i = 0; i < 200 && !worker->exclusive_waiting(); ++i) std::this_thread::sleep_for(1ms);
+  CHECK(worker->exclusive_waiting());
+  CHECK(timer_got_ns == -1);  // it waits for this worker's shared hold
+
+  CHECK(worker->yield_to_exclusive());  // the step's boundary: the timing goes first
+  const int64_t back_ns = since();
+  timing.join();
+  CHECK(synced == 1);
+  CHECK(worker->mode() == LockMode::Shared);
+  CHECK(timer_got_ns >= 0);
+  CHECK(back_ns >= timer_done_ns);  // shared again only once the timing let go
+  CHECK_FALSE(worker->exclusive_waiting());
+  worker->set(LockMode::None);
+  CHECK_FALSE(worker->yield_to_exclusive());  // not held: nothing to yield
+}
+
 TEST_CASE("a shared taker queues behind a stuck exclusive waiter only so long, then shares beside it") {
   LockFile f;
   auto long_holder = GpuTimingLock::open(f.path);  // a candidate's first call: host work, held shared

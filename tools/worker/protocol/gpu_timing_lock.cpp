@@ -155,6 +155,22 @@ void GpuTimingLock::let_go_synchronised() {
   hooks_.before_release = std::move(sync);
 }
 
+bool GpuTimingLock::exclusive_waiting() const {
+  if (!turnstile_ || broken_) return false;
+  if (::flock(turnstile_.get(), LOCK_EX | LOCK_NB) == 0) {
+    ::flock(turnstile_.get(), LOCK_UN);
+    return false;
+  }
+  return errno == EWOULDBLOCK;
+}
+
+bool GpuTimingLock::yield_to_exclusive() {
+  if (mode_ != LockMode::Shared || !exclusive_waiting()) return false;
+  set(LockMode::None);
+  set(LockMode::Shared);  // through the turnstile: behind the waiter, as any taker that comes now
+  return true;
+}
+
 GpuTimingLock::Hold::Hold(GpuTimingLock* lock, LockMode mode, bool upgrade_only) : lock_(lock) {
   if (!lock_) return;
   before_ = lock_->mode();

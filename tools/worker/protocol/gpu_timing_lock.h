@@ -83,6 +83,15 @@ class GpuTimingLock {
   // knows nothing of this process was queued since (the worker's idle release, which must make
   // no CUDA call while CUDA calls wait on it: worker/service/idle_lock_release.h).
   void let_go_synchronised();
+  // Whether an exclusive taker waits for the shared holders of the moment to go (it holds the
+  // turnstile while it waits; a shared taker holds it only for the instant of its taking, or
+  // while an exclusive holder times, which cannot be while this worker holds it shared).
+  bool exclusive_waiting() const;
+  // Between two steps of shared work that leave nothing of ours queued on the GPU worth keeping
+  // (the evaluation's phase boundaries): where an exclusive taker waits, lets go (with
+  // `before_release`) and takes the lock shared again behind it. A timing then waits for the
+  // step in progress, not for the rest of the request's shared work. Returns whether it yielded.
+  bool yield_to_exclusive();
   LockMode mode() const { return mode_; }
   bool broken() const { return broken_; }
   double waited_seconds() const { return waited_; }  // every wait so far
