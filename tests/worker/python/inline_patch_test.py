@@ -4,6 +4,7 @@ reason recorded, and an option torch does not know is the answer's error in one 
 
 import functools
 import os
+import shutil
 
 import pytest
 import torch
@@ -11,7 +12,7 @@ import torch.utils.cpp_extension as cpp_extension
 
 from kagent_worker import inline_calls
 from kagent_worker.inline_patch import InlineExtensions
-from kagent_worker.loading import KagentError, exec_file
+from kagent_worker.loading import ExtensionBuildError, KagentError, exec_file
 
 ANSWERS = os.path.join(os.path.dirname(__file__), "answers")
 
@@ -95,11 +96,33 @@ def test_what_torch_cannot_build_raises_its_build_error_at_once(torch_build):
     with InlineExtensions([]) as ext:
         with pytest.raises(KagentError) as err:
             cpp_extension.load_inline("ext", module, functions=["f"])
-    # An Exception, as torch's RuntimeError is: the answer's own except (and its fallback) runs.
-    assert isinstance(err.value, Exception) and err.value.kind == "compile_error"
+    # A RuntimeError, as torch's is: the answer's own except (and its fallback) runs.
+    assert isinstance(err.value, RuntimeError) and err.value.kind == "compile_error"
     assert "Error building extension 'ext'" in err.value.message and torch_build == []
     assert ext.records == [{"name": "ext", "built_by": "nobody", "seconds": 0.0,
                             "reason": err.value.message.split(": ", 1)[1]}]
+
+
+def test_a_load_whose_own_code_failed_kagents_build_raises_that_error_at_once(torch_build):
+    # CUDA-L1's l2_p75: CUDA written into a .cpp, load() in try/except. kagent's build failed in the
+    # answer's own code (build_error); the answer meets the error at once, as a RuntimeError as
+    # torch's is, and its own except falls back: no torch build (15-20 s of the worker's on the H200).
+    (key,) = static_keys("cuda_in_cpp.py").values()
+    error = "main.cpp:5:13: error: 'blockIdx' was not declared in this scope"
+    with InlineExtensions([{"key": key, "library": "", "op_namespace": "", "functions": [], "build_error": error}],
+                          {"scale_in_cpp": "kagent's build of the file it writes failed in its own code"}) as ext:
+        module = exec_file(os.path.join(ANSWERS, "cuda_in_cpp.py"), "candidate_load_error")
+    assert torch_build == [] and module.CUSTOM_KERNEL_AVAILABLE is False
+    assert ext.records == [{"name": "scale_in_cpp", "built_by": "nobody", "seconds": ext.records[0]["seconds"],
+                            "reason": "kagent's build of the file it writes failed in its own code"}]
+    # Not caught by the answer: a compile_error naming the extension and the compiler's line.
+    with InlineExtensions([{"key": key, "library": "", "op_namespace": "", "functions": [], "build_error": error}]):
+        with pytest.raises(ExtensionBuildError) as err:
+            cpp_extension.load(name="scale_in_cpp", sources=[os.path.join(module.folder, "scale_in_cpp.cpp")],
+                               build_directory=module.folder, with_cuda=True)
+    assert isinstance(err.value, RuntimeError) and err.value.kind == "compile_error"
+    assert err.value.message == f"Error building extension 'scale_in_cpp': {error}"
+    shutil.rmtree(module.folder)
 
 
 def test_torchs_build_failure_is_a_compile_error_that_says_who_built(monkeypatch):

@@ -8,6 +8,7 @@ namespace kagent {
 void to_json(nlohmann::json& j, const PrebuiltExtension& e) {
   j = {{"key", e.key}, {"library", e.library}, {"op_namespace", e.op_namespace}, {"functions", e.functions}};
   if (!e.binding.empty()) j["binding"] = e.binding;
+  if (!e.build_error.empty()) j["build_error"] = e.build_error;
 }
 
 void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
@@ -16,6 +17,7 @@ void from_json(const nlohmann::json& j, PrebuiltExtension& e) {
   e.op_namespace = get_or<std::string>(j, "op_namespace", "");
   e.functions = get_or(j, "functions", std::vector<std::string>{});
   e.binding = get_or<std::string>(j, "binding", "");
+  e.build_error = get_or<std::string>(j, "build_error", "");
 }
 
 void to_json(nlohmann::json& j, const CandidateRef& c) {

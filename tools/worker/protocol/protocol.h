@@ -49,6 +49,10 @@ struct PrebuiltExtension {
   // Not empty: `library` is cuda.cu alone and this shared object registers its functions
   // (compiler/shared_binding.h); empty: `library` registers them when loaded.
   std::string binding;
+  // Not empty: kagent's build of this very call failed in the answer's own code (the compiler's
+  // first error line; `library` empty). The worker raises torch's build error at the call at
+  // once, as torch's own build would after its minute (the answer's except then runs).
+  std::string build_error{};
 };
 
 // What a candidate is, as the worker needs to know it.

@@ -14,7 +14,7 @@ import time
 import types
 
 from kagent_worker import inline_calls
-from kagent_worker.loading import KagentError
+from kagent_worker.loading import ExtensionBuildError, KagentError
 
 
 def _unknown_option_error(fn_name, real, args, kwargs):
@@ -168,9 +168,16 @@ class InlineExtensions:
         except inline_calls.TorchBuildFails as u:
             self.records.append({"name": name, "built_by": "nobody", "reason": str(u), "seconds": 0.0})
             # What torch's build would raise, without its minute: the answer's own except sees it.
-            raise KagentError("compile_error", f"Error building extension '{name}': {u}") from None
+            raise ExtensionBuildError(f"Error building extension '{name}': {u}") from None
         except inline_calls.Unsupported as u:
             hit, reason = None, self._reason(name, str(u))
+        if hit and hit.get("build_error"):
+            # kagent's build of this very call failed in the answer's own code: torch's fails the
+            # same way, after 15-20 s of this worker's time (CUDA-L1's l2_p75). Its error, at once.
+            message = f"Error building extension '{name}': {hit['build_error']}"
+            self.records.append({"name": name, "built_by": "nobody", "reason": self._reason(name, message),
+                                 "seconds": round(time.perf_counter() - start, 4)})
+            raise ExtensionBuildError(message) from None
         record = {"name": name, "built_by": "kagent" if hit else "torch", "reason": "" if hit else reason}
         try:
             if hit:
@@ -180,7 +187,7 @@ class InlineExtensions:
                     return real(*args, **kwargs)
             except Exception as exc:
                 if "Error building extension" in str(exc):
-                    raise KagentError("compile_error", f"{exc}\n(built by torch's {fn_name}: kagent did not, "
+                    raise ExtensionBuildError(f"{exc}\n(built by torch's {fn_name}: kagent did not, "
                                                        f"because {reason})") from None
                 raise
         finally:

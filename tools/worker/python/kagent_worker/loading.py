@@ -21,6 +21,15 @@ class KagentError(Exception):
         self.message = message
 
 
+class ExtensionBuildError(KagentError, RuntimeError):
+    """A compile_error raised where an answer builds an extension: a RuntimeError, as torch's
+    "Error building extension" is, so that an answer's `except RuntimeError` and its fallback run
+    as they do under KernelBench's harness."""
+
+    def __init__(self, message):
+        super().__init__("compile_error", message)
+
+
 _module_counter = [0]
 
 
