@@ -43,24 +43,23 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
               CLI::Validator(
                   [](std::string& s) -> std::string { return s == "1" ? "'1' round has no interval (0, or 2 to 20)" : ""; },
                   ""));
+  // The timing loop's floors and cap (timer/measure_config.h): seconds, at most a minute.
   const MeasureConfig timing_defaults;
-  app.add_option("--timing-warmup", f.timing_warmup_s,
-                 fmt::format("least wall seconds of untimed warm-up runs before a timing loop (at least 3 runs; "
-                             "default {})",
-                             timing_defaults.warmup_time_s))
-      ->type_name("SECONDS")
-      ->check(number_in(0, 60));
-  app.add_option("--timing-min-time", f.timing_min_time_s,
-                 fmt::format("least wall seconds of a timing loop before its noise may stop it (and 20 samples; "
-                             "default {})",
-                             timing_defaults.min_time_s))
-      ->type_name("SECONDS")
-      ->check(number_in(0, 60));
-  app.add_option("--timing-max-time", f.timing_max_time_s,
-                 fmt::format("most wall seconds of a timing loop, and of its warm-up, whatever the noise (default {})",
-                             timing_defaults.max_time_s))
-      ->type_name("SECONDS")
-      ->check(number_in(0.001, 60));
+  const auto timing_seconds = [&app](const char* flag, std::optional<double>& value, const char* what,
+                                     double fallback, double least) {
+    app.add_option(flag, value, fmt::format("{} (default {})", what, fallback))
+        ->type_name("SECONDS")
+        ->check(number_in(least, 60));
+  };
+  timing_seconds("--timing-warmup", f.timing_warmup_s,
+                 "least wall seconds of untimed warm-up runs before a timing loop, of 3 runs at least",
+                 timing_defaults.warmup_time_s, 0);
+  timing_seconds("--timing-min-time", f.timing_min_time_s,
+                 "least wall seconds of a timing loop before its noise may stop it, with 20 samples at least",
+                 timing_defaults.min_time_s, 0);
+  timing_seconds("--timing-max-time", f.timing_max_time_s,
+                 "most wall seconds of a timing loop, and of its warm-up, whatever the noise", timing_defaults.max_time_s,
+                 0.001);
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
