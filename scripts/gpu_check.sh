@@ -164,6 +164,21 @@ run_suite() {
   apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null)
   left=$(ps -eo pid,etimes,stat,args --no-headers | grep -E 'kagent|redis-server' | grep -v -E 'grep|gpu_check|gpu_call' | cut -c1-160)
   [ -n "$apps$left" ] && printf 'left by an earlier call:\n%s\n%s\n' "$apps" "$left"
+  # Nothing is timed beside them: wait (60 s at most) until no process of an earlier call runs on
+  # the GPU and no kagent of it is alive (zombies are the container's PID 1's to reap: they hold
+  # nothing), then say how long that took (2026-11-30: an exiting kagent-monitor and 1.5 GB in use
+  # at the start of a call that came right after a killed collection).
+  if [ -n "$apps$left" ]; then
+    waited=0
+    while [ $waited -lt 60 ]; do
+      busy=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)
+      alive=$(ps -eo stat=,comm= | awk '$1 !~ /^Z/ && ($2 ~ /^kagent/ || $2 == "redis-server")')
+      [ -z "$busy$alive" ] && break
+      sleep 2; waited=$((waited + 2))
+    done
+    echo "earlier call's processes: $([ -z "$busy$alive" ] && echo "gone after ${waited} s" || echo "still there after ${waited} s: timings beside them are suspect")"
+    nvidia-smi --query-gpu=memory.used --format=csv,noheader
+  fi
   "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.get_device_name(0))'
   nvcc --version | tail -1
   # Cores, and how many are hardware threads of one core: compiles scale with the physical ones.
