@@ -162,7 +162,9 @@ run_suite() {
   # What an earlier call on this warm machine left (2026-11-30: 64.9 GB in use on GPU 0 after a
   # deadline's kill, nothing named): every process on a GPU and every kagent or redis still alive.
   apps=$(nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader 2>/dev/null)
-  left=$(ps -eo pid,etimes,stat,args --no-headers | grep -E 'kagent|redis-server' | grep -v -E 'grep|gpu_check|gpu_call' | cut -c1-160)
+  # By program name (not by command line, where a compiler's -I/.../kagent/... would match).
+  kagent_processes() { ps -eo pid=,etimes=,stat=,comm=,args= | awk '$4 ~ /^kagent/ || $4 == "redis-server"' | cut -c1-160; }
+  left=$(kagent_processes)
   [ -n "$apps$left" ] && printf 'left by an earlier call:\n%s\n%s\n' "$apps" "$left"
   # Nothing is timed beside them: wait (60 s at most) until no process of an earlier call runs on
   # the GPU and no kagent of it is alive (zombies are the container's PID 1's to reap: they hold
@@ -172,7 +174,7 @@ run_suite() {
     waited=0
     while [ $waited -lt 60 ]; do
       busy=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null)
-      alive=$(ps -eo stat=,comm= | awk '$1 !~ /^Z/ && ($2 ~ /^kagent/ || $2 == "redis-server")')
+      alive=$(kagent_processes | awk '$3 !~ /^Z/')
       [ -z "$busy$alive" ] && break
       sleep 2; waited=$((waited + 2))
     done

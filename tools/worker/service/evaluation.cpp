@@ -34,7 +34,7 @@ EvalResult Evaluation::operator()() {
     // Under the request's shared hold (load, correctness, the guards before timing), a sibling's
     // timing that waits goes first, between two phases: it waits for one phase of ours, not for
     // the whole shared part (issue 46's drains). Before the phase starts: the wait is not its time.
-    if (ctx_.lock && ctx_.lock->mode() == LockMode::Shared) ctx_.lock->yield_to_exclusive();
+    if (ctx_.lock) ctx_.lock->yield_to_exclusive();  // only where it holds it shared
     return phases.run(name, [&] {
       // Only under the request's shared hold (load, correctness, the guards before timing).
       std::optional<HostWorkRelease> host_work;

@@ -108,6 +108,11 @@ def _register_through_binding(hit):
                                                   f"{error.decode(errors='replace')}")
 
 
+def _build_error_text(name, why):
+    """torch's words for an extension that did not build, with why."""
+    return f"Error building extension '{name}': {why}"
+
+
 class InlineExtensions:
     """Context manager: while it is open, load_inline/load resolve to kagent's builds.
 
@@ -168,18 +173,19 @@ class InlineExtensions:
         except inline_calls.TorchBuildFails as u:
             self.records.append({"name": name, "built_by": "nobody", "reason": str(u), "seconds": 0.0})
             # What torch's build would raise, without its minute: the answer's own except sees it.
-            raise ExtensionBuildError(f"Error building extension '{name}': {u}") from None
+            raise ExtensionBuildError(_build_error_text(name, u)) from None
         except inline_calls.Unsupported as u:
             hit, reason = None, self._reason(name, str(u))
-        if hit and hit.get("build_error"):
-            # kagent's build of this very call failed in the answer's own code: torch's fails the
-            # same way, after 15-20 s of this worker's time (CUDA-L1's l2_p75). Its error, at once.
-            message = f"Error building extension '{name}': {hit['build_error']}"
-            self.records.append({"name": name, "built_by": "nobody", "reason": self._reason(name, message),
-                                 "seconds": round(time.perf_counter() - start, 4)})
-            raise ExtensionBuildError(message) from None
-        record = {"name": name, "built_by": "kagent" if hit else "torch", "reason": "" if hit else reason}
+        # kagent's build of this very call failed in the answer's own code: torch's fails the same
+        # way, after 15-20 s of this worker's time (CUDA-L1's l2_p75). Its error, at once.
+        failed = _build_error_text(name, hit["build_error"]) if hit and hit.get("build_error") else None
+        if failed:
+            hit, reason = None, self._reason(name, failed)
+        record = {"name": name, "built_by": "nobody" if failed else "kagent" if hit else "torch",
+                  "reason": "" if hit else reason}
         try:
+            if failed:
+                raise ExtensionBuildError(failed) from None
             if hit:
                 return self._bind(hit, name)
             try:
@@ -188,7 +194,7 @@ class InlineExtensions:
             except Exception as exc:
                 if "Error building extension" in str(exc):
                     raise ExtensionBuildError(f"{exc}\n(built by torch's {fn_name}: kagent did not, "
-                                                       f"because {reason})") from None
+                                              f"because {reason})") from None
                 raise
         finally:
             record["seconds"] = round(time.perf_counter() - start, 4)
