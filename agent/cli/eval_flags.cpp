@@ -91,8 +91,9 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
       ->check(budget);
   app.add_option_function<std::vector<std::string>>(
          kPhaseGpuBudgetFlag, budgets(true),
-         "PHASE=SECONDS,...: seconds a phase may hold the GPU alone (the timing lock exclusively, which the "
-         "GPU's other workers wait for); none lifts one (default: timing=30,guards_after_timing=30,profile=60)")
+         "PHASE=SECONDS,...: seconds a phase may hold the GPU (its timing lock, exclusively or shared: what the "
+         "GPU's other workers' timings wait for); none lifts one (default: timing=30,guards_after_timing=30,"
+         "profile=60,correctness=60,guards_before_timing=60)")
       ->type_name("PHASE=SECONDS")
       ->delimiter(',')
       ->check(budget);

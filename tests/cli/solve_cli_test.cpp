@@ -249,7 +249,8 @@ TEST_CASE("every evaluation flag of kagent eval is taken, and the run folder rec
   CHECK(eval["no_compile_cache"] == true);
   // The budgets in force: the flags over the defaults, timing's lifted.
   CHECK(eval["phase_budgets"] == nlohmann::json::parse(R"({"load": {"wall": 50}, "guards_after_timing": {"gpu": 30},
-                                                           "profile": {"gpu": 90}})"));
+                                                           "profile": {"gpu": 90}, "correctness": {"gpu": 60},
+                                                           "guards_before_timing": {"gpu": 60}})"));
 }
 
 TEST_CASE("a first run says what it prepares, with times, on a terminal only") {

@@ -58,12 +58,23 @@ TEST_CASE("a phase's wall clock stops while the worker waits for the timing lock
         "(--phase-budget load=1); killed");
 }
 
-TEST_CASE("a phase's GPU clock runs only while the worker holds the lock exclusively") {
+TEST_CASE("a phase's GPU clock runs while the worker holds the lock, shared or exclusively") {
   PhaseWatch w(budgets({{"correctness", std::nullopt, 0.5}, {"timing", std::nullopt, 1.0}}));
   w.on_lock(held(LockMode::Shared), at(0));
   w.on_phase("correctness", at(0));
-  CHECK_FALSE(w.left(at(10)));  // shared for 10 s: siblings ran beside it
+  CHECK(std::chrono::duration<double>(*w.left(at(0.2))).count() == doctest::Approx(0.3));
+  w.on_lock(held(LockMode::None), at(0.3));  // the idle release: host work holds nothing
+  CHECK_FALSE(w.left(at(10)));
   CHECK_FALSE(w.overrun(at(10)));
+  w.on_lock(held(LockMode::Shared), at(10));
+  const auto shared = w.overrun(at(10.25));
+  REQUIRE(shared);
+  CHECK(shared->gpu);
+  CHECK_FALSE(shared->alone);
+  CHECK(shared->spent_s == doctest::Approx(0.55));
+  CHECK(describe(*shared) ==
+        "the correctness phase held the GPU for more than its budget of 0.5 s (shared, which every timing of that GPU "
+        "waits for) (--phase-gpu-budget correctness=0.5); killed");
   w.on_lock(waiting(LockMode::Exclusive), at(10));
   w.on_lock(held(LockMode::Exclusive), at(20));  // the wait: neither clock
   w.on_phase("timing", at(20));
@@ -72,6 +83,7 @@ TEST_CASE("a phase's GPU clock runs only while the worker holds the lock exclusi
   const auto over = w.overrun(at(21.2));
   REQUIRE(over);
   CHECK(over->gpu);
+  CHECK(over->alone);
   CHECK(over->spent_s == doctest::Approx(1.2));
   CHECK(describe(*over) ==
         "the timing phase held the GPU alone for more than its budget of 1 s (--phase-gpu-budget timing=1); killed");
@@ -79,7 +91,7 @@ TEST_CASE("a phase's GPU clock runs only while the worker holds the lock exclusi
   PhaseWatch v(budgets({{"timing", std::nullopt, 1.0}}));
   v.on_lock(held(LockMode::Exclusive), at(0));
   v.on_phase("timing", at(0));
-  v.on_lock(held(LockMode::Shared), at(0.8));
+  v.on_lock(held(LockMode::None), at(0.8));
   CHECK_FALSE(v.overrun(at(30)));
   CHECK_FALSE(v.left(at(30)));
   // Both budgets past: the one that ran out first is named.
@@ -153,16 +165,23 @@ TEST_CASE("a phase past its wall budget is killed at about the budget, the verdi
   CHECK(w.restarts() == 1);
 }
 
-TEST_CASE("the GPU budget counts only the lock held exclusively") {
+TEST_CASE("the GPU budget counts the lock held, shared too") {
   testing::TempDir dir("kagent-phase-gpu");
   WorkerOptions o = phased_options(dir, budgets({{"load", std::nullopt, 0.3}, {"timing", std::nullopt, 0.5}}));
   o.env.push_back("KAGENT_FAKE_SLOW_MS=1000");
   WorkerClient w(o);
   REQUIRE(std::holds_alternative<DeviceInfo>(w.hello()));
-  // A second in load under the shared hold: siblings ran beside it, nothing charged.
-  const EvalResult shared = eval_with(w, "slow_load");
-  CHECK(shared.status == Status::Correct);
-  CHECK(shared.reason.empty());
+  // A second in load under the shared hold: every timing of that GPU waited for it. Killed at
+  // about the budget, the verdict saying it was shared.
+  EvalResult shared;
+  const double took_shared = seconds_of([&] { return eval_with(w, "slow_load"); }, shared);
+  CHECK(shared.status == Status::Timeout);
+  CHECK(shared.reason == reason::kPhaseBudget);
+  CHECK(shared.message ==
+        "the load phase held the GPU for more than its budget of 0.3 s (shared, which every timing of that GPU waits "
+        "for) (--phase-gpu-budget load=0.3); killed");
+  CHECK(took_shared >= 0.3);
+  CHECK(took_shared < 0.8);
   // A second in timing with the GPU alone: killed at half of it.
   EvalResult r;
   const double took = seconds_of([&] { return eval_with(w, "slow_timing"); }, r);
@@ -173,7 +192,7 @@ TEST_CASE("the GPU budget counts only the lock held exclusively") {
   CHECK(took >= 0.5);
   CHECK(took < 0.95);
   CHECK(eval_with(w, "ok").status == Status::Correct);  // on a fresh worker
-  CHECK(w.restarts() == 1);
+  CHECK(w.restarts() == 2);
 }
 
 TEST_CASE("a wait for a sibling's hold of the timing lock is not charged to the phase") {

@@ -19,7 +19,7 @@ std::string error_of(const std::string& spec) {
 }
 }  // namespace
 
-TEST_CASE("the phases in the worker's order, and the defaults only on phases that hold the GPU alone") {
+TEST_CASE("the phases in the worker's order, and the defaults only on phases that hold the GPU and run the candidate") {
   CHECK(phase_index("prefetch") == 0u);
   CHECK(phase_index("state_check") == kEvaluatePhases.size() - 1);
   CHECK(*phase_index("timing") < *phase_index("profile"));
@@ -28,6 +28,10 @@ TEST_CASE("the phases in the worker's order, and the defaults only on phases tha
   CHECK(d.of("timing").gpu_s == 30.0);
   CHECK(d.of("guards_after_timing").gpu_s == 30.0);
   CHECK(d.of("profile").gpu_s == 60.0);
+  CHECK(d.of("correctness").gpu_s == 60.0);  // shared holds: a sibling's timing waits for them
+  CHECK(d.of("guards_before_timing").gpu_s == 60.0);
+  CHECK_FALSE(d.of("prefetch").gpu_s);  // kagent's own CPU work, no lock
+  CHECK_FALSE(d.of("baselines").gpu_s);  // kagent's own timing
   for (const auto phase : kEvaluatePhases) CHECK_FALSE(d.of(phase).wall_s);  // the request's timeout bounds them
   CHECK(d.of("load") == PhaseBudget{});
 }
@@ -56,7 +60,8 @@ TEST_CASE("set lifts and adds; the JSON a run records reads back the same, and r
   CHECK(b.of("profile") == PhaseBudget{90.0, 60.0});
   const nlohmann::json j = b;
   CHECK(j == nlohmann::json::parse(R"({"guards_after_timing": {"gpu": 30}, "load": {"wall": 60},
-                                       "profile": {"wall": 90, "gpu": 60}})"));
+                                       "profile": {"wall": 90, "gpu": 60}, "correctness": {"gpu": 60},
+                                       "guards_before_timing": {"gpu": 60}})"));
   CHECK(j.get<PhaseBudgets>() == b);
   CHECK(nlohmann::json::object().get<PhaseBudgets>().phases.empty());  // every default lifted stays lifted
   CHECK_THROWS_AS(nlohmann::json::parse(R"({"compile": {"wall": 5}})").get<PhaseBudgets>(), std::invalid_argument);

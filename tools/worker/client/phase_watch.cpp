@@ -10,8 +10,12 @@ std::chrono::duration<double> as_seconds(double s) { return std::chrono::duratio
 
 std::string describe(const PhaseOverrun& o) {
   const std::string budget = fmt::format("{:g}", o.budget_s);
-  if (o.gpu)
+  if (o.gpu && o.alone)
     return fmt::format("the {} phase held the GPU alone for more than its budget of {} s ({} {}={}); killed",
+                       o.phase, budget, kPhaseGpuBudgetFlag, o.phase, budget);
+  if (o.gpu)
+    return fmt::format("the {} phase held the GPU for more than its budget of {} s (shared, which every timing of "
+                       "that GPU waits for) ({} {}={}); killed",
                        o.phase, budget, kPhaseGpuBudgetFlag, o.phase, budget);
   return fmt::format("the {} phase ran for more than its budget of {} s, waits for the GPU's timing lock not counted "
                      "({} {}={}); killed",
@@ -21,7 +25,7 @@ std::string describe(const PhaseOverrun& o) {
 void PhaseWatch::settle(clock::time_point now) {
   if (index_ && !waiting_ && now > last_) {
     wall_ += now - last_;
-    if (exclusive_) gpu_ += now - last_;
+    if (held_ != LockMode::None) gpu_ += now - last_;
   }
   last_ = now;
 }
@@ -42,16 +46,16 @@ void PhaseWatch::on_lock(const protocol::LockEvent& e, clock::time_point now) {
     case protocol::LockEvent::Kind::Waiting:
       // A conversion lets go first: the worker holds nothing while it waits.
       waiting_ = true;
-      exclusive_ = false;
+      held_ = LockMode::None;
       break;
     case protocol::LockEvent::Kind::Held:
       waiting_ = false;
-      exclusive_ = e.mode == LockMode::Exclusive;
+      held_ = e.mode;
       break;
     case protocol::LockEvent::Kind::Broken:
       // Unlocked from now on: the worker stalls no sibling through the lock.
       waiting_ = false;
-      exclusive_ = false;
+      held_ = LockMode::None;
       break;
   }
 }
@@ -61,7 +65,7 @@ PhaseWatch::clock::duration PhaseWatch::wall(clock::time_point now) const {
 }
 
 PhaseWatch::clock::duration PhaseWatch::gpu(clock::time_point now) const {
-  return gpu_ + (index_ && !waiting_ && exclusive_ && now > last_ ? now - last_ : clock::duration::zero());
+  return gpu_ + (index_ && !waiting_ && held_ != LockMode::None && now > last_ ? now - last_ : clock::duration::zero());
 }
 
 double PhaseWatch::wall_seconds(clock::time_point now) const {
@@ -73,7 +77,7 @@ std::optional<PhaseWatch::clock::duration> PhaseWatch::left(clock::time_point no
   std::optional<clock::duration> left;
   const auto take = [&](clock::duration d) { left = left ? std::min(*left, d) : d; };
   if (budget_.wall_s) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.wall_s)) - wall(now));
-  if (budget_.gpu_s && exclusive_) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.gpu_s)) - gpu(now));
+  if (budget_.gpu_s && held_ != LockMode::None) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.gpu_s)) - gpu(now));
   return left;
 }
 
@@ -88,8 +92,10 @@ std::optional<PhaseOverrun> PhaseWatch::overrun(clock::time_point now) const {
       budget_.gpu_s && gpu_s >= *budget_.gpu_s ? std::optional<double>(gpu_s - *budget_.gpu_s) : std::nullopt;
   // Both past: the GPU clock never runs faster than the wall clock, so the larger overshoot is
   // the budget that ran out first.
-  if (gpu_over && (!wall_over || *gpu_over >= *wall_over)) return PhaseOverrun{std::string(this->phase()), true, *budget_.gpu_s, gpu_s, wall_s};
-  if (wall_over) return PhaseOverrun{std::string(this->phase()), false, *budget_.wall_s, wall_s, wall_s};
+  const bool alone = held_ == LockMode::Exclusive;
+  if (gpu_over && (!wall_over || *gpu_over >= *wall_over))
+    return PhaseOverrun{std::string(this->phase()), true, alone, *budget_.gpu_s, gpu_s, wall_s};
+  if (wall_over) return PhaseOverrun{std::string(this->phase()), false, alone, *budget_.wall_s, wall_s, wall_s};
   return std::nullopt;
 }
 

@@ -28,6 +28,12 @@ PhaseBudgets PhaseBudgets::defaults() {
   b.phases["timing"].gpu_s = 30;
   b.phases["guards_after_timing"].gpu_s = 30;
   b.phases["profile"].gpu_s = 60;
+  // Shared holds too: a timing waits for every shared holder of the moment, so one candidate
+  // whose calls take minutes (l1_p23 at KernelBench's official size) kept every timing of its
+  // GPU out for 300 s. `load` has none: torch's builds inside it let go of the lock from Python,
+  // which the lock lines do not show.
+  b.phases["correctness"].gpu_s = 60;
+  b.phases["guards_before_timing"].gpu_s = 60;
   return b;
 }
 

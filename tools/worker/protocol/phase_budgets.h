@@ -1,7 +1,7 @@
 // Per-phase budgets of one candidate's evaluation (docs/evaluation.md, "Phase budgets"): for
 // each phase of an evaluate request, a wall budget (seconds in the phase, waits for the GPU's
-// timing lock not counted) and a GPU budget (seconds the phase holds the GPU's timing lock
-// exclusively: what stalls the GPU's sibling workers). The orchestrator enforces them from the
+// timing lock not counted) and a GPU budget (seconds the phase holds the GPU's timing lock,
+// exclusively or shared: what a sibling's timing waits for). The orchestrator enforces them from the
 // worker's phase and lock lines (worker/client/phase_watch.h); a phase past one is killed with
 // a timeout whose reason is phase_budget. Plain C++: the CLI, the client and the worker use it.
 #pragma once
@@ -42,7 +42,8 @@ struct PhaseBudgets {
   std::map<std::string, PhaseBudget, std::less<>> phases;  // phase -> budget; a phase not here has none
 
   // GPU budgets for the phases that hold the GPU alone and run the candidate (timing 30 s,
-  // guards_after_timing 30 s, profile 60 s); no wall budgets (docs/evaluation.md says why).
+  // guards_after_timing 30 s, profile 60 s) and for the shared ones that run it most
+  // (correctness 60 s, guards_before_timing 60 s); no wall budgets (docs/evaluation.md says why).
   static PhaseBudgets defaults();
   PhaseBudget of(std::string_view phase) const;
   // Sets one (nullopt lifts it); a phase left with neither is dropped.
