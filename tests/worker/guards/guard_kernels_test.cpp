@@ -64,6 +64,20 @@ TEST_CASE("library_share: cuBLAS doing the GEMM next to a small own epilogue") {
   CHECK_FALSE(check_library_share(tiny, profiler::attribute_kernels(tiny, {kOwn}), opts));
 }
 
+TEST_CASE("library_share: a share measured beside siblings near the bound is traced again with the GPU alone") {
+  GuardOptions opts;  // bound 0.5
+  CHECK(library_share_needs_recheck(0.5, opts));
+  CHECK(library_share_needs_recheck(0.35, opts));  // l2_p26_gpto1's, which flipped between runs
+  CHECK(library_share_needs_recheck(0.69, opts));
+  CHECK_FALSE(library_share_needs_recheck(0.14, opts));  // far below: rejected either way
+  CHECK_FALSE(library_share_needs_recheck(0.95, opts));  // far above: kept either way
+  CHECK_FALSE(library_share_needs_recheck(std::nullopt, opts));  // no trace: nothing to measure again
+  opts.library_share_min = 0.8;
+  CHECK(library_share_needs_recheck(0.95, opts));
+  opts.disabled.insert(guard::kLibraryShare);
+  CHECK_FALSE(library_share_needs_recheck(0.5, opts));  // the guard is off
+}
+
 TEST_CASE("CUPTI unavailable: both kernel guards become flags saying so") {
   GuardOptions opts;
   auto flags = kernel_guards_unavailable("CUPTI_ERROR_NOT_INITIALIZED", opts);

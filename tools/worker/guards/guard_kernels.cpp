@@ -1,6 +1,7 @@
 #include "worker/guards/guard_kernels.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include <fmt/format.h>
@@ -75,6 +76,11 @@ std::optional<GuardFinding> check_library_share(const std::vector<profiler::Kern
       fmt::format("own kernels took {:.0f}% of the GPU time ({:.1f} of {:.1f} us; at least {:.0f}% required); the rest: {}",
                   s.candidate_ms / total * 100, s.candidate_ms * 1e3, total * 1e3, opts.library_share_min * 100,
                   top_library_kernels(records, attribution, 3))};
+}
+
+bool library_share_needs_recheck(std::optional<double> own_share, const GuardOptions& opts) {
+  return opts.on(guard::kLibraryShare) && own_share &&
+         std::abs(*own_share - opts.library_share_min) <= kLibraryShareRecheckMargin;
 }
 
 std::vector<GuardFinding> kernel_guards_unavailable(const std::string& why, const GuardOptions& opts) {

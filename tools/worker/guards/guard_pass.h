@@ -19,6 +19,8 @@
 // a candidate rejected under every policy. Findings of disabled guards are dropped.
 #pragma once
 
+#include <functional>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,8 +50,9 @@ class GuardPass {
   // Kernelbench: the ModelNew instance, its source file, and whether it built extensions.
   void kernelbench_loaded(PyRef model, std::string source_path, bool built_extensions);
 
+  // `between` runs between the guard run's steps (the evaluation's yield to a waiting timing).
   void before_timing(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
-                     const EvalOptions& eval, EvalResult& r);
+                     const EvalOptions& eval, EvalResult& r, const std::function<void()>& between = {});
   // `r` is wrong (its trials failed): see code_checks above.
   void code_checks(ProblemSession& problem, Runner& candidate, const EvalOptions& eval, EvalResult& r);
   void after_candidate_timing(ProblemSession& problem, Runner& candidate, Runner& reference, Values& timing_inputs,
@@ -68,8 +71,12 @@ class GuardPass {
   void static_checks();
   // Which of a traced call's kernels are the candidate's own: the own-kernel share and no_kernel.
   profiler::Attribution own_kernels(const std::vector<profiler::KernelRecord>& kernels);
+  profiler::Attribution attribution_of(const std::vector<profiler::KernelRecord>& kernels) const;
+  // With the GPU alone (after the timing): library_share traced again where the share measured
+  // beside siblings was near its bound; the new measurement replaces the old one in r.
+  void recheck_library_share(Runner& candidate, const Values& inputs, EvalResult& r);
   void guard_run(ProblemSession& problem, Runner& candidate, Runner& reference, PyObject* reference_model,
-                 const EvalOptions& eval);
+                 const EvalOptions& eval, const std::function<void()>& between);
   void add(std::optional<GuardFinding> finding);
   void add(const std::vector<GuardFinding>& findings);
   // Moves new findings (and the own-kernel share, once measured) into r.

@@ -31,7 +31,8 @@ void hold_state_if_changed(Runner& reference, Runner& candidate, const EvalOptio
 }  // namespace
 
 bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, int64_t params_bytes,
-                       const EvalOptions& opts, EvalResult& result, const std::string& device) {
+                       const EvalOptions& opts, EvalResult& result, const std::string& device,
+                       const std::function<void()>& between) {
   Correctness c;
   c.trials = opts.trials;
   // Compares one run's outputs; records the first failure. Returns whether they all matched.
@@ -55,6 +56,7 @@ bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& refer
   // answer is judged on the very numbers KernelBench's harness judges it on.
   const std::vector<int64_t> seeds = problem.trial_seeds(opts.seed, opts.trials);
   for (int t = 0; t < opts.trials; ++t) {
+    if (t > 0 && between) between();  // nothing of the last trial is left on the GPU to keep
     const Values inputs = problem.kernelbench_inputs(device, seeds[static_cast<size_t>(t)]);
     // Each output set lives only as long as its comparison needs it: on problems whose tensors
     // take gigabytes, the trial's peak is the inputs, one copy of them and two output sets.

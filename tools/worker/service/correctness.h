@@ -7,6 +7,8 @@
 // from the state at construction, and the result says so (a stateful_module flag).
 #pragma once
 
+#include <functional>
+
 #include "result/eval_result.h"
 #include "worker/protocol/eval_options.h"
 #include "worker/service/problem_session.h"
@@ -16,7 +18,9 @@ namespace kagent::worker {
 
 // Fills result.correctness and result.footprint_bytes (inputs + parameters + outputs of the
 // problem); when wrong, also status, reason and message. Returns whether every trial passed.
+// `between` runs between two trials (the evaluation's yield to a waiting timing).
 bool check_correctness(ProblemSession& problem, Runner& candidate, Runner& reference, int64_t params_bytes,
-                       const EvalOptions& opts, EvalResult& result, const std::string& device = "cuda");
+                       const EvalOptions& opts, EvalResult& result, const std::string& device = "cuda",
+                       const std::function<void()>& between = {});
 
 }  // namespace kagent::worker

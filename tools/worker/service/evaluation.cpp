@@ -38,9 +38,26 @@ EvalResult Evaluation::operator()() {
     return phases.run(name, [&] {
       // Only under the request's shared hold (load, correctness, the guards before timing).
       std::optional<HostWorkRelease> host_work;
-      if (ctx_.idle_release.count() > 0 && ctx_.lock && ctx_.lock->mode() == LockMode::Shared)
-        host_work.emplace(*ctx_.lock, ctx_.idle_release, name);
-      host_work_released_ = host_work && host_work->active();
+      const auto open_host_work = [&] {
+        if (ctx_.idle_release.count() > 0 && ctx_.lock && ctx_.lock->mode() == LockMode::Shared)
+          host_work.emplace(*ctx_.lock, ctx_.idle_release, name);
+        host_work_released_ = host_work && host_work->active();
+      };
+      open_host_work();
+      // Between two steps of the phase too (correctness's trials, the guard run's checks): a
+      // waiting timing then waits for one step, not the phase. The idle release's watcher stops
+      // around the yield (it takes and lets go of the same lock from its own thread); stopping
+      // it takes the lock back shared where it had let go.
+      between_steps_ = [&] {
+        if (!ctx_.lock || !ctx_.lock->exclusive_waiting()) return;
+        host_work.reset();
+        ctx_.lock->yield_to_exclusive();
+        open_host_work();
+      };
+      const struct Clear {
+        std::function<void()>& f;
+        ~Clear() { f = nullptr; }
+      } clear{between_steps_};
       return blaming_broken_reference([&] { return (this->*body)(); });
     });
   };
@@ -163,7 +180,8 @@ bool Evaluation::correctness() {
   // The footprint counts the reference's parameters and buffers whatever the answer's format (a
   // KernelBench answer holds its own copy, which the candidate allocates).
   const int64_t params_bytes = tensor_bytes(problem_.state_values(reference_model_.get()));
-  if (!check_correctness(problem_, *candidate_, *reference_, params_bytes, options_, result_)) return false;
+  if (!check_correctness(problem_, *candidate_, *reference_, params_bytes, options_, result_, "cuda", between_steps_))
+    return false;
   result_.status = Status::Correct;
   result_.message = fmt::format("correct in {} trials (max abs error {:.3g}, max rel error {:.3g})", options_.trials,
                                 result_.correctness->max_abs_error, result_.correctness->max_rel_error);
@@ -171,7 +189,7 @@ bool Evaluation::correctness() {
 }
 
 bool Evaluation::guards_before_timing() {
-  guards_->before_timing(problem_, *candidate_, *reference_, reference_model_.get(), options_, result_);
+  guards_->before_timing(problem_, *candidate_, *reference_, reference_model_.get(), options_, result_, between_steps_);
   return GuardPass::open(result_);
 }
 

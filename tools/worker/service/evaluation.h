@@ -88,6 +88,7 @@ class Evaluation {
   EvalResult result_;
   bool context_lost_ = false;
   bool host_work_released_ = false;  // the current phase lets go of the lock while quiet (HostWorkRelease)
+  std::function<void()> between_steps_;  // the current phase's yield between its steps (empty outside one)
   std::set<pid_t> kagent_threads_;
 
   PyRef reference_model_;

@@ -1,5 +1,6 @@
 #include "worker/service/phase_runner.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include <fmt/format.h>
@@ -63,6 +64,9 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
   announce_phase(announce_, name);  // before its wait for the lock: the orchestrator's clocks skip the wait
   const GpuTimingLock::Hold alone(phase_needs_gpu_alone(name) ? lock_ : nullptr, LockMode::Exclusive);
   const auto start = std::chrono::steady_clock::now();
+  // Waits for the lock inside the phase (a yield to a sibling's timing, the idle release taking it
+  // back) are not its time, as on the orchestrator's clocks. No other thread takes the lock now.
+  const double waited_before = lock_ ? lock_->waited_seconds() : 0;
   reset_gpu_peak();
   record_ = &rec;
   bool go_on = false;
@@ -109,7 +113,8 @@ bool PhaseRunner::run(const char* name, const std::function<bool()>& body) {
     rec.failure = result_.status == Status::ProblemError  ? kFailureProblem
                   : result_.status == Status::InternalError ? kFailureEvaluator
                                                             : kFailureCandidate;
-  rec.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double waited = lock_ ? lock_->waited_seconds() - waited_before : 0;
+  rec.seconds = std::max(0.0, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() - waited);
   rec.peak_gpu_bytes = gpu_peak_bytes();
   record_ = nullptr;
   result_.phases.push_back(std::move(rec));
