@@ -20,6 +20,7 @@ ratio there says nothing). The GPU run: bash scripts/gpu_call.sh serve-cluster (
   python3 bench/serve/cluster_nodes.py --kagent build/kagent --out /tmp/cluster [-n 100] [--gpus 0,1]
 """
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -153,8 +154,8 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         json.dump(verdicts, f, indent=1, sort_keys=True)
     # What a later call, running only the other phase (--phases), reads back.
     with open(root / "result.json", "w") as f:
-        json.dump({"wall_s": wall, "requests": len(order), "verdicts": verdicts, "per_policy": per_policy}, f,
-                  indent=1, sort_keys=True)
+        json.dump({"wall_s": wall, "requests": len(order), "verdicts": verdicts, "per_policy": per_policy,
+                   "batch": batch_of(args, answers)}, f, indent=1, sort_keys=True)
     return wall, verdicts
 
 
@@ -162,11 +163,23 @@ def verdict_text(v: dict) -> str:
     return f"{v.get('status')} {v.get('reason') or ''}".strip()
 
 
-def load_phase(args, tag: str) -> tuple[float, dict[str, str]]:
+def batch_of(args, answers: dict[str, str]) -> dict:
+    """What makes two phases comparable: the same answers (their code too), problems and sendings."""
+    code = hashlib.sha256("\0".join(f"{n}\0{answers[n]}" for n in sorted(answers)).encode()).hexdigest()
+    return {"answers": len(answers), "answers_sha256": code, "kernelbench": str(args.kernelbench or ""),
+            "repeat": args.repeat, "seed": args.seed}
+
+
+def load_phase(args, tag: str, answers: dict[str, str]) -> tuple[float, dict[str, str]]:
     path = args.out / tag / "result.json"
     if not path.is_file():
         raise SystemExit(f"cluster_nodes: phase {tag} was not run here and {path} holds no earlier run of it")
     r = json.loads(path.read_text())
+    # A folder on a machine that outlived its lease once held another set's phase (CUDA-L1's, read
+    # beside the leaderboard's): a ratio between two batches means nothing.
+    if r.get("batch") != batch_of(args, answers):
+        raise SystemExit(f"cluster_nodes: {path} is of another batch ({r.get('batch')}), not this call's "
+                         f"({batch_of(args, answers)}): run phase {tag} again")
     print(f"cluster: {tag}: read from an earlier call ({path})", flush=True)
     return r["wall_s"], r["verdicts"]
 
@@ -268,7 +281,7 @@ def main(argv=None) -> int:
           else f"cluster: {len(names)} answers; nodes not pinned", flush=True)
     requests = len(answers) * args.repeat
     what = "answers" if args.repeat == 1 else f"requests ({len(answers)} answers x {args.repeat})"
-    one_wall, one = phase(args, "one", gpus[:1], suite, answers) if "one" in run else load_phase(args, "one")
+    one_wall, one = phase(args, "one", gpus[:1], suite, answers) if "one" in run else load_phase(args, "one", answers)
     if args.fidelity:
         against_harness(args, "one")
     if "two" not in run:
