@@ -85,15 +85,15 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
          kPhaseBudgetFlag, budgets(false),
          "PHASE=SECONDS,...: seconds a phase of an evaluation may run, waits for the GPU's timing lock not "
          "counted; past it the candidate's verdict is timeout (phase_budget). Phases: " + phase_list() +
-             "; none lifts one (default: none)")
+             "; none lifts one (default: " + PhaseBudgets::defaults().listed(false) + ")")
       ->type_name("PHASE=SECONDS")
       ->delimiter(',')
       ->check(budget);
   app.add_option_function<std::vector<std::string>>(
          kPhaseGpuBudgetFlag, budgets(true),
          "PHASE=SECONDS,...: seconds a phase may hold the GPU (its timing lock, exclusively or shared: what the "
-         "GPU's other workers' timings wait for); none lifts one (default: timing=30,guards_after_timing=30,"
-         "profile=60,correctness=60,guards_before_timing=60)")
+         "GPU's other workers' timings wait for); none lifts one (default: " +
+             PhaseBudgets::defaults().listed(true) + ")")
       ->type_name("PHASE=SECONDS")
       ->delimiter(',')
       ->check(budget);

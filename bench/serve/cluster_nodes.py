@@ -177,9 +177,10 @@ def load_phase(args, tag: str, answers: dict[str, str]) -> tuple[float, dict[str
     r = json.loads(path.read_text())
     # A folder on a machine that outlived its lease once held another set's phase (CUDA-L1's, read
     # beside the leaderboard's): a ratio between two batches means nothing.
-    if r.get("batch") != batch_of(args, answers):
+    batch = batch_of(args, answers)
+    if r.get("batch") != batch:
         raise SystemExit(f"cluster_nodes: {path} is of another batch ({r.get('batch')}), not this call's "
-                         f"({batch_of(args, answers)}): run phase {tag} again")
+                         f"({batch}): run phase {tag} again")
     print(f"cluster: {tag}: read from an earlier call ({path})", flush=True)
     return r["wall_s"], r["verdicts"]
 

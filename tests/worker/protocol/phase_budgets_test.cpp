@@ -32,6 +32,8 @@ TEST_CASE("the phases in the worker's order, and the defaults only on phases tha
   CHECK(d.of("guards_before_timing").gpu_s == 60.0);
   CHECK_FALSE(d.of("prefetch").gpu_s);  // kagent's own CPU work, no lock
   CHECK_FALSE(d.of("baselines").gpu_s);  // kagent's own timing
+  CHECK(d.listed(true) == "correctness=60,guards_before_timing=60,timing=30,guards_after_timing=30,profile=60");
+  CHECK(d.listed(false) == "none");
   for (const auto phase : kEvaluatePhases) CHECK_FALSE(d.of(phase).wall_s);  // the request's timeout bounds them
   CHECK(d.of("load") == PhaseBudget{});
 }

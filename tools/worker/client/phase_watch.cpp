@@ -10,13 +10,10 @@ std::chrono::duration<double> as_seconds(double s) { return std::chrono::duratio
 
 std::string describe(const PhaseOverrun& o) {
   const std::string budget = fmt::format("{:g}", o.budget_s);
-  if (o.gpu && o.alone)
-    return fmt::format("the {} phase held the GPU alone for more than its budget of {} s ({} {}={}); killed",
-                       o.phase, budget, kPhaseGpuBudgetFlag, o.phase, budget);
   if (o.gpu)
-    return fmt::format("the {} phase held the GPU for more than its budget of {} s (shared, which every timing of "
-                       "that GPU waits for) ({} {}={}); killed",
-                       o.phase, budget, kPhaseGpuBudgetFlag, o.phase, budget);
+    return fmt::format("the {} phase held the GPU{} for more than its budget of {} s{} ({} {}={}); killed", o.phase,
+                       o.alone ? " alone" : "", budget, o.alone ? "" : " (shared, which every timing of that GPU waits for)",
+                       kPhaseGpuBudgetFlag, o.phase, budget);
   return fmt::format("the {} phase ran for more than its budget of {} s, waits for the GPU's timing lock not counted "
                      "({} {}={}); killed",
                      o.phase, budget, kPhaseBudgetFlag, o.phase, budget);
@@ -25,7 +22,7 @@ std::string describe(const PhaseOverrun& o) {
 void PhaseWatch::settle(clock::time_point now) {
   if (index_ && !waiting_ && now > last_) {
     wall_ += now - last_;
-    if (held_ != LockMode::None) gpu_ += now - last_;
+    if (holding()) gpu_ += now - last_;
   }
   last_ = now;
 }
@@ -65,7 +62,7 @@ PhaseWatch::clock::duration PhaseWatch::wall(clock::time_point now) const {
 }
 
 PhaseWatch::clock::duration PhaseWatch::gpu(clock::time_point now) const {
-  return gpu_ + (index_ && !waiting_ && held_ != LockMode::None && now > last_ ? now - last_ : clock::duration::zero());
+  return gpu_ + (index_ && !waiting_ && holding() && now > last_ ? now - last_ : clock::duration::zero());
 }
 
 double PhaseWatch::wall_seconds(clock::time_point now) const {
@@ -77,7 +74,7 @@ std::optional<PhaseWatch::clock::duration> PhaseWatch::left(clock::time_point no
   std::optional<clock::duration> left;
   const auto take = [&](clock::duration d) { left = left ? std::min(*left, d) : d; };
   if (budget_.wall_s) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.wall_s)) - wall(now));
-  if (budget_.gpu_s && held_ != LockMode::None) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.gpu_s)) - gpu(now));
+  if (budget_.gpu_s && holding()) take(std::chrono::duration_cast<clock::duration>(as_seconds(*budget_.gpu_s)) - gpu(now));
   return left;
 }
 

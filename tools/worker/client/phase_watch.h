@@ -57,6 +57,7 @@ class PhaseWatch {
  private:
   void settle(clock::time_point now);  // what ran since the last event, onto the clocks
   clock::duration wall(clock::time_point now) const;
+  bool holding() const { return held_ != LockMode::None; }  // the GPU clock runs
   clock::duration gpu(clock::time_point now) const;
 
   PhaseBudgets budgets_;

@@ -42,6 +42,15 @@ PhaseBudget PhaseBudgets::of(std::string_view phase) const {
   return it == phases.end() ? PhaseBudget{} : it->second;
 }
 
+std::string PhaseBudgets::listed(bool gpu) const {
+  std::string out;
+  for (const auto phase : kEvaluatePhases) {
+    const PhaseBudget b = of(phase);
+    if (const auto s = gpu ? b.gpu_s : b.wall_s) out += fmt::format("{}{}={:g}", out.empty() ? "" : ",", phase, *s);
+  }
+  return out.empty() ? "none" : out;
+}
+
 void PhaseBudgets::set(const std::string& phase, bool gpu, std::optional<double> seconds) {
   PhaseBudget& b = phases[phase];
   (gpu ? b.gpu_s : b.wall_s) = seconds;

@@ -46,6 +46,9 @@ struct PhaseBudgets {
   // (correctness 60 s, guards_before_timing 60 s); no wall budgets (docs/evaluation.md says why).
   static PhaseBudgets defaults();
   PhaseBudget of(std::string_view phase) const;
+  // "correctness=60,guards_before_timing=60,..." in the phases' order, of the GPU budgets or the
+  // wall ones; "none" where there are none (the flags' help says the defaults from here).
+  std::string listed(bool gpu) const;
   // Sets one (nullopt lifts it); a phase left with neither is dropped.
   void set(const std::string& phase, bool gpu, std::optional<double> seconds);
   bool operator==(const PhaseBudgets&) const = default;

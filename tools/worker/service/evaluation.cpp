@@ -49,6 +49,7 @@ EvalResult Evaluation::operator()() {
       // around the yield (it takes and lets go of the same lock from its own thread); stopping
       // it takes the lock back shared where it had let go.
       between_steps_ = [&] {
+        // Probed first (yield_to_exclusive probes again): no waiter, no watcher torn down.
         if (!ctx_.lock || !ctx_.lock->exclusive_waiting()) return;
         host_work.reset();
         ctx_.lock->yield_to_exclusive();
