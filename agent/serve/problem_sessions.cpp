@@ -49,11 +49,16 @@ EvalResult ProblemSessions::evaluate(const std::string& problem, const std::stri
 EvalResult ProblemSessions::evaluate_here(const std::string& problem, const std::string& code_file,
                                           prompt::AnswerFormat format) {
   const auto start = std::chrono::steady_clock::now();
-  OpenProblem& p = open(problem);
   // One display name for every candidate: it is part of the compile cache's key (errors name
   // it), so the same code in any episode or turn compiles once.
   const std::string display = format == prompt::AnswerFormat::Cuda ? "kernel.cu" : "kernel.py";
-  EvalResult r = p.session->evaluate_file(code_file, prompt::to_string(format), display);
+  // A KernelBench answer's build needs no problem: it starts now, beside the opening of a problem
+  // this server has not seen (a worker's load of the file, behind the other openings), not after
+  // it. When a batch of new problems comes at once, its first verdicts came after every opening
+  // and then every compile.
+  auto prebuilt = EvaluationSession::start_build(pool_, code_file, prompt::to_string(format), display);
+  OpenProblem& p = open(problem);
+  EvalResult r = p.session->evaluate_file(code_file, prompt::to_string(format), display, std::nullopt, std::move(prebuilt));
   r.total_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

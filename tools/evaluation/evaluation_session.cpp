@@ -28,14 +28,22 @@ AnswerExtensions build_extensions(EvaluationPool& pool, const std::string& path,
 }
 }  // namespace
 
-void EvaluationSession::prebuild(const std::string& path, const std::string& format, const std::string& display_name) {
-  if (format != "kernelbench") return;
-  Prebuilt pre{path, pool_->current_arch(), {}};
-  pre.result = std::async(std::launch::async, [pool = pool_, path, display_name, arch = pre.arch] {
+std::optional<EvaluationSession::Prebuilt> EvaluationSession::start_build(const std::shared_ptr<EvaluationPool>& pool,
+                                                                         const std::string& path, const std::string& format,
+                                                                         const std::string& display_name) {
+  if (format != "kernelbench") return std::nullopt;
+  Prebuilt pre{path, pool->current_arch(), {}};
+  pre.result = std::async(std::launch::async, [pool, path, display_name, arch = pre.arch] {
     CandidateRef cand{"kernelbench", {}, {}, path, {}};
     AnswerExtensions ext = build_extensions(*pool, path, display_name, arch, cand);
     return std::make_pair(std::move(ext), std::move(cand));
   });
+  return pre;
+}
+
+void EvaluationSession::prebuild(const std::string& path, const std::string& format, const std::string& display_name) {
+  auto pre = start_build(pool_, path, format, display_name);
+  if (!pre) return;
   std::lock_guard lock(prebuilt_mu_);
   prebuilt_ = std::move(pre);
 }
@@ -137,7 +145,8 @@ void compile_failed(EvalResult& r, const CompileInfo& ci, Status status, const s
 }  // namespace
 
 EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::string& format,
-                                            const std::string& display_name, const std::optional<EvalOptions>& options) {
+                                            const std::string& display_name, const std::optional<EvalOptions>& options,
+                                            std::optional<Prebuilt> prebuilt) {
   EvalResult r;
   r.format = format;
   std::optional<CompileInfo> ci;
@@ -158,7 +167,8 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       return r;
     }
   } else if (format == "kernelbench") {
-    if (auto pre = take_prebuilt(path)) {
+    if (prebuilt && prebuilt->path != path) prebuilt.reset();  // another file's: not this answer's build
+    if (auto pre = prebuilt ? std::move(prebuilt) : take_prebuilt(path)) {
       const auto waited_from = std::chrono::steady_clock::now();
       std::tie(ext, cand) = pre->result.get();  // the same CandidateRef, its extensions filled
       compile_wait = seconds_since(waited_from);

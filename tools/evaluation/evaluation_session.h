@@ -56,8 +56,11 @@ class EvaluationSession {
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
   // Thread-safe. `options`: the worker's options for this evaluation alone, instead of the
   // pool's (e.g. the profile off for one call, as the profiler's cost benchmark alternates it).
+  // `prebuilt`: start_build's build of this very file, if the caller started one.
+  struct Prebuilt;
   EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name,
-                           const std::optional<EvalOptions>& options = std::nullopt);
+                           const std::optional<EvalOptions>& options = std::nullopt,
+                           std::optional<Prebuilt> prebuilt = std::nullopt);
 
   // Starts building a KernelBench answer's load_inline extensions now, on the GPU the pool
   // guesses, while open() starts the worker and loads the problem (seconds of Python, torch and
@@ -65,6 +68,17 @@ class EvaluationSession {
   // (and builds again where the workers' GPU turns out to differ). Nothing for a native
   // candidate: its compile needs the problem's spec.
   void prebuild(const std::string& path, const std::string& format, const std::string& display_name);
+
+  // A KernelBench answer's extensions being built on one of `pool`'s compile slots, for the
+  // arch it guesses (nullopt for other formats). Needs no open problem: a server starts an
+  // answer's build beside its problem's opening (a worker's load of the file) instead of after
+  // it, and hands it to evaluate_file.
+  struct Prebuilt {
+    std::string path, arch;
+    std::future<std::pair<AnswerExtensions, CandidateRef>> result;  // joined by ~future
+  };
+  static std::optional<Prebuilt> start_build(const std::shared_ptr<EvaluationPool>& pool, const std::string& path,
+                                             const std::string& format, const std::string& display_name);
 
   // The reference's eager and torch.compile times (the worker measures them once per problem,
   // torch version and GPU; cached after, and measured once per process: BaselineMemo). nullopt
@@ -84,10 +98,6 @@ class EvaluationSession {
   std::string problem_;
   ProblemSpec spec_;
 
-  struct Prebuilt {
-    std::string path, arch;
-    std::future<std::pair<AnswerExtensions, CandidateRef>> result;  // joined by ~future
-  };
   std::mutex prebuilt_mu_;
   std::optional<Prebuilt> prebuilt_;
   std::optional<Prebuilt> take_prebuilt(const std::string& path);

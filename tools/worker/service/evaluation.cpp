@@ -76,7 +76,11 @@ EvalResult Evaluation::operator()() {
   if (right && guard_run()) {
     // From the timing to the end the GPU is this worker's alone: one turn under the lock, not
     // one per timed phase with a sibling's work let in between (and a wait for it each time).
-    const GpuTimingLock::Hold alone(options_.measure || options_.profile ? ctx_.lock : nullptr, LockMode::Exclusive);
+    // Not put back to shared after it: the request's last steps (the verdict, dropping the
+    // candidate, the state check: milliseconds) keep it, and the request's own hold lets go at
+    // its end. Going back to shared queued at the turnstile behind every sibling timing that
+    // waited there, about a timing each, for those milliseconds.
+    if ((options_.measure || options_.profile) && ctx_.lock) ctx_.lock->set(LockMode::Exclusive);
     if (options_.measure && phase("timing", &Evaluation::timing) &&
         phase("guards_after_timing", &Evaluation::guards_after_timing) &&
         (options_.eager_baseline || options_.compiled_baseline))

@@ -151,6 +151,8 @@ EvalResult WorkerService::on(const protocol::EvaluateRequest& r) {
   announce_phase(progress_, "prefetch");
   session->prefetch(r.options.seed, r.options.trials);  // nothing held: the CPU's share
   const double prefetch_s = seconds_since(prefetch_start);
+  // The request's hold: shared, exclusive from the evaluation's timing on (evaluation.cpp), let
+  // go when the request ends.
   const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
   // CUPTI starts its threads when first set up: before the snapshot, so they are the worker's.
   if (r.options.profile && !profiler_.warm()) {
