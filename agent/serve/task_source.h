@@ -27,6 +27,9 @@ class TaskSource {
   // Only a task id (OpenRLHF labels, verl/SkyRL ground truth).
   std::string resolve_task_id(const std::string& task_id) const;
   size_t size() const { return tasks_.size(); }
+  // One of the suite's problem files (the first by name), empty without a suite: what a server
+  // warms its workers with.
+  std::string any_path() const { return tasks_.empty() ? std::string() : tasks_.begin()->second; }
 
  private:
   std::map<std::string, std::string> tasks_;  // "level1/19_ReLU" and a unique "19_ReLU" -> path

@@ -90,7 +90,10 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::op
           {"own_kernel_share", m["own_kernel_share"]},
           {"reward", reward_json(reward)},
           {"compile_seconds", r && r->compile ? json(r->compile->seconds) : json(nullptr)},
-          {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)}};
+          {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)},
+          // The node's whole time on it, from taking it (its problem's opening, the build, the
+          // wait for a worker, the evaluation): beside the client's own, what the queue took.
+          {"job_seconds", r ? json(r->total_seconds) : json(nullptr)}};
 }
 
 }  // namespace kagent::serve

@@ -10,7 +10,8 @@ comes; sorted by name, one level's answers would all come last). It prints, for 
 answers a minute and the verdicts, then the ratio and how many verdicts are equal; then where each
 phase's wall went: until the first answer (compiles, the first baselines), the middle 80% of the
 answers (the steady rate) and the last 10% (the slowest answers, which no second node shortens),
-and each node's jobs. Each request's times are in OUT/PHASE/requests.jsonl.
+and each node's jobs. Each request's times are in OUT/PHASE/requests.jsonl, with where they went (the
+reply's build, evaluation and node seconds; the queue's is the rest).
   cluster: 1 node: 100 answers in 80.1 s (74.9/min); 2 nodes: ... ; 1.93x; verdicts equal 100 of 100
 On a GPU, each node is pinned to its own share of the host's CPUs (`--cpus-per-node`, default
 the host's CPUs over the GPUs), the one node of the first phase too: a node stands for a machine
@@ -111,9 +112,9 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 except (ConnectionError, urllib.error.URLError) as e:
                     retries.append(f"{name}: {e!r}")
             else:
-                return name, rep, "lost", start, time.monotonic()
+                return name, rep, "lost", start, time.monotonic(), {}
             if status != 200:
-                return name, rep, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic()
+                return name, rep, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic(), {}
             if rep == 0:
                 per_policy[name] = {p: verdict_text(v) for p, v in (body.get("verdicts") or {}).items()}
             end = time.monotonic()
@@ -121,31 +122,32 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
             # phase a deadline cuts still says in its log what it finished and how long each took.
             print(f"cluster-progress: {tag}: {name} {verdict_text(body)} in {end - start:.1f} s, at {end - t0:.1f} s",
                   flush=True)
-            return name, rep, verdict_text(body), start, end
+            return name, rep, verdict_text(body), start, end, seconds_of(body, end - start)
 
         with ThreadPoolExecutor(args.concurrency) as pool:
             done = list(pool.map(one, order))
         wall = time.monotonic() - t0
         # The verdicts compared between phases are each answer's first sending's (a racy answer may
         # differ between its own repeats; those are counted apart).
-        verdicts = {name: verdict for name, rep, verdict, _, _ in done if rep == 0}
+        verdicts = {name: verdict for name, rep, verdict, *_ in done if rep == 0}
         own = {}
-        for name, _, verdict, _, _ in done:
+        for name, _, verdict, *_ in done:
             own.setdefault(name, set()).add(verdict)
         unsteady = sorted(n for n, v in own.items() if len(v) > 1)
         if unsteady:
             print(f"cluster: {tag}: {len(unsteady)} answers got more than one verdict over their repeats: "
                   + ", ".join(f"{n} {sorted(own[n])}" for n in unsteady[:10]), flush=True)
         with open(root / "requests.jsonl", "w") as f:
-            for name, rep, verdict, start, end in done:
+            for name, rep, verdict, start, end, secs in done:
                 f.write(json.dumps({"answer": name, "repeat": rep, "verdict": verdict, "sent_s": round(start - t0, 3),
-                                    "answered_s": round(end - t0, 3)}) + "\n")
-        ends = sorted(end - t0 for *_, end in done)
+                                    "answered_s": round(end - t0, 3), **secs}) + "\n")
+        ends = sorted(end - t0 for _, _, _, _, end, _ in done)
         lo, hi = ends[len(ends) // 10], ends[len(ends) * 9 // 10 - 1]
         steady = (len(ends) * 9 // 10 - len(ends) // 10) / (hi - lo) * 60 if hi > lo else float("nan")
         jobs = cluster.jobs_per_node()
         print(f"cluster: {tag}: first answer at {ends[0]:.1f} s; middle 80% at {steady:.1f}/min "
               f"({lo:.1f}-{hi:.1f} s); last 10% took {wall - hi:.1f} s; jobs per node {jobs}", flush=True)
+        print(f"cluster: {tag}: {where_time_went(done)}", flush=True)
         for r in retries:
             print(f"cluster: {tag}: asked again after {r}", flush=True)
     finally:
@@ -157,6 +159,33 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         json.dump({"wall_s": wall, "requests": len(order), "verdicts": verdicts, "per_policy": per_policy,
                    "batch": batch_of(args, answers)}, f, indent=1, sort_keys=True)
     return wall, verdicts
+
+
+def seconds_of(body: dict, client_s: float) -> dict:
+    """Where one answer's time went, from the reply's seconds: the build, the worker's evaluation,
+    the rest of the node's time (its problem's opening where it outlasted the build beside it, the
+    wait for a worker) and the queue's (the client's time beyond the node's)."""
+    compile_s, eval_s, job_s = (body.get(k) for k in ("compile_seconds", "eval_seconds", "job_seconds"))
+    if not isinstance(job_s, (int, float)):
+        return {}
+    compile_s = compile_s if isinstance(compile_s, (int, float)) else 0.0
+    eval_s = eval_s if isinstance(eval_s, (int, float)) else 0.0
+    return {"compile_s": round(compile_s, 3), "eval_s": round(eval_s, 3),
+            "node_other_s": round(max(0.0, job_s - compile_s - eval_s), 3), "queue_s": round(max(0.0, client_s - job_s), 3)}
+
+
+def where_time_went(done: list) -> str:
+    """Medians of seconds_of's parts over the first 16 answers to come back (the start of a batch,
+    the part a second node does not shorten) and over all."""
+    def medians(rows):
+        rows = [secs for *_, secs in rows if secs]
+        if not rows:
+            return "no seconds in the replies"
+        med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
+        return (f"queue {med('queue_s'):.1f} s, build {med('compile_s'):.1f} s, the rest (opening, worker wait) "
+                f"{med('node_other_s'):.1f} s, evaluation {med('eval_s'):.1f} s")
+    first = sorted(done, key=lambda d: d[4])[:16]
+    return f"medians, first 16 answers: {medians(first)}; all: {medians(done)}"
 
 
 def verdict_text(v: dict) -> str:
