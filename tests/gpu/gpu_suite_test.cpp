@@ -1,11 +1,15 @@
 // The GPU verdict suite: every kernel of tests/gpu/kernels/manifest.json, compiled and
 // evaluated by the real worker on the real GPU, through ONE WorkerClient so that the run
-// must go on after each crash, hang and CUDA fault. Skips, saying why, without a GPU.
+// must go on after each crash, hang and CUDA fault. Then the GPU's timing lock through one
+// correct evaluation. Skips, saying why, without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,6 +18,7 @@
 #include "compiler/nvcc_command.h"
 #include "evaluation/answer_extensions.h"
 #include "result/eval_result.h"
+#include "temp_dir.h"
 #include "worker/client/worker_client.h"
 #include "worker_device.h"
 
@@ -100,4 +105,55 @@ TEST_CASE("GPU verdict suite: every manifest kernel gets its expected verdict") 
   }
   std::cout << fmt::format("GPU suite: {} passed, {} failed ({} worker restarts) on {}\n", passed, failed,
                            worker.restarts(), device.name);
+}
+
+TEST_CASE("an evaluation's exclusive turn lasts to the request's end: the lock is never shared again after it") {
+  // Going back to a shared hold after the timing queued the worker at the turnstile behind every
+  // sibling timing waiting there, for the milliseconds of the verdict and the state check
+  // (docs/evaluation.md, "Phases").
+  testing::TempDir dir("kagent-lock-order");
+  WorkerOptions wo;
+  wo.worker_path = KAGENT_BINARY_DIR "/kagent-worker";
+  wo.request_timeout = std::chrono::seconds(60);
+  wo.admission_folder = (dir.path() / "ledger").string();
+  std::mutex mu;
+  std::vector<LockMode> held;  // each mode the worker said it holds, in order
+  wo.lock_observer = [&](LockMode mode, bool waiting) {
+    std::lock_guard lock(mu);
+    if (!waiting) held.push_back(mode);
+  };
+  WorkerClient worker(wo);
+  const DeviceInfo device = testing::require_worker_gpu(worker, "timing lock order");
+  const fs::path root = KAGENT_SOURCE_DIR;
+  const std::string problem = (root / "examples/gemm_bias_relu.py").string();
+  auto spec = worker.load_problem(problem);
+  REQUIRE(std::holds_alternative<ProblemSpec>(spec));
+  CompileOptions co;
+  co.arch = arch_for_compute_capability(device.cc_major, device.cc_minor);
+  co.cache_dir = (dir.path() / "compile").string();
+  co.display_name = "gemm_bias_relu.cu";
+  const CompileInfo ci = compile_native(std::get<ProblemSpec>(spec), read_file(root / "examples/gemm_bias_relu.cu"), co);
+  REQUIRE_MESSAGE(ci.ok, ci.errors);
+  EvalOptions options;
+  options.compiled_baseline = false;
+  options.cache_dir = (dir.path() / "cache").string();
+  const CandidateRef cand{"cuda", ci.artifact, ci.op_name, ""};
+  // A first evaluation sets the profiler up (exclusive, then back to the request's shared hold:
+  // that is before the evaluation's own phases) and caches the baseline.
+  CHECK(worker.evaluate(problem, cand, options).status == Status::Correct);
+  {
+    std::lock_guard lock(mu);
+    held.clear();
+  }
+  const EvalResult r = worker.evaluate(problem, cand, options);
+  CHECK(r.status == Status::Correct);
+  std::lock_guard lock(mu);
+  std::string modes;
+  for (LockMode m : held) modes += std::string(modes.empty() ? "" : " ") + std::string(lock_mode_name(m));
+  std::cout << "GPU suite: the timing lock through one evaluation: " << modes << "\n";
+  const auto exclusive = std::find(held.begin(), held.end(), LockMode::Exclusive);
+  REQUIRE_MESSAGE(exclusive != held.end(), "the timing never held the lock alone");
+  CHECK_MESSAGE(std::find(exclusive, held.end(), LockMode::Shared) == held.end(),
+                "the lock was taken shared again after the exclusive turn");
+  CHECK(held.back() == LockMode::None);  // and let go at the request's end
 }
