@@ -94,7 +94,7 @@ int run_eval(const EvalArgs& a) {
   const Progress progress("eval", !a.json && Progress::stderr_is_terminal());
   EvaluationSession session(evaluation_settings(a.eval));
   // A KernelBench answer's extensions compile while the worker starts and loads the problem.
-  session.prebuild(candidate_path, format, fs::path(a.candidate).filename().string());
+  auto prebuilt = session.start_build(candidate_path, format, fs::path(a.candidate).filename().string());
   {
     Progress::Step step(progress, "loading the problem (a worker starts Python and torch, then runs it)");
     if (auto err = session.open(problem))
@@ -108,7 +108,8 @@ int run_eval(const EvalArgs& a) {
   {
     Progress::Step step(progress, format == "cuda" ? "compiling the candidate (nvcc) and evaluating it on the worker"
                                                    : "evaluating the candidate on the worker");
-    got = session.evaluate_file(candidate_path, format, fs::path(a.candidate).filename().string());
+    got = session.evaluate_file(candidate_path, format, fs::path(a.candidate).filename().string(), std::nullopt,
+                                std::move(prebuilt));
     step.done("evaluated");
   }
   if (got.reason == reason::kSandboxUnmet) return fail_line(a, exit_status::kSandboxUnmet, "refused: " + got.message, got);

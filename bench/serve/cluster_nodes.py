@@ -33,6 +33,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/python"))
@@ -112,9 +113,9 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
                 except (ConnectionError, urllib.error.URLError) as e:
                     retries.append(f"{name}: {e!r}")
             else:
-                return name, rep, "lost", start, time.monotonic(), {}
+                return Answered(name, rep, "lost", start, time.monotonic())
             if status != 200:
-                return name, rep, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic(), {}
+                return Answered(name, rep, f"http {status} {body.get('error', {}).get('code', '')}", start, time.monotonic())
             if rep == 0:
                 per_policy[name] = {p: verdict_text(v) for p, v in (body.get("verdicts") or {}).items()}
             end = time.monotonic()
@@ -122,26 +123,26 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
             # phase a deadline cuts still says in its log what it finished and how long each took.
             print(f"cluster-progress: {tag}: {name} {verdict_text(body)} in {end - start:.1f} s, at {end - t0:.1f} s",
                   flush=True)
-            return name, rep, verdict_text(body), start, end, seconds_of(body, end - start)
+            return Answered(name, rep, verdict_text(body), start, end, seconds_of(body, end - start))
 
         with ThreadPoolExecutor(args.concurrency) as pool:
             done = list(pool.map(one, order))
         wall = time.monotonic() - t0
         # The verdicts compared between phases are each answer's first sending's (a racy answer may
         # differ between its own repeats; those are counted apart).
-        verdicts = {name: verdict for name, rep, verdict, *_ in done if rep == 0}
+        verdicts = {d.name: d.verdict for d in done if d.repeat == 0}
         own = {}
-        for name, _, verdict, *_ in done:
-            own.setdefault(name, set()).add(verdict)
+        for d in done:
+            own.setdefault(d.name, set()).add(d.verdict)
         unsteady = sorted(n for n, v in own.items() if len(v) > 1)
         if unsteady:
             print(f"cluster: {tag}: {len(unsteady)} answers got more than one verdict over their repeats: "
                   + ", ".join(f"{n} {sorted(own[n])}" for n in unsteady[:10]), flush=True)
         with open(root / "requests.jsonl", "w") as f:
-            for name, rep, verdict, start, end, secs in done:
-                f.write(json.dumps({"answer": name, "repeat": rep, "verdict": verdict, "sent_s": round(start - t0, 3),
-                                    "answered_s": round(end - t0, 3), **secs}) + "\n")
-        ends = sorted(end - t0 for _, _, _, _, end, _ in done)
+            for d in done:
+                f.write(json.dumps({"answer": d.name, "repeat": d.repeat, "verdict": d.verdict,
+                                    "sent_s": round(d.start - t0, 3), "answered_s": round(d.end - t0, 3), **d.seconds}) + "\n")
+        ends = sorted(d.end - t0 for d in done)
         lo, hi = ends[len(ends) // 10], ends[len(ends) * 9 // 10 - 1]
         steady = (len(ends) * 9 // 10 - len(ends) // 10) / (hi - lo) * 60 if hi > lo else float("nan")
         jobs = cluster.jobs_per_node()
@@ -161,6 +162,16 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
     return wall, verdicts
 
 
+class Answered(NamedTuple):
+    """One request of a phase, as its client saw it."""
+    name: str
+    repeat: int
+    verdict: str
+    start: float
+    end: float
+    seconds: dict = {}  # seconds_of's parts, where the reply had them
+
+
 def seconds_of(body: dict, client_s: float) -> dict:
     """Where one answer's time went, from the reply's seconds: the build, the worker's evaluation,
     the rest of the node's time (its problem's opening where it outlasted the build beside it, the
@@ -174,17 +185,17 @@ def seconds_of(body: dict, client_s: float) -> dict:
             "node_other_s": round(max(0.0, job_s - compile_s - eval_s), 3), "queue_s": round(max(0.0, client_s - job_s), 3)}
 
 
-def where_time_went(done: list) -> str:
+def where_time_went(done: list[Answered]) -> str:
     """Medians of seconds_of's parts over the first 16 answers to come back (the start of a batch,
     the part a second node does not shorten) and over all."""
     def medians(rows):
-        rows = [secs for *_, secs in rows if secs]
+        rows = [d.seconds for d in rows if d.seconds]
         if not rows:
             return "no seconds in the replies"
         med = lambda k: sorted(r[k] for r in rows)[len(rows) // 2]
         return (f"queue {med('queue_s'):.1f} s, build {med('compile_s'):.1f} s, the rest (opening, worker wait) "
                 f"{med('node_other_s'):.1f} s, evaluation {med('eval_s'):.1f} s")
-    first = sorted(done, key=lambda d: d[4])[:16]
+    first = sorted(done, key=lambda d: d.end)[:16]
     return f"medians, first 16 answers: {medians(first)}; all: {medians(done)}"
 
 

@@ -108,7 +108,7 @@ TEST_CASE("no CUDA device visible: 15, and the verdict says the candidate did no
 }
 
 TEST_CASE("a KernelBench answer's extension, built by kagent, reaches the verdict") {
-  // The path `kagent eval` takes (EvaluationSession::prebuild): the load_inline call is built
+  // The path `kagent eval` takes (EvaluationSession::start_build): the load_inline call is built
   // while the problem is opened, and the evaluation takes that build (no GPU here: the candidate
   // compiled, then could not run).
   EvalCli cli;

@@ -41,21 +41,6 @@ std::optional<EvaluationSession::Prebuilt> EvaluationSession::start_build(const 
   return pre;
 }
 
-void EvaluationSession::prebuild(const std::string& path, const std::string& format, const std::string& display_name) {
-  auto pre = start_build(pool_, path, format, display_name);
-  if (!pre) return;
-  std::lock_guard lock(prebuilt_mu_);
-  prebuilt_ = std::move(pre);
-}
-
-std::optional<EvaluationSession::Prebuilt> EvaluationSession::take_prebuilt(const std::string& path) {
-  std::lock_guard lock(prebuilt_mu_);
-  if (!prebuilt_ || prebuilt_->path != path) return std::nullopt;
-  std::optional<Prebuilt> out = std::move(prebuilt_);
-  prebuilt_.reset();
-  return out;
-}
-
 std::optional<OpenError> EvaluationSession::open(const std::string& problem) {
   problem_ = problem;
   auto problem_error = [&](const WorkerError& err) {
@@ -167,12 +152,11 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
       return r;
     }
   } else if (format == "kernelbench") {
-    if (prebuilt && prebuilt->path != path) prebuilt.reset();  // another file's: not this answer's build
-    if (auto pre = prebuilt ? std::move(prebuilt) : take_prebuilt(path)) {
+    if (prebuilt && prebuilt->path == path) {  // another file's build is not this answer's
       const auto waited_from = std::chrono::steady_clock::now();
-      std::tie(ext, cand) = pre->result.get();  // the same CandidateRef, its extensions filled
+      std::tie(ext, cand) = prebuilt->result.get();  // the same CandidateRef, its extensions filled
       compile_wait = seconds_since(waited_from);
-      arch = pre->arch;
+      arch = prebuilt->arch;
     } else {
       arch = pool_->current_arch();
       ext = build_extensions(*pool_, path, display_name, arch, cand);

@@ -9,7 +9,6 @@
 #include <atomic>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <variant>
@@ -56,29 +55,28 @@ class EvaluationSession {
   // file. Always returns a result; a problem a native candidate cannot express is Invalid.
   // Thread-safe. `options`: the worker's options for this evaluation alone, instead of the
   // pool's (e.g. the profile off for one call, as the profiler's cost benchmark alternates it).
-  // `prebuilt`: start_build's build of this very file, if the caller started one.
-  struct Prebuilt;
-  EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name,
-                           const std::optional<EvalOptions>& options = std::nullopt,
-                           std::optional<Prebuilt> prebuilt = std::nullopt);
-
-  // Starts building a KernelBench answer's load_inline extensions now, on the GPU the pool
-  // guesses, while open() starts the worker and loads the problem (seconds of Python, torch and
-  // CUDA that nvcc would otherwise wait for); the next evaluate_file of `path` takes the result
-  // (and builds again where the workers' GPU turns out to differ). Nothing for a native
-  // candidate: its compile needs the problem's spec.
-  void prebuild(const std::string& path, const std::string& format, const std::string& display_name);
-
-  // A KernelBench answer's extensions being built on one of `pool`'s compile slots, for the
-  // arch it guesses (nullopt for other formats). Needs no open problem: a server starts an
-  // answer's build beside its problem's opening (a worker's load of the file) instead of after
-  // it, and hands it to evaluate_file.
+  // A KernelBench answer's load_inline extensions being built, on one of the pool's compile
+  // slots, for the arch the pool guesses (start_build).
   struct Prebuilt {
     std::string path, arch;
     std::future<std::pair<AnswerExtensions, CandidateRef>> result;  // joined by ~future
   };
+  // `prebuilt`: start_build's build of this very file, if the caller started one (it is built
+  // again where the workers' GPU turns out to differ from the guess).
+  EvalResult evaluate_file(const std::string& path, const std::string& format, const std::string& display_name,
+                           const std::optional<EvalOptions>& options = std::nullopt,
+                           std::optional<Prebuilt> prebuilt = std::nullopt);
+
+  // Starts building a KernelBench answer's extensions now, while the problem opens (`kagent eval`:
+  // the worker starts Python, torch and CUDA; serve: a worker loads a problem it has not seen),
+  // instead of after it. Needs no open problem, hence the pool: nullopt for a native candidate,
+  // whose compile needs the problem's spec.
   static std::optional<Prebuilt> start_build(const std::shared_ptr<EvaluationPool>& pool, const std::string& path,
                                              const std::string& format, const std::string& display_name);
+  std::optional<Prebuilt> start_build(const std::string& path, const std::string& format,
+                                      const std::string& display_name) const {
+    return start_build(pool_, path, format, display_name);
+  }
 
   // The reference's eager and torch.compile times (the worker measures them once per problem,
   // torch version and GPU; cached after, and measured once per process: BaselineMemo). nullopt
@@ -98,9 +96,6 @@ class EvaluationSession {
   std::string problem_;
   ProblemSpec spec_;
 
-  std::mutex prebuilt_mu_;
-  std::optional<Prebuilt> prebuilt_;
-  std::optional<Prebuilt> take_prebuilt(const std::string& path);
 };
 
 }  // namespace kagent
