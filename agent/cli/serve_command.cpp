@@ -303,8 +303,10 @@ int run_serve(ServeArgs a) {
   // Each worker loads one of the suite's problems and runs it once before the node says it is
   // ready (and, with --queue, takes jobs): its CUDA libraries' handles, its first kernels' modules
   // and the profiler's setup (exclusive, 0.5 s on an H200) are paid at start, not by the first
-  // batch, where every worker's first evaluation paid them at once. Not without a GPU.
-  pool->start(a.compile_only ? std::string() : tasks->any_path());
+  // batch, where every worker's first evaluation paid them at once. Not without a GPU. Where
+  // torch.compile's baselines are timed, it runs once too: a process's first torch.compile
+  // imports inductor and sets up Triton, seconds that landed in every worker's first evaluation.
+  pool->start(a.compile_only ? std::string() : tasks->any_path(), pool->settings().options.compiled_baseline);
   std::thread starter([&] {
     auto started = pool->started();
     if (auto* err = std::get_if<WorkerError>(&started)) {

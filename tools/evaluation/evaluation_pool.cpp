@@ -116,9 +116,9 @@ EvaluationPool::~EvaluationPool() {
   if (started_.valid()) started_.wait();  // the start thread uses the workers
 }
 
-void EvaluationPool::start(const std::string& warm_problem) {
+void EvaluationPool::start(const std::string& warm_problem, bool warm_compile) {
   std::call_once(start_once_, [&] {
-    started_ = std::async(std::launch::async, [this, warm_problem]() -> std::optional<WorkerError> {
+    started_ = std::async(std::launch::async, [this, warm_problem, warm_compile]() -> std::optional<WorkerError> {
                  // Every worker at once: each imports torch and measures its GPU's DRAM bandwidth
                  // (seconds), which one after the other would hold the last GPU back.
                  std::vector<std::future<std::variant<DeviceInfo, WorkerError>>> hellos;
@@ -128,10 +128,11 @@ void EvaluationPool::start(const std::string& warm_problem) {
                    if (auto it = footprints_.find(warm_problem); it != footprints_.end()) footprint = it->second;
                  }
                  for (auto& w : workers_)
-                   hellos.push_back(std::async(std::launch::async, [&w, &warm_problem, footprint] {
+                   hellos.push_back(std::async(std::launch::async, [&w, &warm_problem, footprint, warm_compile] {
                      if (footprint > 0) w->client.set_footprint(warm_problem, footprint);
                      auto hello = w->client.hello();
-                     if (std::holds_alternative<DeviceInfo>(hello) && !warm_problem.empty()) w->client.prepare(warm_problem);
+                     if (std::holds_alternative<DeviceInfo>(hello) && !warm_problem.empty())
+                       w->client.prepare(warm_problem, warm_compile);
                      return hello;
                    }));
                  std::optional<WorkerError> error;

@@ -102,7 +102,7 @@ class EvaluationPool {
   // Starts every worker (imports torch, initialises CUDA) in the background, then has each load
   // `warm_problem` and run its reference once (when given), so that nvcc's seconds are not
   // lost. Only the first call starts anything.
-  void start(const std::string& warm_problem = {});
+  void start(const std::string& warm_problem = {}, bool warm_compile = false);
   bool starting() const;
   // The GPU's description once every worker answered, or why one could not start. Waits.
   std::variant<DeviceInfo, WorkerError> started();

@@ -522,7 +522,7 @@ std::variant<ProblemSpec, WorkerError> WorkerClient::load_problem(const std::str
   return WorkerError{"internal_error", "unreachable"};
 }
 
-void WorkerClient::prepare(const std::string& path) {
+void WorkerClient::prepare(const std::string& path, bool compile_warm) {
   if (ensure_started()) return;
   const auto started = std::chrono::steady_clock::now();
   // A warm-up is worth its time only at once: while others hold the GPU's memory it is left out.
@@ -533,7 +533,7 @@ void WorkerClient::prepare(const std::string& path) {
                                       proc_->pid(), "prepare " + fs::path(path).stem().string()});
     if (!ticket) return;
   }
-  Reply r = request(protocol::PrepareRequest{absolute_path(path)}, opts_.request_timeout);
+  Reply r = request(protocol::PrepareRequest{absolute_path(path), compile_warm}, opts_.request_timeout);
   if (!startup_.contains("prepare"))
     startup_["prepare"] = seconds_since(started);
   // A hang or death here is the problem's own; the evaluation starts a fresh worker and says so.

@@ -100,7 +100,7 @@ class WorkerClient {
   std::variant<ProblemSpec, WorkerError> load_problem(const std::string& path);
   // Loads the problem and runs its reference once (while a candidate compiles). Best effort:
   // whatever fails here, the evaluation reports.
-  void prepare(const std::string& path);
+  void prepare(const std::string& path, bool compile_warm = false);
   // The problem's eager and torch.compile baseline times, measured (or read from the cache) by
   // the worker as an evaluation would and cached here; nullopt when the worker cannot (no GPU,
   // a problem that fails).

@@ -61,8 +61,11 @@ void from_json(const nlohmann::json& j, HelloReply& r) {
 
 void to_json(nlohmann::json& j, const LoadProblemRequest& r) { j = {{"path", r.path}}; }
 void from_json(const nlohmann::json& j, LoadProblemRequest& r) { r.path = j.at("path").get<std::string>(); }
-void to_json(nlohmann::json& j, const PrepareRequest& r) { j = {{"path", r.path}}; }
-void from_json(const nlohmann::json& j, PrepareRequest& r) { r.path = j.at("path").get<std::string>(); }
+void to_json(nlohmann::json& j, const PrepareRequest& r) { j = {{"path", r.path}, {"compile_warm", r.compile_warm}}; }
+void from_json(const nlohmann::json& j, PrepareRequest& r) {
+  r.path = j.at("path").get<std::string>();
+  r.compile_warm = j.value("compile_warm", false);
+}
 
 void to_json(nlohmann::json& j, const EvaluateRequest& r) {
   j = {{"problem", r.problem}, {"candidate", r.candidate}, {"options", r.options}};

@@ -105,9 +105,13 @@ struct LoadProblemRequest {
 using LoadProblemReply = ProblemSpec;
 
 // prepare: loads the problem and runs its reference once, while the candidate compiles.
+// compile_warm: also torch.compile it once, if this worker has not yet (the pool's start, where
+// compiled baselines are asked: the first torch.compile of a process imports inductor and sets
+// up Triton, seconds that would otherwise land in its first evaluation).
 struct PrepareRequest {
   static constexpr Op op = Op::Prepare;
   std::string path;
+  bool compile_warm = false;
 };
 struct PrepareReply {};
 

@@ -11,9 +11,11 @@
 #include <cuda_runtime_api.h>
 
 #include "common/elapsed.h"
+#include "cuda/cuda_error.h"
 #include "timer/dram_bandwidth.h"
 #include "worker/protocol/known_dram.h"
 #include "worker/service/baselines.h"
+#include "worker/service/calls.h"
 #include "worker/service/evaluation.h"
 #include "worker/service/gpu_memory.h"
 #include "worker/service/phase_runner.h"
@@ -118,6 +120,20 @@ protocol::PrepareReply WorkerService::on(const protocol::PrepareRequest& r) {
     session.prefetch(defaults.seed, defaults.trials);  // nothing held: the CPU's share
     const GpuTimingLock::Hold shared(lock(), LockMode::Shared);
     py_.call(PyFn::WarmUp, {session.problem()});
+    if (r.compile_warm && !compile_warmed_) {
+      // Under the shared hold, as the warm-up's run: at the pool's start nothing is timed yet.
+      compile_warmed_ = true;
+      try {
+        PyRef model = session.make_model("cuda", defaults.seed);
+        const Values inputs = session.make_inputs("cuda", defaults.seed);
+        PythonRunner compiled(py_.call(PyFn::CompiledModel, {model}));
+        call_reference(compiled, inputs);
+      } catch (const cuda::ContextLost&) {
+        throw;
+      } catch (const std::exception&) {
+        // the problem's compiled baseline will meet the same failure and say so
+      }
+    }
     if (!profiler_.warm()) {  // once per worker; its setup would otherwise land in the first evaluation
       GpuTimingLock::Hold alone(lock(), LockMode::Exclusive);  // CUPTI's counters: the GPU to itself
       profiler_.warm_up();

@@ -80,6 +80,7 @@ class WorkerService {
   std::map<std::string, LoadedProblem> problems_;
   uint64_t uses_ = 0;
   ProfilePhase profiler_;
+  bool compile_warmed_ = false;  // torch.compile has run once in this process (PrepareRequest::compile_warm)
   LibraryInstances libraries_;
   bool context_lost_ = false;
   bool replace_ = false;  // the reply says "replace": a fresh worker takes the next request
