@@ -43,6 +43,29 @@ std::string ServerMetrics::prometheus(const PoolCounters& pool, const QueueState
   const double busy = up > 0 && q.workers > 0 ? pool.worker_busy_seconds / (up * static_cast<double>(q.workers)) : 0.0;
   s += fmt::format("kagent_serve_gpu_busy_seconds_total {:.3f}\nkagent_serve_gpu_busy_ratio {:.4f}\nkagent_serve_workers {}\n",
                    pool.worker_busy_seconds, busy, q.workers);
+  // Where the workers' time went, summed over them: evaluating (as gpu_busy_seconds), held for
+  // any request (problem loads too), loading problems, and free while a request waited for one
+  // (none, when the pool's rule works); and how often one was started afresh. Beside the lock's
+  // seconds, what tells an idle node from a busy one.
+  double held = 0, loads = 0, idle_queued = 0;
+  int restarts = 0;
+  for (const auto& w : pool.workers) {
+    held += w.held_seconds;
+    loads += w.load_seconds;
+    idle_queued += w.idle_while_queued_seconds;
+    restarts += w.restarts;
+  }
+  s += "# HELP kagent_serve_worker_seconds_total the workers' seconds, summed, by what they did\n"
+       "# TYPE kagent_serve_worker_seconds_total counter\n";
+  s += fmt::format("kagent_serve_worker_seconds_total{{state=\"evaluating\"}} {:.3f}\n", pool.worker_busy_seconds);
+  s += fmt::format("kagent_serve_worker_seconds_total{{state=\"held\"}} {:.3f}\n", held);
+  s += fmt::format("kagent_serve_worker_seconds_total{{state=\"loading\"}} {:.3f}\n", loads);
+  s += fmt::format("kagent_serve_worker_seconds_total{{state=\"idle_while_queued\"}} {:.3f}\n", idle_queued);
+  s += "# TYPE kagent_serve_worker_restarts_total counter\n";
+  s += fmt::format("kagent_serve_worker_restarts_total {}\n", restarts);
+  s += "# HELP kagent_serve_compiling KernelBench answers compiling now, and waiting for a compile slot\n"
+       "# TYPE kagent_serve_compiling gauge\n";
+  s += fmt::format("kagent_serve_compiling {}\nkagent_serve_compile_waiting {}\n", pool.compiling, pool.compile_waiting);
   // How each GPU's timing lock was held (evaluation/gpu_lock_usage.h): the GPU's busy time as the
   // workers used it, exclusive for timings, shared for loads and checks; free, by nobody.
   s += "# HELP kagent_serve_gpu_lock_seconds_total seconds each GPU's timing lock was held, by mode\n"

@@ -28,6 +28,13 @@ json verdicts_json(const EvalResult& r) {
   return v;
 }
 
+// Seconds per phase, in the order they ran; a phase that ran twice (none does today) adds up.
+json phase_seconds_json(const EvalResult& r) {
+  json j = json::object();
+  for (const auto& p : r.phases) j[p.name] = j.value(p.name, 0.0) + p.seconds;
+  return j;
+}
+
 }  // namespace
 
 json reward_json(std::optional<double> reward) { return reward ? json(*reward) : json(nullptr); }
@@ -93,7 +100,11 @@ json evaluation_json(const EvalResult* r, const prompt::FormatError* fe, std::op
           {"eval_seconds", r ? json(r->eval_seconds) : json(nullptr)},
           // The node's whole time on it, from taking it (its problem's opening, the build, the
           // wait for a worker, the evaluation): beside the client's own, what the queue took.
-          {"job_seconds", r ? json(r->total_seconds) : json(nullptr)}};
+          {"job_seconds", r ? json(r->total_seconds) : json(nullptr)},
+          // Where eval_seconds went, phase by phase, and the part of it spent waiting for the
+          // GPU's timing lock: what a trainer (and bench/serve/cluster_nodes.py) can sum.
+          {"phase_seconds", r ? phase_seconds_json(*r) : json(nullptr)},
+          {"lock_wait_seconds", r ? json(r->isolation.timing_lock_wait_seconds) : json(nullptr)}};
 }
 
 }  // namespace kagent::serve

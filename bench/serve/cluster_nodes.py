@@ -96,6 +96,7 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
             post(front + "/v1/evaluate", {"task_id": names[order[0][0]], "kernel_code": answers[names[order[0][0]]],
                                           "format": "kernelbench", "request_id": f"{tag}-warmup-{i}"}, timeout=1800)
         print(f"cluster: {tag}: warm-up (one answer per node, not timed) {time.monotonic() - tw:.1f} s", flush=True)
+        before = [node_metrics(f) for f in fronts]
         t0 = time.monotonic()
 
         def one(item: tuple[int, int]):
@@ -149,6 +150,9 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         print(f"cluster: {tag}: first answer at {ends[0]:.1f} s; middle 80% at {steady:.1f}/min "
               f"({lo:.1f}-{hi:.1f} s); last 10% took {wall - hi:.1f} s; jobs per node {jobs}", flush=True)
         print(f"cluster: {tag}: {where_time_went(done)}", flush=True)
+        print(f"cluster: {tag}: {phase_sums(done)}", flush=True)
+        for i, front in enumerate(fronts):
+            print(f"cluster: {tag}: node {i + 1} over the batch: {node_use(before[i], node_metrics(front), wall)}", flush=True)
         for r in retries:
             print(f"cluster: {tag}: asked again after {r}", flush=True)
     finally:
@@ -160,6 +164,45 @@ def phase(args, tag: str, gpus: list[str], suite: Path, answers: dict[str, str])
         json.dump({"wall_s": wall, "requests": len(order), "verdicts": verdicts, "per_policy": per_policy,
                    "batch": batch_of(args, answers)}, f, indent=1, sort_keys=True)
     return wall, verdicts
+
+
+def node_metrics(front: str) -> dict[str, float]:
+    """The node's /metrics counters that say where its workers' and GPU's time went (summed over
+    its GPUs), by series name with its labels; {} when the node does not answer."""
+    try:
+        with urllib.request.urlopen(front + "/metrics", timeout=10) as r:
+            text = r.read().decode()
+    except (OSError, urllib.error.URLError):
+        return {}
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("#") or " " not in line:
+            continue
+        name, value = line.rsplit(" ", 1)
+        if name.startswith("kagent_serve_gpu_lock_seconds_total"):
+            name = "gpu_lock_" + name.split('mode="', 1)[1].split('"', 1)[0]
+        elif not name.startswith(("kagent_serve_worker_", "kagent_serve_evaluations_total", "kagent_serve_workers")):
+            continue
+        try:
+            out[name] = out.get(name, 0.0) + float(value)
+        except ValueError:
+            pass
+    return out
+
+
+def node_use(before: dict[str, float], after: dict[str, float], wall: float) -> str:
+    """What one node's workers and GPU lock did between the batch's start and its end: the
+    counters' differences, against the workers' seconds the wall offered."""
+    if not before or not after:
+        return "no /metrics"
+    d = lambda k: after.get(k, 0.0) - before.get(k, 0.0)
+    state = lambda s: d(f'kagent_serve_worker_seconds_total{{state="{s}"}}')
+    workers = int(after.get("kagent_serve_workers", 0))
+    return (f"{d('kagent_serve_evaluations_total'):.0f} evaluations; {workers} workers x {wall:.1f} s = {workers * wall:.1f} "
+            f"worker-seconds: evaluating {state('evaluating'):.1f}, held {state('held'):.1f} (loading problems "
+            f"{state('loading'):.1f}), free while a request waited {state('idle_while_queued'):.1f}; restarts "
+            f"{d('kagent_serve_worker_restarts_total'):.0f}; GPU lock exclusive {d('gpu_lock_exclusive'):.1f} s, "
+            f"shared {d('gpu_lock_shared'):.1f} s, free {d('gpu_lock_free'):.1f} s")
 
 
 class Answered(NamedTuple):
@@ -181,8 +224,12 @@ def seconds_of(body: dict, client_s: float) -> dict:
         return {}
     compile_s = compile_s if isinstance(compile_s, (int, float)) else 0.0
     eval_s = eval_s if isinstance(eval_s, (int, float)) else 0.0
+    phases = body.get("phase_seconds") if isinstance(body.get("phase_seconds"), dict) else {}
+    lock_wait = body.get("lock_wait_seconds")
     return {"compile_s": round(compile_s, 3), "eval_s": round(eval_s, 3),
-            "node_other_s": round(max(0.0, job_s - compile_s - eval_s), 3), "queue_s": round(max(0.0, client_s - job_s), 3)}
+            "node_other_s": round(max(0.0, job_s - compile_s - eval_s), 3), "queue_s": round(max(0.0, client_s - job_s), 3),
+            "lock_wait_s": round(lock_wait, 3) if isinstance(lock_wait, (int, float)) else None,
+            "phases": {k: round(v, 3) for k, v in phases.items() if isinstance(v, (int, float))}}
 
 
 def where_time_went(done: list[Answered]) -> str:
@@ -197,6 +244,24 @@ def where_time_went(done: list[Answered]) -> str:
                 f"{med('node_other_s'):.1f} s, evaluation {med('eval_s'):.1f} s")
     first = sorted(done, key=lambda d: d.end)[:16]
     return f"medians, first 16 answers: {medians(first)}; all: {medians(done)}"
+
+
+def phase_sums(done: list[Answered]) -> str:
+    """The evaluations' phases summed (the reply's phase_seconds), with the lock waits inside
+    them, over the first 16 answers and over all: which phase a second node makes dearer (a
+    problem new to its workers) and what the first answers spent."""
+    def sums(rows):
+        rows = [d.seconds for d in rows if d.seconds.get("phases")]
+        if not rows:
+            return "no phase seconds in the replies"
+        total: dict[str, float] = {}
+        for r in rows:
+            for k, v in r["phases"].items():
+                total[k] = total.get(k, 0.0) + v
+        waits = sum(r.get("lock_wait_s") or 0.0 for r in rows)
+        return ", ".join(f"{k} {v:.1f}" for k, v in total.items()) + f"; lock waits {waits:.1f} s"
+    first = sorted(done, key=lambda d: d.end)[:16]
+    return f"phases summed, first 16 answers: {sums(first)}; all: {sums(done)}"
 
 
 def verdict_text(v: dict) -> str:

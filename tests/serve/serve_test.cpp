@@ -182,6 +182,11 @@ TEST_CASE("episodes, retries, evaluation, reward, and every bad request answered
     CHECK(one["correctness"].is_null());
     CHECK(one["status"] == "compiled_not_run");
     CHECK(one["reward"].is_null());
+    // Where the time went: the build's seconds, and the evaluation's phases (none without a GPU).
+    CHECK(one["compile_seconds"].is_number());
+    CHECK(one["job_seconds"].get<double>() >= 0.0);
+    CHECK(one["phase_seconds"].is_object());
+    CHECK(one["lock_wait_seconds"] == 0.0);
     // The same answer text the other routes take: a fenced answer's code is evaluated.
     const json fenced = body_of(post(*c, "/v1/evaluate", {{"task_id", "1_relu"}, {"kernel_code", kGood}}));
     INFO(fenced.dump());

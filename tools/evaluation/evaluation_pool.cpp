@@ -320,6 +320,7 @@ EvaluationPool::Lease::~Lease() {
   for (auto& c : w.client.take_charges()) pool_.charges_.push_back(std::move(c));
   w.busy = false;
   w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
+  w.stats.restarts = std::max(0, w.client.restarts());  // read here: no request of its is running
   w.changed_at = now;
   if (!problem_.empty()) w.problems.insert(problem_);
   pool_.assign_locked(now);

@@ -64,6 +64,7 @@ struct WorkerCounters {
   double load_seconds = 0;                // inside load-problem requests (the file, its spec)
   double baselines_seconds = 0;           // inside baselines requests (a problem's, for its prompt)
   double idle_while_queued_seconds = 0;   // free while some request waited for a worker
+  int restarts = 0;                       // fresh processes after the first (a candidate broke it, a limit)
 };
 
 // How one GPU's timing lock was held by this pool's workers (evaluation/gpu_lock_usage.h).
