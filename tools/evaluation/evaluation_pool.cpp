@@ -245,6 +245,11 @@ EvaluationPool::CompileSlot::~CompileSlot() {
   pool_.slot_freed_.notify_one();
 }
 
+bool EvaluationPool::wait_until_waiting_below(size_t n, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return assigned_.wait_for(lock, timeout, [&] { return queue_.size() < n; });
+}
+
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {
   const double dt = std::chrono::duration<double>(now - last_change_).count();
   last_change_ = now;

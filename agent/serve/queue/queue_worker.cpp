@@ -86,6 +86,8 @@ void QueueWorker::consume(size_t index) {
   std::string cursor = "0-0";  // where the scan of the group's pending jobs goes on
   auto next_scan = Clock::now();
   while (!stop_) {
+    // Short waits: a stop is seen within them, and the consumer reads again as soon as there is room.
+    if (opt_.room && !opt_.room(std::chrono::milliseconds(200))) continue;
     try {
       std::string id;
       const redisReply* fields = nullptr;

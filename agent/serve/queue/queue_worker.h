@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -35,6 +36,11 @@ struct WorkerOptions {
   int max_attempts = 3;  // nodes that may take one job (XREADGROUP, then each XAUTOCLAIM)
   std::chrono::seconds result_ttl{std::chrono::hours(24)};
   std::filesystem::path dir;  // DATA/queue: the jobs' code, and problems whose file this node lacks
+  // Whether this node has room for another job, waiting at most the given time for it (empty:
+  // always). serve's: fewer answers waiting here for a worker than it has workers. A consumer
+  // takes nothing, not even a dead node's job, while it says no: a job this node would only
+  // hold in its backlog is left on the stream for a node whose workers run out first.
+  std::function<bool(std::chrono::milliseconds)> room;
 };
 
 class QueueWorker {
