@@ -22,6 +22,8 @@
 # every evaluation paired rounds and a last line on how their intervals hold between evaluations.
 # ROUNDTRIP_NODES=2 serves the rows from a cluster instead (issue 48): redis-server (carried) and
 # that many `kagent serve --queue` nodes on the same GPU, row k's episodes on node k mod N.
+# ROUNDTRIP_KAGENT_ARGS="--timing-warmup=0.02 --timing-min-time=0.04" gives the collection and the
+# server those evaluation flags alike (the repeatability at other timing floors).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 . bench/collect/gpu_env.sh
@@ -35,4 +37,5 @@ nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "serve_roundtrip_gpu: no GP
 "$PY" tests/python/roundtrip.py --kagent "$KAGENT" --realworld "$RW" --out "$OUT/roundtrip" -n "${ROUNDTRIP_N:-20}" \
   --rows-at-once "${ROUNDTRIP_ROWS_AT_ONCE:-4}" --speedup-rounds "${ROUNDTRIP_SPEEDUP_ROUNDS:-0}" \
   --speedup-tolerance "${ROUNDTRIP_SPEEDUP_TOL:-0.15}" --timing-sample "${ROUNDTRIP_TIMING_SAMPLE:-gpu}" \
-  ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"} ${ROUNDTRIP_NODES:+--nodes "$ROUNDTRIP_NODES"}
+  ${ROUNDTRIP_KERNELBENCH:+--kernelbench "$ROUNDTRIP_KERNELBENCH"} ${ROUNDTRIP_NODES:+--nodes "$ROUNDTRIP_NODES"} \
+  $(for a in ${ROUNDTRIP_KAGENT_ARGS:-}; do printf -- '--kagent-arg=%s ' "$a"; done)

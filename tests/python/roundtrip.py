@@ -499,6 +499,9 @@ def main(argv=None) -> int:
     ap.add_argument("--redis-server", default="redis-server", help="the redis-server binary (with --nodes)")
     ap.add_argument("--timing-sample", default=None,
                     help="kagent's --timing-sample for the collection and the server (default: kagent's)")
+    ap.add_argument("--kagent-arg", action="append", default=[],
+                    help="one more evaluation flag for the collection and the server alike, e.g. "
+                         "--kagent-arg=--timing-min-time=0.04 (the reward's repeatability at other timing floors)")
     args = ap.parse_args(argv)
     if args.nodes < 0 or args.nodes == 1:
         ap.error("--nodes: 0 (one server, no queue) or at least 2")
@@ -509,6 +512,7 @@ def main(argv=None) -> int:
     timing = ["--timing-sample", args.timing_sample] if args.timing_sample else []
     if args.speedup_rounds:
         timing += ["--speedup-rounds", str(args.speedup_rounds)]
+    timing += args.kagent_arg
     suite, _, prompts, samples = collection(args.kagent, args.realworld, args.out, args.n, args.compile_only, env, 3600,
                                             extra_collect=timing, kernelbench=args.kernelbench)
     print(f"roundtrip: collect and rollout of {len(samples)} answers in {time.monotonic() - t0:.0f} s: "
