@@ -10,8 +10,11 @@ comes; sorted by name, one level's answers would all come last). It prints, for 
 answers a minute and the verdicts, then the ratio and how many verdicts are equal; then where each
 phase's wall went: until the first answer (compiles, the first baselines), the middle 80% of the
 answers (the steady rate) and the last 10% (the slowest answers, which no second node shortens),
-and each node's jobs. Each request's times are in OUT/PHASE/requests.jsonl, with where they went (the
-reply's build, evaluation and node seconds; the queue's is the rest).
+and each node's jobs; the phases of the evaluations summed (the replies' phase_seconds and lock
+waits), and each node's workers and GPU lock over the batch (its /metrics before and after: the
+workers' seconds evaluating, held and loading, restarts, the lock exclusive, shared and free).
+Each request's times are in OUT/PHASE/requests.jsonl, with where they went (the reply's build,
+evaluation, phase and node seconds; the queue's is the rest).
   cluster: 1 node: 100 answers in 80.1 s (74.9/min); 2 nodes: ... ; 1.93x; verdicts equal 100 of 100
 On a GPU, each node is pinned to its own share of the host's CPUs (`--cpus-per-node`, default
 the host's CPUs over the GPUs), the one node of the first phase too: a node stands for a machine
