@@ -25,10 +25,12 @@ command -v redis-server >/dev/null || { echo "serve_cluster_gpu: no redis-server
 # KernelBench's harness's on the same answers (only meaningful on the files that run judged: the
 # set's own, without CLUSTER_KERNELBENCH). CLUSTER_REPEAT=K sends each answer K times (CUDA-L1's
 # 100 answers are shorter together than their slowest one: one answer's 68 s was the whole wall).
+# CLUSTER_SERVE_ARGS="--timing-warmup=0.02 --timing-min-time=0.04" gives every node those flags.
 dir=${CLUSTER_DIR:-$OUT/cluster}
 "$PY" bench/serve/cluster_nodes.py --kagent "$KAGENT" --realworld "$RW" --out "$dir" -n "${CLUSTER_ANSWERS:-100}" \
   ${CLUSTER_KERNELBENCH:+--kernelbench "$CLUSTER_KERNELBENCH"} ${CLUSTER_PHASES:+--phases "$CLUSTER_PHASES"} \
-  ${CLUSTER_FIDELITY:+--fidelity "$CLUSTER_FIDELITY"} ${CLUSTER_REPEAT:+--repeat "$CLUSTER_REPEAT"}
+  ${CLUSTER_FIDELITY:+--fidelity "$CLUSTER_FIDELITY"} ${CLUSTER_REPEAT:+--repeat "$CLUSTER_REPEAT"} \
+  $(for a in ${CLUSTER_SERVE_ARGS:-}; do printf -- '--serve-arg=%s ' "$a"; done)
 rc=$?
 if [ "$dir" != "$OUT/cluster" ]; then
   for tag in one two; do
