@@ -35,6 +35,7 @@
 
 #include "serve/queue/job_queue.h"
 #include "serve/queue/node_heartbeat.h"
+#include "serve/queue/node_room.h"
 #include "serve/queue/queue_worker.h"
 #endif
 
@@ -206,6 +207,7 @@ int run_serve(ServeArgs a) {
 #ifdef KAGENT_WITH_QUEUE
   // With --queue every evaluation (steps, evaluations, rewards) becomes a job any node's workers
   // may take; this node's own pool serves the queue through its consumers.
+  std::unique_ptr<serve::NodeRoom> room;  // before the worker that asks it: it outlives it
   std::unique_ptr<serve::QueueWorker> worker;
   if (queue) {
     sessions.send_to([q = queue.get()](const std::string& problem, const std::string& code_file, prompt::AnswerFormat f,
@@ -220,14 +222,18 @@ int run_serve(ServeArgs a) {
     wo.consumers = a.front_only           ? 0
                    : a.queue_consumers > 0 ? static_cast<size_t>(a.queue_consumers)
                                            : std::max<size_t>(2, pool->size() + pool->compile_slots());
-    // Consumers beyond the workers build the next answers, but a node takes a job only while
-    // fewer answers wait here for a worker than it has workers: each worker that frees up finds
-    // one built, and the rest stay on the stream for whichever node runs out first. Taking a job
-    // per consumer regardless let each node of a pair hold 12 beyond its workers (H200 x2, 100
-    // leaderboard answers, lock-bound: about 15 s of work each), and one node's GPU stood free
-    // 12.7 s of the batch's 80 s, the other's 3.7 s.
-    if (!a.compile_only)
-      wo.room = [p = pool.get()](std::chrono::milliseconds wait) { return p->wait_until_waiting_below(p->size(), wait); };
+    // Consumers beyond the workers build the next answers, but a node holds only as many as keep
+    // its workers fed (serve/queue/node_room.h); the rest stay on the stream for whichever node
+    // runs out first. A job per free consumer let each node of a lock-bound pair hold 12 beyond
+    // its workers (H200 x2, 100 leaderboard answers: about 15 s of work each), and one node's GPU
+    // stood free 12.7 s of the batch's 80 s, the other's 3.7 s.
+    if (!a.compile_only) {
+      room = std::make_unique<serve::NodeRoom>(pool->size(), pool->compile_slots());
+      wo.may_take = [r = room.get(), p = pool.get()](size_t held) { return r->has_room(held, p->leased()); };
+      wo.done = [r = room.get()](const serve::QueueResult& q) {
+        if (q.result) r->finished(q.result->compile ? q.result->compile->seconds : 0.0, q.result->eval_seconds);
+      };
+    }
     wo.reclaim_idle = std::chrono::seconds(a.queue_reclaim_s);
     wo.max_attempts = a.queue_max_attempts;
     wo.dir = data / "queue";

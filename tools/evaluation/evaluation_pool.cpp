@@ -245,9 +245,9 @@ EvaluationPool::CompileSlot::~CompileSlot() {
   pool_.slot_freed_.notify_one();
 }
 
-bool EvaluationPool::wait_until_waiting_below(size_t n, std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return assigned_.wait_for(lock, timeout, [&] { return queue_.size() < n; });
+size_t EvaluationPool::leased() const {
+  std::lock_guard lock(mu_);
+  return static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(), [](const auto& w) { return w->busy; }));
 }
 
 void EvaluationPool::account_locked(std::chrono::steady_clock::time_point now) {

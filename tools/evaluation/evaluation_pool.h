@@ -135,11 +135,9 @@ class EvaluationPool {
     EvaluationPool& pool_;
   };
   unsigned compile_slots() const { return compile_slots_; }
-  // Blocks until fewer than `n` requests wait for a worker (Lease), or `timeout` passes; whether
-  // they do. A node of a cluster takes its next job only then: answers built and waiting here
-  // for a worker while another node's workers run out of work are what the batch's end waits
-  // for (serve/queue/queue_worker.h).
-  bool wait_until_waiting_below(size_t n, std::chrono::milliseconds timeout);
+  // Workers held by a Lease now (a cluster node counts the jobs it holds beyond them:
+  // serve/queue/node_room.h).
+  size_t leased() const;
   // The cores the compilers run on (empty: any): this process's, less those kept for the workers.
   const std::vector<int>& compile_cpus() const { return compile_cpus_; }
 

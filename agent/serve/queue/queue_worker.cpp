@@ -1,5 +1,6 @@
 #include "serve/queue/queue_worker.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <hiredis/hiredis.h>
@@ -58,6 +59,11 @@ std::vector<std::pair<std::string, std::string>> QueueWorker::running() const {
   return out;
 }
 
+size_t QueueWorker::held() const {
+  std::lock_guard lock(mu_);
+  return static_cast<size_t>(std::count_if(running_.begin(), running_.end(), [](const std::string& r) { return !r.empty(); }));
+}
+
 QueueWorker::Counters QueueWorker::counters() const {
   Counters c{jobs_.load(), reclaimed_.load(), wait_ms_sum_.load(), wait_count_.load(), 0, opt_.consumers};
   std::lock_guard lock(mu_);
@@ -86,8 +92,15 @@ void QueueWorker::consume(size_t index) {
   std::string cursor = "0-0";  // where the scan of the group's pending jobs goes on
   auto next_scan = Clock::now();
   while (!stop_) {
-    // Short waits: a stop is seen within them, and the consumer reads again as soon as there is room.
-    if (opt_.room && !opt_.room(std::chrono::milliseconds(200))) continue;
+    // One consumer at a time asks for room and takes a job, which is counted before the next asks:
+    // consumers that all found room at once would each take one.
+    std::unique_lock claim(claim_mu_);
+    if (stop_) break;
+    if (opt_.may_take && !opt_.may_take(held())) {
+      claim.unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     try {
       std::string id;
       const redisReply* fields = nullptr;
@@ -116,6 +129,11 @@ void QueueWorker::consume(size_t index) {
         }
       }
       if (id.empty()) continue;
+      {
+        std::lock_guard lock(mu_);
+        running_[index] = id;
+      }
+      claim.unlock();
       int64_t attempts = 0;
       if (reclaimed) {
         ++reclaimed_;
@@ -123,6 +141,7 @@ void QueueWorker::consume(size_t index) {
       }
       process(conn, index, id, fields, attempts);
     } catch (const RedisReplyError& e) {
+      if (claim.owns_lock()) claim.unlock();  // the others may ask meanwhile
       // The group is gone (a Redis that lost its data): make it again; anything else is said
       // and retried, never a dead consumer.
       if (std::string(e.what()).rfind("NOGROUP", 0) == 0) {
@@ -135,6 +154,7 @@ void QueueWorker::consume(size_t index) {
         std::this_thread::sleep_for(std::chrono::seconds(1));
       }
     } catch (const RedisUnavailable&) {
+      if (claim.owns_lock()) claim.unlock();
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
   }
@@ -142,10 +162,6 @@ void QueueWorker::consume(size_t index) {
 
 void QueueWorker::process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields,
                           int64_t attempts) {
-  {
-    std::lock_guard lock(mu_);
-    running_[index] = id;
-  }
   struct Idle {  // the heartbeat stops keeping the entry fresh however this ends
     QueueWorker& w;
     size_t index;
@@ -179,6 +195,7 @@ void QueueWorker::process(RedisConnection& conn, size_t index, const std::string
             conn.command({"SET", queue_keys::result(job.key), value, "NX", "EX", std::to_string(opt_.result_ttl.count())});
           }))
         return;  // stopping: the job stays pending and another node reclaims it
+      if (opt_.done) opt_.done(r);
     }
   }
   if (!until_done([&] {

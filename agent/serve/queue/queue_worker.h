@@ -36,11 +36,13 @@ struct WorkerOptions {
   int max_attempts = 3;  // nodes that may take one job (XREADGROUP, then each XAUTOCLAIM)
   std::chrono::seconds result_ttl{std::chrono::hours(24)};
   std::filesystem::path dir;  // DATA/queue: the jobs' code, and problems whose file this node lacks
-  // Whether this node has room for another job, waiting at most the given time for it (empty:
-  // always). serve's: fewer answers waiting here for a worker than it has workers. A consumer
-  // takes nothing, not even a dead node's job, while it says no: a job this node would only
-  // hold in its backlog is left on the stream for a node whose workers run out first.
-  std::function<bool(std::chrono::milliseconds)> room;
+  // Whether this node, holding `held` jobs now, takes another (empty: while a consumer is free;
+  // serve's: serve/queue/node_room.h). Asked by one consumer at a time, each job taken counted
+  // before the next asks. While it says no, nothing is taken, not even a dead node's job: what
+  // this node would only hold is left on the stream for a node whose workers run out first.
+  std::function<bool(size_t held)> may_take;
+  // Each job this node ran, once its result is stored (serve: NodeRoom::finished).
+  std::function<void(const QueueResult&)> done;
 };
 
 class QueueWorker {
@@ -65,7 +67,9 @@ class QueueWorker {
 
  private:
   void consume(size_t index);
-  // `attempts`: the entry's delivery count (0: a first delivery, not looked up).
+  size_t held() const;
+  // `attempts`: the entry's delivery count (0: a first delivery, not looked up); the job is
+  // already counted in running_[index].
   void process(RedisConnection& conn, size_t index, const std::string& id, const redisReply* fields, int64_t attempts);
   QueueResult run(const QueueJob& job, const std::string& stem);
   QueueResult abandoned(const QueueJob& job, int64_t attempts) const;
@@ -79,6 +83,7 @@ class QueueWorker {
   WorkerOptions opt_;
   ProblemSessions& sessions_;
   mutable std::mutex mu_;
+  std::mutex claim_mu_;  // held from asking may_take to counting the job taken
   std::vector<std::string> running_;  // by consumer: the entry id it holds, "" when idle
   std::atomic<bool> stop_{false};
   std::atomic<int64_t> jobs_{0}, reclaimed_{0}, wait_ms_sum_{0}, wait_count_{0};
