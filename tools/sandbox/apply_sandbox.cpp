@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <regex>
 #include <thread>
 
@@ -358,7 +359,14 @@ void Sandbox::watch_orchestrator() {
   std::thread([orchestrator = orchestrator_, scratch = remove_at_exit_] {
     while (::getppid() == orchestrator) std::this_thread::sleep_for(std::chrono::milliseconds(200));
     for (pid_t p : descendants_of(::getpid())) ::kill(p, SIGKILL);
-    if (!scratch.empty()) remove_tree(scratch);
+    // The main thread may still be starting (Python, torch) and making files in the folder as it
+    // is emptied: what it made in a folder already passed kept that folder (CI, under load). A
+    // pass after it finds what the one before missed, until one leaves it empty.
+    for (int pass = 0; pass < 5 && !scratch.empty(); ++pass) {
+      remove_tree(scratch);
+      std::error_code ec;
+      if (!std::filesystem::exists(scratch, ec) || std::filesystem::is_empty(scratch, ec)) break;
+    }
     ::kill(0, SIGKILL);  // this process's group: itself and what stayed in it
   }).detach();
 }
