@@ -65,10 +65,7 @@ size_t QueueWorker::held() const {
 }
 
 QueueWorker::Counters QueueWorker::counters() const {
-  Counters c{jobs_.load(), reclaimed_.load(), wait_ms_sum_.load(), wait_count_.load(), 0, opt_.consumers};
-  std::lock_guard lock(mu_);
-  for (const auto& r : running_) c.running += !r.empty();
-  return c;
+  return {jobs_.load(), reclaimed_.load(), wait_ms_sum_.load(), wait_count_.load(), held(), opt_.consumers};
 }
 
 int64_t QueueWorker::deliveries(RedisConnection& conn, const std::string& id) {
