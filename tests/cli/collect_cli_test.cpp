@@ -211,9 +211,10 @@ TEST_CASE("SIGTERM to every process kagent started, then to kagent: exit 130, an
 // watches kagent instead (Sandbox::watch_orchestrator): before it, such a worker lived on.
 namespace {
 
-void kill9_while_busy(const std::vector<std::string>& env, const std::string& started_name) {
+void kill9_while_busy(const std::vector<std::string>& env, const std::string& started_name,
+                      const std::string& prelude = "") {
   TempDir dir("kagent-collect-kill9");
-  dir.write("suite/level1/1_slow.py", "import time\ntime.sleep(120)\n" + tiny_problem("x * 2"));
+  dir.write("suite/level1/1_slow.py", prelude + "import time\ntime.sleep(120)\n" + tiny_problem("x * 2"));
   const std::string replay = write_tiny_replay(dir, "answers.jsonl", {"1_slow"}, 1, 1, 0);
   KagentProcess p = spawn_kagent(collect_args(dir.str() + "/suite", replay, dir.str() + "/run", 1, 1), env, dir.str());
   // The worker's monitor (the process kagent started), and the scratch folder it was given.
@@ -260,6 +261,25 @@ TEST_CASE("kagent killed with SIGKILL while its worker is busy: the worker and i
 
 TEST_CASE("the same without the worker's monitor: the worker watches kagent itself and goes with it") {
   kill9_while_busy({"KAGENT_SANDBOX_DISABLE=notify"}, "kagent-worker");
+}
+
+// A thread of the worker still making files in the scratch folder as kagent dies. Before the
+// janitor (tools/sandbox/apply_sandbox.cpp) the folder was emptied from a thread of the worker,
+// racing this one. And the worker's next write to its reply pipe ended it by SIGPIPE before its
+// watcher had emptied anything: the folder kept `cache tmp home`, as CI saw twice (this test
+// failed 1 run in 2 here before both were fixed).
+TEST_CASE("the same while a thread of the worker keeps making files in its scratch folder") {
+  const std::string churn =
+      "import os, threading\n"
+      "def _churn():\n"
+      "    i = 0\n"
+      "    while True:\n"
+      "        d = f'churn/{i % 64}/{i % 7}'\n"
+      "        os.makedirs(d, exist_ok=True)\n"
+      "        open(f'{d}/{i}', 'w').close()\n"
+      "        i += 1\n"
+      "threading.Thread(target=_churn, daemon=True).start()\n";
+  kill9_while_busy({"KAGENT_SANDBOX_DISABLE=notify"}, "kagent-worker", churn);
 }
 
 // The same stop while the worker starts and loads a problem (its import takes seconds). A worker

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -352,23 +353,78 @@ void Sandbox::limit_resources() {
   if (policy_.allows(m::kRlimitCpu)) rep["cpu_time"] = "rlimit_cpu";
 }
 
+namespace {
+
+// Empties `scratch` until a pass leaves it empty (at most 5 passes).
+void empty_scratch(const std::string& scratch) {
+  for (int pass = 0; pass < 5 && !scratch.empty(); ++pass) {
+    remove_tree(scratch);
+    std::error_code ec;
+    if (!std::filesystem::exists(scratch, ec) || std::filesystem::is_empty(scratch, ec)) break;
+  }
+}
+
+// The janitor: a process the worker forks once kagent is gone. It leaves the worker's group and
+// its descriptors, kills the group (the worker with every thread at once, and what stayed in
+// it), waits until the worker is dead (it is then adopted elsewhere), and only then empties the
+// folder: no thread of the worker can still be making files in it. Emptied from a thread of the
+// worker, the folder raced its other threads (the main one still starting, with Python's and
+// torch's caches; a candidate's): what one made in a folder already passed kept that folder.
+// glibc's fork leaves malloc usable in the child of a threaded process; nothing else here takes
+// a lock. Never returns.
+[[noreturn]] void run_janitor(pid_t worker, pid_t group, const std::string& scratch) {
+  ::setpgid(0, 0);
+  ::prctl(PR_SET_NAME, "kagent-janitor", 0, 0, 0);
+  // No descriptor of the worker's: its reply pipe must read end-of-file at its death, not ours.
+  ::close_range(0, ~0U, 0);
+  ::kill(-group, SIGKILL);
+  ::kill(worker, SIGKILL);  // where the worker led no group of its own
+  // Adopted by another process once every thread of the worker has exited; bounded, so the
+  // janitor never outlives it by long whatever happens.
+  for (int waited_ms = 0; ::getppid() == worker && waited_ms < 10000; ++waited_ms)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  empty_scratch(scratch);
+  ::_exit(0);
+}
+
+// kagent is gone: what this process started, then this process with its group, and the folder
+// once no thread of it is left (the janitor). Never returns.
+[[noreturn]] void leave_without_orchestrator(const std::string& scratch) {
+  static std::atomic_flag leaving;  // the watcher and the main thread may both find kagent gone
+  if (leaving.test_and_set())
+    for (;;) ::pause();  // the first one's janitor, or its group kill, ends this thread too
+  // Its descendants first: once the worker is dead its orphans go to another reaper.
+  for (pid_t p : descendants_of(::getpid())) ::kill(p, SIGKILL);
+  if (!scratch.empty()) {
+    const pid_t worker = ::getpid(), group = ::getpgrp();
+    const pid_t janitor = ::fork();
+    if (janitor == 0) run_janitor(worker, group, scratch);
+    // The janitor kills this process; until it does, nothing here may touch the folder.
+    if (janitor > 0)
+      for (;;) ::pause();
+    // No janitor (a process limit): the folder emptied from here, racing any thread still
+    // making files in it, as before the janitor.
+    empty_scratch(scratch);
+  }
+  ::kill(0, SIGKILL);  // this process's group: itself and what stayed in it
+  ::_exit(1);          // not reached
+}
+
+}  // namespace
+
 void Sandbox::watch_orchestrator() {
   if (monitor_) return;  // the monitor watches kagent through a pidfd
   // Polled: no pidfd or signal needs a call the filter may refuse, and 5 wake-ups a second are
   // nothing beside a timing.
   std::thread([orchestrator = orchestrator_, scratch = remove_at_exit_] {
     while (::getppid() == orchestrator) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    for (pid_t p : descendants_of(::getpid())) ::kill(p, SIGKILL);
-    // The main thread may still be starting (Python, torch) and making files in the folder as it
-    // is emptied: what it made in a folder already passed kept that folder (CI, under load). A
-    // pass after it finds what the one before missed, until one leaves it empty.
-    for (int pass = 0; pass < 5 && !scratch.empty(); ++pass) {
-      remove_tree(scratch);
-      std::error_code ec;
-      if (!std::filesystem::exists(scratch, ec) || std::filesystem::is_empty(scratch, ec)) break;
-    }
-    ::kill(0, SIGKILL);  // this process's group: itself and what stayed in it
+    leave_without_orchestrator(scratch);
   }).detach();
+}
+
+void Sandbox::leave_if_orchestrator_gone() const {
+  if (monitor_ || ::getppid() == orchestrator_) return;
+  leave_without_orchestrator(remove_at_exit_);
 }
 
 Violations Sandbox::begin_request() {

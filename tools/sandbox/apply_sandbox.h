@@ -45,8 +45,15 @@ class Sandbox {
   // Right after enter, where no monitor watches kagent (notify unavailable or disabled, or the
   // sandbox off): a thread of this process does. A worker busy in a candidate reads no request and would
   // not see kagent's pipes close; when kagent ends, even by SIGKILL, this process kills what it
-  // started and itself, and removes its scratch folder.
+  // started, and a janitor it forks then kills the process and empties its scratch folder once
+  // no thread of it is left to write there.
   void watch_orchestrator();
+
+  // Where the worker finds kagent gone before the watcher does (its request pipe at end-of-file,
+  // its reply pipe broken): the watcher's way out at once, not a return that empties the folder
+  // while a candidate's thread may still write there. Returns where kagent is there, or a
+  // monitor does all this.
+  void leave_if_orchestrator_gone() const;
 
   // Around each request: arms the CPU-time limit and returns what was refused since the last
   // end (by something a candidate left behind: never the coming request's); then disarms it,

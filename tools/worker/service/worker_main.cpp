@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -108,6 +109,10 @@ int main(int argc, char** argv) {
   // mid-evaluation would hand the candidate the signal's crash as its verdict. Their monitors end
   // workers when kagent ends. Set before the monitor forks, so both ignore them.
   kagent::ignore_stop_signals();
+  // A reply written once kagent is gone fails (EPIPE) instead of killing the worker: SIGPIPE's
+  // default ended it before its watcher could empty the scratch folder (CI, twice). Children
+  // spawned by kagent's Subprocess and Python's subprocess get the default back.
+  ::signal(SIGPIPE, SIG_IGN);
   // Inductor's compile pool would spawn processes from inside the worker; keep it in-process.
   ::setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 0);
 
@@ -192,7 +197,10 @@ int main(int argc, char** argv) {
     bool tainted = false;  // an earlier candidate's leftovers acted between requests
     for (;;) {
       auto msg = reader.read(std::nullopt);
-      if (msg.state != kagent::JsonLineReader::State::Message) return 0;  // kagent closed the pipe
+      if (msg.state != kagent::JsonLineReader::State::Message) {  // kagent closed the pipe
+        sandbox->leave_if_orchestrator_gone();  // by its death: the watcher's way, now
+        return 0;
+      }
       // Refusals between two requests come from code a candidate left behind (a thread, a
       // child that outlived its request): logged, and the worker is replaced after this
       // evaluation so that nothing of it meets the next candidate. They never count against
@@ -229,9 +237,11 @@ int main(int argc, char** argv) {
       if (service.must_exit() || leave) std::_Exit(reply.value("fatal", false) ? 3 : 0);
     }
   } catch (const kagent::worker::PythonError& e) {
+    sandbox->leave_if_orchestrator_gone();
     write_start_error(kReplyFd, e.message);
     return 1;
   } catch (const std::exception& e) {
+    sandbox->leave_if_orchestrator_gone();  // a reply kagent could no longer read (EPIPE)
     write_start_error(kReplyFd, e.what());
     return 1;
   }
