@@ -334,7 +334,8 @@ for suite in "${suites[@]}"; do
     # which makes those files: take them from $OUT/SET/realworld/). RL_SETS="kb_leaderboard cuda_l1"
     # (commas too: a set named "a,b" once took a call, and its cache path broke every nvcc build).
     # RL_COLLECT_ARG=--no-profile: more flags for the collection, split at spaces (what an RL
-    # step's rewards need; "--timing-min-time=0.1 --timing-warmup=0.05": the floors before issue 46's).
+    # step's rewards need; "--timing-min-time=0.1 --timing-warmup=0.05 --timing-min-samples=20": the
+    # floors before the thirty-fourth session).
     rl_workers=${RW_WORKERS:-0}; [ "$suite" = rl-throughput-single ] && rl_workers=1
     rl_collect_args=()
     for rl_arg in ${RL_COLLECT_ARG:-}; do rl_collect_args+=(--collect-arg="$rl_arg"); done

@@ -45,7 +45,7 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
                   ""));
   // The timing loop's floors and cap (timer/measure_config.h): seconds, at most a minute.
   const MeasureConfig timing_defaults;
-  const auto timing_seconds = [&app](const char* flag, std::optional<double>& value, const char* what,
+  const auto timing_seconds = [&app](const char* flag, std::optional<double>& value, const std::string& what,
                                      double fallback, double least) {
     app.add_option(flag, value, fmt::format("{} (default {})", what, fallback))
         ->type_name("SECONDS")
@@ -55,11 +55,16 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
                  "least wall seconds of untimed warm-up runs before a timing loop, of 3 runs at least",
                  timing_defaults.warmup_time_s, 0);
   timing_seconds("--timing-min-time", f.timing_min_time_s,
-                 "least wall seconds of a timing loop before its noise may stop it, with 20 samples at least",
+                 "least wall seconds of a timing loop before its noise may stop it (and --timing-min-samples)",
                  timing_defaults.min_time_s, 0);
   timing_seconds("--timing-max-time", f.timing_max_time_s,
                  "most wall seconds of a timing loop, and of its warm-up, whatever the noise", timing_defaults.max_time_s,
                  0.001);
+  app.add_option("--timing-min-samples", f.timing_min_samples,
+                 fmt::format("least timed samples of a timing loop before its noise may stop it (default {})",
+                             timing_defaults.min_samples))
+      ->type_name("N")
+      ->check(whole_number(1, 100000));
   app.add_option("--timeout", f.timeout_s, "seconds before a hanging evaluation is killed (default 180)")
       ->check(number_from(0, /*above=*/true));
   // PHASE=SECONDS items, checked while parsing (one line, exit 2), applied over the defaults.
@@ -140,6 +145,7 @@ EvaluationSettings evaluation_settings(const EvalFlags& f, Policy default_policy
   if (f.timing_warmup_s) o.timing.warmup_time_s = *f.timing_warmup_s;
   if (f.timing_min_time_s) o.timing.min_time_s = *f.timing_min_time_s;
   if (f.timing_max_time_s) o.timing.max_time_s = *f.timing_max_time_s;
+  if (f.timing_min_samples) o.timing.min_samples = *f.timing_min_samples;
   o.eager_baseline = !f.no_baselines;
   o.compiled_baseline = !f.no_baselines && !f.no_compile_baseline;
   o.profile = !f.no_profile;
@@ -169,6 +175,7 @@ void to_json(nlohmann::json& j, const EvalFlags& f) {
   put_optional(j, "timing_warmup_s", f.timing_warmup_s);
   put_optional(j, "timing_min_time_s", f.timing_min_time_s);
   put_optional(j, "timing_max_time_s", f.timing_max_time_s);
+  put_optional(j, "timing_min_samples", f.timing_min_samples);
 }
 
 void from_json(const nlohmann::json& j, EvalFlags& f) {
@@ -194,6 +201,7 @@ void from_json(const nlohmann::json& j, EvalFlags& f) {
   get_optional(j, "timing_warmup_s", f.timing_warmup_s);
   get_optional(j, "timing_min_time_s", f.timing_min_time_s);
   get_optional(j, "timing_max_time_s", f.timing_max_time_s);
+  get_optional(j, "timing_min_samples", f.timing_min_samples);
 }
 
 }  // namespace kagent::cli

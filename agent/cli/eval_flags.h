@@ -29,9 +29,10 @@ struct EvalFlags {
   double timeout_s = 180;
   std::string timing_sample = "launch";  // MeasureConfig::sample's name (timer/measure_config.h)
   int speedup_rounds = 0;                // EvalOptions::speedup_rounds
-  // --timing-warmup, --timing-min-time, --timing-max-time: MeasureConfig's warmup_time_s,
-  // min_time_s and max_time_s over its defaults (absent: the default).
+  // --timing-warmup, --timing-min-time, --timing-max-time, --timing-min-samples: MeasureConfig's
+  // warmup_time_s, min_time_s, max_time_s and min_samples over its defaults (absent: the default).
   std::optional<double> timing_warmup_s, timing_min_time_s, timing_max_time_s;
+  std::optional<int64_t> timing_min_samples;
   // --phase-budget / --phase-gpu-budget over the defaults (worker/protocol/phase_budgets.h).
   PhaseBudgets phase_budgets = PhaseBudgets::defaults();
   std::vector<int> gpus;  // one worker each; empty: one worker on the default GPU

@@ -90,6 +90,10 @@ TEST_CASE("a number out of range, a fraction for a count, a value not in the lis
                     {"--timing-warmup: '-0.5' is not from 0 to 60"});
   check_usage_error(run({"serve", "--timing-max-time", "0"}), "kagent serve: error: ",
                     {"--timing-max-time: '0' is not from 0.001 to 60"});
+  check_usage_error(run({"collect", "--timing-min-samples", "0", "p.py"}), "kagent collect: error: ",
+                    {"--timing-min-samples: '0'"});
+  check_usage_error(run({"eval", "--timing-min-samples", "2.5", "p.py", "k.cu"}), "kagent eval: error: ",
+                    {"--timing-min-samples: '2.5'"});
   check_usage_error(run({"eval", "--tolerance", "loose", "p.py", "k.cu"}), "kagent eval: error: ",
                     {"--tolerance: 'loose' is not one of kernelbench-v0.1, kernelbench-2025"});
   check_usage_error(run({"llm", "--provider", "gemini", "hi"}), "kagent llm: error: ",

@@ -29,7 +29,7 @@ class StoppingCriterion {
 // not run 100,000 times; the budget that matters here is evaluation latency.
 struct NoiseParams {
   int64_t min_samples = 20;
-  double min_time_s = 0.1;  // MeasureConfig's default (timer/measure_config.h)
+  double min_time_s = 0.1;  // MeasureConfig sets its own (timer/measure_config.h)
   double max_noise = 0.01;  // relative spread of the samples
   // Throws std::invalid_argument naming `who` unless min_samples >= 1, min_time_s >= 0, max_noise > 0.
   void validate(const char* who) const;
