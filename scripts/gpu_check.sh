@@ -95,10 +95,10 @@
 #              answers after one untimed answer per node: throughput ratio, verdicts, where each
 #              phase's wall went (scripts/serve_cluster_gpu.sh; needs .carry's realworld, hiredis and
 #              redis; ~400 s on a cold machine)
-#   serve-roundtrip  issue 49's round trip with real evaluation: 20 leaderboard answers collected,
+#   serve-roundtrip  issue 49's round trip with real evaluation: 30 leaderboard answers collected,
 #              rollout, each prompt row through every adapter against `kagent serve`; each reward
 #              against rollout's for the same turn (scripts/serve_roundtrip_gpu.sh; needs
-#              .carry/realworld; ~5 min)
+#              .carry/realworld; ~4 min warm), and issue 46's repeatability (5 evaluations each)
 #   hygiene    one candidate per kind of state it can leave in a worker, each named in its
 #              result and cleaned, the next evaluation in the same worker correct (~1 min)
 #   shared-gpu 4 `kagent eval` processes at once over the 10 largest level-1 problems with

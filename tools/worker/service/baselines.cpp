@@ -77,7 +77,7 @@ Baselines get_baselines(PythonRuntime& py, ProblemSession& problem, const EvalOp
       PythonRunner compiled(py.call(PyFn::CompiledModel, {model_ref}));
       {
         // Compiling is the CPU's work: siblings time meanwhile. Its one forward at the end may
-        // overlap a sibling's timing: one sample of at least 20, which the median absorbs.
+        // overlap a sibling's timing: one sample of at least 10, which the median absorbs.
         const GpuTimingLock::Release compiling(lock);
         call_reference(compiled, inputs_ref);  // compiles; not timed
       }
