@@ -551,7 +551,9 @@ def main(argv=None) -> int:
                                 "reward": step.reward, "score": step.score, "error": step.error, "speedup": step.speedup,
                                 "format": step.start.get("format"), "rollout_reward": sample.get("reward"),
                                 "rollout_status": sample.get("status"),
-                                "rollout_speedup": sample.get("speedup_eager")}) + "\n")
+                                "rollout_speedup": sample.get("speedup_eager"),
+                                # What the repeatability reads where rounds ran: which answers spread, and why.
+                                "rounds": step.rounds, "rollout_rounds": sample.get("speedup_rounds")}) + "\n")
     found = differences(results, args.compile_only, tolerance)
     for line in found:
         print("roundtrip: DIFFERS " + line)
