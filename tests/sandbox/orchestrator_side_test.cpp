@@ -90,16 +90,24 @@ TEST_CASE("baselines: the worker's reply is written by the orchestrator under th
   CHECK(eval_with(w, "baselines", problem.string(), options).status == Status::Correct);
 }
 
-TEST_CASE("baselines: the key is the one the worker computed before (format and defaults unchanged)") {
+TEST_CASE("baselines: the key is the one the worker computed before (format unchanged)") {
   DeviceInfo device;
   device.available = true;
   device.torch_version = "2.11.0+cu130";
   device.name = "NVIDIA H200";
-  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: existing cache entries stay valid
-  CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
+  // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: cache entries measured
+  // with the floors of before the thirty-fourth session (20 samples, 0.1 s) keep their key...
+  EvalOptions before;
+  before.timing.min_samples = 20;
+  before.timing.min_time_s = 0.1;
+  CHECK(baseline_cache_key("abc", device, before) ==
         sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
+  // ...and the defaults since (10 samples, 0.04 s) key entries of their own: a time taken with
+  // other floors is not read as one taken with these.
+  CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
+        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|10|0.04|0.01|1|5000").substr(0, 32));
   // A time taken with the stream held is never read as one with the launch latency in.
-  EvalOptions held;
+  EvalOptions held = before;
   held.timing.sample = TimingSample::Gpu;
   CHECK(baseline_cache_key("abc", device, held) ==
         sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000|sample=gpu").substr(0, 32));
