@@ -355,9 +355,9 @@ void Sandbox::limit_resources() {
 
 namespace {
 
-// Empties `scratch` until a pass leaves it empty (at most 5 passes).
+// Empties `scratch` (not empty) until a pass leaves it empty (at most 5 passes).
 void empty_scratch(const std::string& scratch) {
-  for (int pass = 0; pass < 5 && !scratch.empty(); ++pass) {
+  for (int pass = 0; pass < 5; ++pass) {
     remove_tree(scratch);
     std::error_code ec;
     if (!std::filesystem::exists(scratch, ec) || std::filesystem::is_empty(scratch, ec)) break;
