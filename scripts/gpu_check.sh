@@ -118,6 +118,14 @@
 #              RL_TOTAL_S=520 in a call of its own). RL_BASELINES_FIRST=1: `kagent baselines` fills
 #              the cache first, timed apart, and the collection finds every baseline there (a
 #              trainer's steady state; the compile cache stays cold)
+#   rl-ab      a change to the collection's rate, side by side: RL_AB_PAIRS (default 2) pairs of
+#              collections over one set (RL_SETS' first, default kb_leaderboard), A with RL_COLLECT_ARG,
+#              B with RL_AB_ARG added (split at spaces, e.g. "--timing-max-time=0.5"), in the order
+#              A B A B, each with a cold compile cache, one warm-up for all; the last line gives each
+#              pair's B/A and their geometric mean, and whether every run's verdicts matched the
+#              one-at-a-time run's. The host's speed moves between calls by up to 14% (bench/realworld
+#              RESULTS.md, runs W-Y), so a change is judged by pairs of one call (~8 min for 2 pairs
+#              on a warm machine)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
@@ -233,7 +241,7 @@ for suite in "${suites[@]}"; do
   ncu) targets+=(profiler_probe profiler_cost) ;;
   range-cost) targets+=(profiler_probe) ;;
   profiler-cost | profiler-cost-fixed | profiler-cost-real) targets+=(profiler_cost) ;;
-  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence | rl-throughput*) targets+=(compile_answers) ;;
+  realworld | realworld-compile | realworld-kagent | realworld-collect | realworld-collect-cold | realworld-kb | equivalence | rl-throughput* | rl-ab) targets+=(compile_answers) ;;
   esac
 done
 start=$(date +%s)
@@ -355,6 +363,47 @@ for suite in "${suites[@]}"; do
         --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}" \
         ${RL_BASELINES_FIRST:+--baselines-first} "${rl_collect_args[@]}"
     done ;;
+  rl-ab)
+    ab_set=${RL_SETS:-kb_leaderboard}; ab_set=${ab_set//,/ }; ab_set=${ab_set%% *}
+    ab_dir=${RL_SETS_DIR:-.carry/realworld}/$ab_set
+    [ -d "$ab_dir" ] || { echo "rl-ab: no set $ab_set under ${RL_SETS_DIR:-.carry/realworld}"; failed=1; continue; }
+    [ -n "${RL_AB_ARG:-}" ] || { echo "rl-ab: RL_AB_ARG (the B side's flags) is not set"; failed=1; continue; }
+    ab_ref=bench/realworld/verdicts_one_at_a_time_$ab_set.jsonl ab_refarg=()
+    [ -f "$ab_ref" ] && ab_refarg=(--reference-verdicts "$ab_ref")
+    ab_a=(); for a in ${RL_COLLECT_ARG:-}; do ab_a+=(--collect-arg="$a"); done
+    ab_b=("${ab_a[@]}"); for a in ${RL_AB_ARG}; do ab_b+=(--collect-arg="$a"); done
+    ab_phases=warmup,collect
+    for ab_i in $(seq 1 "${RL_AB_PAIRS:-2}"); do
+      for ab_side in A B; do
+        if [ $ab_side = A ]; then ab_args=("${ab_a[@]}"); else ab_args=("${ab_b[@]}"); fi
+        # One state folder: the warm-up's headers serve every run; each collection starts from
+        # them alone (realworld_bench's fresh cache), its compile and baseline caches cold.
+        run_suite "rl-ab-$ab_i$ab_side" ${RL_TOTAL_S:-200} "^collect rc|^verdicts against" \
+          env KAGENT_REALWORLD_DIR="$ab_dir" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-ab-$ab_set" \
+          "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
+          --out "$OUT/ab/$ab_i$ab_side" --python "$PY" --phases $ab_phases --total-s $(( ${RL_TOTAL_S:-200} - 20 )) \
+          --budget collect=$(( ${RL_TOTAL_S:-200} - 60 )) --workers-per-gpu "${RW_WORKERS:-0}" "${ab_refarg[@]}" "${ab_args[@]}"
+        ab_phases=collect
+      done
+    done
+    "$PY" - "$OUT" "${RL_AB_PAIRS:-2}" "${RL_AB_ARG}" <<'PY'
+import math, re, sys
+from pathlib import Path
+out, pairs, arg = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+def run(tag):
+    text = (out / f"rl-ab-{tag}.log").read_text(errors="replace") if (out / f"rl-ab-{tag}.log").exists() else ""
+    m = re.search(r"^collect rc=0: .*?: ([0-9.]+) answers per minute", text, re.M)
+    same = re.search(r"^verdicts against \S+: (\d+) of (\d+) the same", text, re.M)
+    return (float(m.group(1)) if m else None), (same is not None and same.group(1) == same.group(2))
+rows = [(run(f"{i}A"), run(f"{i}B")) for i in range(1, pairs + 1)]
+ratios = [b[0] / a[0] for a, b in rows if a[0] and b[0]]
+geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
+fmt = lambda v: "-" if v is None else f"{v:.1f}"
+print(f"ab: B = A + {arg}: A {' '.join(fmt(a[0]) for a, b in rows)}; B {' '.join(fmt(b[0]) for a, b in rows)} "
+      f"answers a minute; B/A by pair {' '.join(f'{r:.3f}' for r in ratios)}, geometric mean {geo:.3f}; "
+      f"verdicts as one at a time in {sum(a[1] + b[1] for a, b in rows)} of {2 * pairs} runs")
+PY
+    ;;
   equivalence)
     # The 149 real answers built from a cold cache on every core, against the committed reference.
     eq_cache=$(mktemp -d)
