@@ -227,6 +227,7 @@ void kill9_while_busy(const std::vector<std::string>& env, const std::string& st
   std::vector<pid_t> worker = kagent::sandbox::descendants_of(monitor);
   worker.push_back(monitor);
   REQUIRE(worker.size() >= (started_name == "kagent-monitor" ? 2u : 1u));
+  const pid_t kagent_pid = p.pid;  // wait() forgets it
   ::kill(-p.pid, SIGKILL);  // kagent's group; a worker leads a group of its own
   CHECK(p.wait().status == 128 + SIGKILL);
   auto alive = [](pid_t pid) {
@@ -249,6 +250,12 @@ void kill9_while_busy(const std::vector<std::string>& env, const std::string& st
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(scratch, ec)) left.append(1, ' ').append(e.path().filename().string());
   CHECK_MESSAGE(cleared(), scratch << " outlived kagent, holding:" << left);
+  // The workers' output went to an unnamed file (WorkerClient): nothing of it is left in kagent's
+  // temporary folder (spawn_kagent's TMPDIR), where a named log stayed after every such kill before.
+  const std::string log_prefix = "kagent-worker-" + std::to_string(kagent_pid) + "-";
+  REQUIRE(fs::is_directory(dir.path() / "tmp"));
+  for (const auto& e : fs::directory_iterator(dir.path() / "tmp", ec))
+    CHECK_MESSAGE(e.path().filename().string().rfind(log_prefix, 0) != 0, e.path().string() << " outlived kagent");
   for (pid_t pid : worker) ::kill(pid, SIGKILL);  // a failed check leaves nothing behind
   fs::remove_all(scratch, ec);  // the empty folder a worker alone cannot remove (nor CI's /tmp keep)
 }

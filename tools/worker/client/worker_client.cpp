@@ -1,5 +1,6 @@
 #include "worker/client/worker_client.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -99,10 +100,19 @@ std::string default_worker_path() {
 WorkerClient::WorkerClient(WorkerOptions opts) : opts_(std::move(opts)) {
   if (opts_.worker_path.empty()) opts_.worker_path = default_worker_path();
   if (opts_.log_path.empty()) {
-    opts_.log_path = (fs::temp_directory_path() / fmt::format("kagent-worker-{}-{}.log", ::getpid(),
-                                                              reinterpret_cast<uintptr_t>(this)))
-                         .string();
-    own_log_ = true;
+    const fs::path tmp = fs::temp_directory_path();
+    // Unnamed: it goes when its last descriptor closes (kagent's and the workers'), however kagent
+    // ends. Its /proc/self/fd path works in this process and in a child before exec (the worker
+    // opens it as its output there), where the descriptor is still open. A named file where the
+    // temporary folder's filesystem cannot make one (O_TMPFILE is refused).
+    log_fd_ = Fd(::open(tmp.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (log_fd_) {
+      opts_.log_path = fmt::format("/proc/self/fd/{}", log_fd_.get());
+    } else {
+      opts_.log_path =
+          (tmp / fmt::format("kagent-worker-{}-{}.log", ::getpid(), reinterpret_cast<uintptr_t>(this))).string();
+      own_log_ = true;
+    }
   }
 }
 

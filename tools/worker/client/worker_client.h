@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/fd.h"
 #include "common/json_lines.h"
 #include "common/subprocess.h"
 #include "problem/problem_spec.h"
@@ -36,7 +37,7 @@ namespace kagent {
 
 struct WorkerOptions {
   std::string worker_path;                  // kagent-worker; default: next to the running binary
-  std::string log_path;                     // the worker's stdout/stderr; default: a temp file
+  std::string log_path;                     // the worker's stdout/stderr; default: an unnamed temp file
   std::optional<int> gpu;                   // CUDA_VISIBLE_DEVICES for the worker
   std::chrono::milliseconds start_timeout{120'000};
   std::chrono::milliseconds request_timeout{180'000};  // per evaluation; the watchdog
@@ -186,7 +187,10 @@ class WorkerClient {
   std::string scratch_;                          // the running worker's scratch folder
   nlohmann::json sandbox_;
   nlohmann::json startup_ = nlohmann::json::object();
-  bool own_log_ = false;
+  bool own_log_ = false;  // a named temporary log, removed at the end (where no unnamed one could be made)
+  // The default log, unnamed (O_TMPFILE; log_path names it /proc/self/fd/N): a kagent killed by
+  // SIGKILL leaves no file of its workers' output in the temporary folder, as it leaves no worker.
+  Fd log_fd_;
   // Isolation (see evaluate).
   std::unique_ptr<GpuAdmission> admission_;
   std::map<std::string, int64_t> footprints_;
