@@ -164,6 +164,17 @@ run_suite() {
   [ "$rc" -eq 0 ] || failed=1
 }
 
+# rl_collect NAME SUMMARY_REGEX TOTAL_S SET_DIR STATE OUT PHASES WORKERS [ARG...]: one collection of
+# a real set by bench/realworld/realworld_bench.py under run_suite (rl-throughput, rl-ab).
+rl_collect() {
+  local name=$1 summary=$2 total=$3 set_dir=$4 state=$5 out=$6 phases=$7 workers=$8
+  shift 8
+  run_suite "$name" "$total" "$summary" env KAGENT_REALWORLD_DIR="$set_dir" KAGENT_REALWORLD_STATE="$state" \
+    "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
+    --out "$out" --python "$PY" --phases "$phases" --total-s $(( total - 20 )) --budget collect=$(( total - 60 )) \
+    --workers-per-gpu "$workers" "$@"
+}
+
 {
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used --format=csv,noheader
@@ -356,12 +367,9 @@ for suite in "${suites[@]}"; do
       [ -n "${RL_REFERENCE_DIR:-}" ] && rl_ref=$RL_REFERENCE_DIR/$rl_set/realworld/verdicts_$rl_set.jsonl
       [ "$suite" = rl-throughput ] && [ -f "$rl_ref" ] && rl_refarg=(--reference-verdicts "$rl_ref")
       mkdir -p "$OUT/$rl_set"
-      run_suite "$suite-$rl_set" ${RL_TOTAL_S:-280} "^machine|^warm-up|^baselines first|^collect.s extra|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
-        env KAGENT_REALWORLD_DIR="${RL_SETS_DIR:-.carry/realworld}/$rl_set" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-$rl_set" \
-        "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
-        --out "$OUT/$rl_set" --python "$PY" --phases warmup,collect --total-s $(( ${RL_TOTAL_S:-280} - 20 )) \
-        --budget collect=$(( ${RL_TOTAL_S:-280} - 60 )) --workers-per-gpu "$rl_workers" "${rl_refarg[@]}" \
-        ${RL_BASELINES_FIRST:+--baselines-first} "${rl_collect_args[@]}"
+      rl_collect "$suite-$rl_set" "^machine|^warm-up|^baselines first|^collect.s extra|^collect rc|^cpu:|^gpu:|^evaluation phases|^timings:|^  gpu|^  worker|^  the default gpu|^verdicts against|^loads over" \
+        "${RL_TOTAL_S:-280}" "${RL_SETS_DIR:-.carry/realworld}/$rl_set" "/tmp/kagent-rl-$rl_set" "$OUT/$rl_set" \
+        warmup,collect "$rl_workers" "${rl_refarg[@]}" ${RL_BASELINES_FIRST:+--baselines-first} "${rl_collect_args[@]}"
     done ;;
   rl-ab)
     ab_set=${RL_SETS:-kb_leaderboard}; ab_set=${ab_set//,/ }; ab_set=${ab_set%% *}
@@ -378,11 +386,8 @@ for suite in "${suites[@]}"; do
         if [ $ab_side = A ]; then ab_args=("${ab_a[@]}"); else ab_args=("${ab_b[@]}"); fi
         # One state folder: the warm-up's headers serve every run; each collection starts from
         # them alone (realworld_bench's fresh cache), its compile and baseline caches cold.
-        run_suite "rl-ab-$ab_i$ab_side" ${RL_TOTAL_S:-200} "^collect rc|^verdicts against" \
-          env KAGENT_REALWORLD_DIR="$ab_dir" KAGENT_REALWORLD_STATE="/tmp/kagent-rl-ab-$ab_set" \
-          "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
-          --out "$OUT/ab/$ab_i$ab_side" --python "$PY" --phases $ab_phases --total-s $(( ${RL_TOTAL_S:-200} - 20 )) \
-          --budget collect=$(( ${RL_TOTAL_S:-200} - 60 )) --workers-per-gpu "${RW_WORKERS:-0}" "${ab_refarg[@]}" "${ab_args[@]}"
+        rl_collect "rl-ab-$ab_i$ab_side" "^collect rc|^verdicts against" "${RL_TOTAL_S:-200}" "$ab_dir" \
+          "/tmp/kagent-rl-ab-$ab_set" "$OUT/ab/$ab_i$ab_side" $ab_phases "${RW_WORKERS:-0}" "${ab_refarg[@]}" "${ab_args[@]}"
         ab_phases=collect
       done
     done

@@ -45,7 +45,7 @@ void add_eval_flags(CLI::App& app, EvalFlags& f, bool several_gpus) {
                   ""));
   // The timing loop's floors and cap (timer/measure_config.h): seconds, at most a minute.
   const MeasureConfig timing_defaults;
-  const auto timing_seconds = [&app](const char* flag, std::optional<double>& value, const std::string& what,
+  const auto timing_seconds = [&app](const char* flag, std::optional<double>& value, const char* what,
                                      double fallback, double least) {
     app.add_option(flag, value, fmt::format("{} (default {})", what, fallback))
         ->type_name("SECONDS")
