@@ -3,7 +3,10 @@
 
 #include <doctest/doctest.h>
 
+#include "support/temp_dir.h"
+
 using kagent::choose_worker;
+using kagent::problem_affinity_key;
 
 namespace {
 
@@ -50,4 +53,24 @@ TEST_CASE("a request passed over too often is served next, on the worker free lo
 TEST_CASE("a request for no problem in particular never matches a worker") {
   const Case c{{{"", "y"}}, {"", "y"}};
   CHECK(c.choose().request == 1);
+}
+
+TEST_CASE("a problem is held by its text: the same file under another name matches, another text does not") {
+  // The leaderboard's answers each come with their problem under the answer's name: a worker that
+  // drew l1_p37's trials for one answer is the one to take the next answer to l1_p37.
+  const kagent::testing::TempDir dir("kagent-affinity-test");
+  const std::string text = "import torch\nclass Model(torch.nn.Module):\n    pass\n";
+  const std::string a = dir.write("l1_p37_gpt4o.py", text);
+  const std::string b = dir.write("l1_p37_deepseekcoder.py", text);
+  const std::string c = dir.write("l1_p38_gpt4o.py", text + "# another\n");
+  CHECK(problem_affinity_key(a) == problem_affinity_key(b));
+  CHECK(problem_affinity_key(a) != problem_affinity_key(c));
+  CHECK(problem_affinity_key(a).rfind("text:", 0) == 0);
+  const Case pick{{{"x"}, {problem_affinity_key(a)}}, {"y", problem_affinity_key(b)}};
+  CHECK(pick.choose().request == 1);
+  CHECK(pick.choose().worker == 1);
+  // Unreadable: the path itself (the request then reports the file); no problem: nothing.
+  const std::string missing = (dir.path() / "gone.py").string();
+  CHECK(problem_affinity_key(missing) == missing);
+  CHECK(problem_affinity_key("").empty());
 }

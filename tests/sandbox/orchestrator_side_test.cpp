@@ -96,16 +96,18 @@ TEST_CASE("baselines: the key is the one the worker computed before (format unch
   device.torch_version = "2.11.0+cu130";
   device.name = "NVIDIA H200";
   // sha256("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000")[:32]: cache entries measured
-  // with the floors of before the thirty-fourth session (20 samples, 0.1 s) keep their key...
+  // with the floors of before the thirty-fourth session (20 samples, 0.1 s) and the cap of before
+  // the thirty-sixth (1 s) keep their key...
   EvalOptions before;
   before.timing.min_samples = 20;
   before.timing.min_time_s = 0.1;
+  before.timing.max_time_s = 1.0;
   CHECK(baseline_cache_key("abc", device, before) ==
         sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|20|0.1|0.01|1|5000").substr(0, 32));
-  // ...and the defaults since (10 samples, 0.04 s) key entries of their own: a time taken with
-  // other floors is not read as one taken with these.
+  // ...and the defaults since (10 samples, 0.04 s, a cap of 0.5 s) key entries of their own: a
+  // time taken with other floors or cap is not read as one taken with these.
   CHECK(baseline_cache_key("abc", device, EvalOptions{}) ==
-        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|10|0.04|0.01|1|5000").substr(0, 32));
+        sha256_hex("v1|abc|2.11.0+cu130|NVIDIA H200|42|10|0.04|0.01|0.5|5000").substr(0, 32));
   // A time taken with the stream held is never read as one with the launch latency in.
   EvalOptions held = before;
   held.timing.sample = TimingSample::Gpu;

@@ -28,11 +28,13 @@ struct EvaluationPool::Worker {
   bool busy = false;
   std::chrono::steady_clock::time_point changed_at = std::chrono::steady_clock::now();  // leased or freed
   WorkerCounters stats;
-  std::set<std::string> problems;  // asked about in an earlier request: loaded in the worker, unless it restarted since
+  // Problems asked about in an earlier request, by problem_affinity_key: loaded in the worker, unless
+  // it restarted since.
+  std::set<std::string> problems;
 };
 
 struct EvaluationPool::Waiter {
-  const std::string& problem;
+  const std::string& problem;  // problem_affinity_key
   std::optional<size_t> worker;  // set by assign_locked
   int passed_over = 0;
 };
@@ -143,7 +145,7 @@ void EvaluationPool::start(const std::string& warm_problem, bool warm_compile) {
                      continue;
                    }
                    std::lock_guard lock(mu_);
-                   if (!warm_problem.empty()) workers_[i]->problems.insert(warm_problem);
+                   if (!warm_problem.empty()) workers_[i]->problems.insert(problem_affinity_key(warm_problem));
                    if (!device_known_) {
                      device_ = std::get<DeviceInfo>(hello);
                      // The arch is known now: the headers build while the other workers start and
@@ -304,11 +306,12 @@ void EvaluationPool::assign_locked(std::chrono::steady_clock::time_point now) {
   if (any) assigned_.notify_all();
 }
 
-EvaluationPool::Lease::Lease(EvaluationPool& pool, const std::string& problem) : pool_(pool), problem_(problem) {
+EvaluationPool::Lease::Lease(EvaluationPool& pool, const std::string& problem)
+    : pool_(pool), problem_(problem), affinity_(problem_affinity_key(problem)) {  // the file read outside the lock
   std::unique_lock lock(pool_.mu_);
   const auto now = std::chrono::steady_clock::now();
   pool_.account_locked(now);
-  Waiter me{problem_, std::nullopt, 0};
+  Waiter me{affinity_, std::nullopt, 0};
   pool_.queue_.push_back(&me);
   pool_.assign_locked(now);
   pool_.assigned_.wait(lock, [&] { return me.worker.has_value(); });
@@ -327,7 +330,7 @@ EvaluationPool::Lease::~Lease() {
   w.stats.held_seconds += std::chrono::duration<double>(now - w.changed_at).count();
   w.stats.restarts = std::max(0, w.client.restarts());  // read here: no request of its is running
   w.changed_at = now;
-  if (!problem_.empty()) w.problems.insert(problem_);
+  if (!affinity_.empty()) w.problems.insert(affinity_);
   pool_.assign_locked(now);
 }
 

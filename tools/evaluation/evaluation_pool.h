@@ -143,8 +143,9 @@ class EvaluationPool {
 
   // A worker held for one request about `problem` (waits until one is handed over). Requests
   // are served in order of arrival, with one exception: a worker that frees up goes first to a
-  // waiting request whose problem it already holds (loaded, reference run), since another
-  // worker would load it again (seconds per KernelBench problem). A request passed over that
+  // waiting request whose problem it already holds (loaded, reference run, the trials' CPU draws
+  // made; a file of the same text under another name counts, problem_affinity_key), since another
+  // worker would load and draw it again (seconds per KernelBench problem). A request passed over that
   // way kMaxPassedOver times is served next. Without such a match, the worker free longest
   // takes the oldest request, so that work spreads over every GPU; no worker stays free while
   // a request waits.
@@ -164,6 +165,7 @@ class EvaluationPool {
    private:
     EvaluationPool& pool_;
     std::string problem_;
+    std::string affinity_;  // problem_affinity_key(problem_)
     size_t index_ = 0;
   };
 

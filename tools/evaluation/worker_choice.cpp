@@ -1,6 +1,19 @@
 #include "evaluation/worker_choice.h"
 
+#include <stdexcept>
+
+#include "common/sha256.h"
+
 namespace kagent {
+
+std::string problem_affinity_key(const std::string& path) {
+  if (path.empty()) return path;
+  try {
+    return "text:" + sha256_file_hex(path);
+  } catch (const std::exception&) {
+    return path;  // the request reports the missing file; it matches nothing meanwhile
+  }
+}
 
 WorkerChoice choose_worker(const std::vector<const std::set<std::string>*>& free_workers,
                            const std::vector<const std::string*>& waiting, bool front_overdue) {

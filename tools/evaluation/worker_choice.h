@@ -19,6 +19,13 @@ struct WorkerChoice {
 // first, on the first such worker (loading it again elsewhere costs seconds); without one, or
 // when the oldest request is `front_overdue` (passed over too often), the oldest request takes
 // the worker free longest.
+// What a worker holds of the problem at `path`, as choose_worker matches it: its text's hash, so
+// that the same problem under another file name counts (KernelBench's leaderboard has 149 answers
+// over 99 problem texts, each under its answer's name; a worker keeps the trials' CPU draws of a
+// text once, kagent_worker/problem.py). The path itself where the file cannot be read; empty for
+// none.
+std::string problem_affinity_key(const std::string& path);
+
 WorkerChoice choose_worker(const std::vector<const std::set<std::string>*>& free_workers,
                            const std::vector<const std::string*>& waiting, bool front_overdue);
 

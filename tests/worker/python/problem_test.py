@@ -1,5 +1,6 @@
 """Problems and candidates: loading, errors with their kinds, specs, inputs by seed."""
 
+import gc
 import os
 
 import pytest
@@ -107,6 +108,15 @@ def get_init_inputs():
 """
 
 
+# Counts the CPU draws of get_inputs (appended to COUNTED with get_inputs calling draw()).
+DRAW_COUNTER = """
+draws = [0]
+def draw():
+    draws[0] += 1
+    return torch.randn(2, 4)
+"""
+
+
 def test_trial_seeds_are_kernelbenchs():
     # KernelBench's run_and_check_correctness: torch.manual_seed(42), then one
     # torch.randint(0, 2**32 - 1, (1,)) per trial (values of torch's CPU generator).
@@ -177,14 +187,37 @@ def test_prefetch_does_the_cpus_share_ahead_with_the_same_numbers(tmp_path):
     kept = problem.prefetch(42, 5)
     assert problem.module.builds[0] == 1
     seeds = problem.trial_seeds(42, 5)
-    assert sorted(problem._host_inputs) == sorted(seeds)
+    assert sorted(problem._draws.by_seed) == sorted(seeds)
     assert kept == problem.kept_bytes() == 5 * 2 * 4 * 4 + (3 * 4 + 3) * 4
-    alone = open_problem(write(tmp_path, "q.py", COUNTED))
+    alone = open_problem(write(tmp_path, "q.py", COUNTED + "# another text: its own draws\n"))
     for s in seeds:
         assert torch.equal(problem.kernelbench_inputs("cpu", s)[0], alone.kernelbench_inputs("cpu", s)[0])
     assert torch.equal(problem.make_model("cpu", 42).linear.weight, alone.make_model("cpu", 42).linear.weight)
     assert problem.module.builds[0] == 1  # the evaluation's reference is a copy of the prefetched one
     assert problem.prefetch(42, 5) == kept  # twice costs nothing more
+
+
+def test_problems_of_the_same_text_share_their_trials_draws(tmp_path):
+    # KernelBench's leaderboard holds one problem under each answer's name: a worker that drew a
+    # text's trials for one file hands them to the next file of that text, not drawing again.
+    first = open_problem(write(tmp_path, "l1_p37_gpt4o.py", COUNTED.replace("torch.randn(2, 4)", "draw()") + DRAW_COUNTER))
+    second = open_problem(write(tmp_path, "l1_p37_deepseekcoder.py", COUNTED.replace("torch.randn(2, 4)", "draw()") + DRAW_COUNTER))
+    seeds = first.trial_seeds(42, 5)
+    first.prefetch(42, 5)
+    assert first.module.draws[0] == 1 + 5  # the size's draw on meta (trial_inputs_device), the trials'
+    draws = 5 * 2 * 4 * 4
+    templates = (3 * 4 + 3) * 4
+    assert first.kept() == draws // 2 + templates  # each counts half of what the two keep
+    second.prefetch(42, 5)
+    assert second.module.draws[0] == 1  # the size's on meta only: the trials' are taken, not drawn
+    for s in seeds:
+        assert torch.equal(first.kernelbench_inputs("cpu", s)[0], second.kernelbench_inputs("cpu", s)[0])
+    assert first.kept() + second.kept() == draws + 2 * templates
+    del first
+    gc.collect()
+    assert second.kept() == draws + templates  # the one left keeps them all
+    other = open_problem(write(tmp_path, "other.py", COUNTED + "# another text\n"))
+    assert other.kept() == 0 and not other._draws.by_seed  # another text draws its own
 
 
 def test_prefetch_leaves_errors_to_the_calls_that_report_them(tmp_path):

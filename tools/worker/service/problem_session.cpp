@@ -76,15 +76,21 @@ Values ProblemSession::state_values(PyObject* model) {
 void ProblemSession::prefetch(int64_t seed, int trials) {
   const PyRef kept = PyRef::steal(
       PyObject_CallMethod(problem_.get(), "prefetch", "Li", static_cast<long long>(seed), trials));
+  if (!kept.get()) PyErr_Clear();  // prefetch catches the problem's errors; anything else shows where it recurs
+}
+
+int64_t ProblemSession::kept_bytes() {
+  const PyRef kept = PyRef::steal(PyObject_CallMethod(problem_.get(), "kept", nullptr));
   if (!kept.get()) {
-    PyErr_Clear();  // prefetch catches the problem's errors; anything else shows where it recurs
-    return;
-  }
-  kept_bytes_ = PyLong_AsLongLong(kept.get());
-  if (kept_bytes_ < 0) {
     PyErr_Clear();
-    kept_bytes_ = 0;
+    return 0;
   }
+  const long long bytes = PyLong_AsLongLong(kept.get());
+  if (bytes < 0) {
+    PyErr_Clear();
+    return 0;
+  }
+  return bytes;
 }
 
 }  // namespace kagent::worker

@@ -42,9 +42,10 @@ class ProblemSession {
   // the timing lock meanwhile): the reference's CPU copy and, for `trials` > 0, the trials' CPU
   // draws. Never throws: what fails here fails again, reported, where it is needed.
   void prefetch(int64_t seed, int trials);
-  // Host memory the problem keeps (its trials' CPU draws, the reference's CPU copies), as of the
-  // last prefetch: what the worker weighs when it lets go of problems.
-  int64_t kept_bytes() const { return kept_bytes_; }
+  // Host memory the problem keeps (its share of its source's trial draws, which problems of the
+  // same text share; the reference's CPU copies): what the worker weighs when it lets go of
+  // problems. Asked each time (a share changes when another problem of the text comes or goes).
+  int64_t kept_bytes();
 
   // Cached baselines this worker has already re-checked on this problem (baselines.cpp).
   bool baseline_checked(const std::string& key) const { return baselines_checked_.contains(key); }
@@ -59,7 +60,6 @@ class ProblemSession {
   std::optional<ProblemSpec> spec_;
   nlohmann::json spec_json_;
   std::set<std::string> baselines_checked_;
-  int64_t kept_bytes_ = 0;
 };
 
 }  // namespace kagent::worker

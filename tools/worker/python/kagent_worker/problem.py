@@ -8,6 +8,7 @@ import json
 import os
 import re
 import sys
+import weakref
 
 import torch
 
@@ -24,6 +25,38 @@ CPU_TRIAL_INPUT_BYTES = 256 << 20
 # Kept page-locked in memory that forks do not inherit (host_memory.py): copies to the GPU
 # are direct, and a fork() of the worker copies none of it.
 HOST_INPUTS_BYTES = 5 * CPU_TRIAL_INPUT_BYTES
+
+
+class _HostDraws:
+    """The trials' CPU draws of one problem source, by seed, shared by the Problem objects of
+    that source in this process. KernelBench's leaderboard holds the same problem under many
+    file names (149 answers, 99 sources), and the pool sends a repeat of a source to the worker
+    that holds it (evaluation_pool.cpp): its draws, seconds of the CPU's generator for the
+    largest inputs, are then taken, not made again. A draw is the source's and the seed's alone,
+    as keeping it per seed already assumes."""
+
+    def __init__(self):
+        self.by_seed = {}  # seed -> the inputs as drawn (page-locked)
+        self.bytes = 0
+        self.users = 0  # live Problem objects of this source: each counts an equal share of bytes
+
+
+_HOST_DRAWS = {}  # sha256 -> _HostDraws, while a Problem of that source is alive
+
+
+def _host_draws_of(problem):
+    draws = _HOST_DRAWS.setdefault(problem.sha256, _HostDraws())
+    draws.users += 1
+    weakref.finalize(problem, _let_go_of_host_draws, problem.sha256)  # not the problem: that would keep it
+    return draws
+
+
+def _let_go_of_host_draws(sha256):
+    draws = _HOST_DRAWS.get(sha256)
+    if draws is not None:
+        draws.users -= 1
+        if draws.users <= 0:
+            del _HOST_DRAWS[sha256]
 
 
 def kernelbench_seed(seed):
@@ -102,10 +135,9 @@ class Problem:
         self.sha256 = hashlib.sha256(data).hexdigest()
         self.name = os.path.splitext(os.path.basename(self.path))[0]
         self._templates = {}  # seed -> the reference Model as built on the CPU, never run
-        self._host_inputs = {}  # seed -> a trial's inputs as drawn on the CPU (kernelbench_inputs)
-        self._host_inputs_bytes = 0
+        self._draws = _host_draws_of(self)  # the trials' CPU draws (kernelbench_inputs), shared by source
         self._trial_device = None  # trial_inputs_device(), once known
-        self._kept = None  # ((templates, host bytes), kept_bytes()) as prefetch last summed it
+        self._kept = None  # ((templates, draws' bytes, their users), kept_bytes()) as prefetch last summed it
 
     def _call(self, fn_name):
         try:
@@ -205,15 +237,16 @@ class Problem:
 
     def _host_draw(self, seed):
         """A trial's inputs as KernelBench draws them on the CPU, kept while HOST_INPUTS_BYTES allows."""
-        inputs = self._host_inputs.get(seed)
+        draws = self._draws
+        inputs = draws.by_seed.get(seed)
         if inputs is None:
             kernelbench_seed(seed)
             inputs = list(self._call("get_inputs"))
             size = tensor_bytes(inputs)
-            if size + self._host_inputs_bytes <= HOST_INPUTS_BYTES:
+            if size + draws.bytes <= HOST_INPUTS_BYTES:
                 inputs = [page_locked_copy(x) for x in inputs]
-                self._host_inputs[seed] = inputs
-                self._host_inputs_bytes += size
+                draws.by_seed[seed] = inputs
+                draws.bytes += size
         return inputs
 
     def prefetch(self, seed, trials=0):
@@ -232,15 +265,20 @@ class Problem:
                     self._host_draw(s)
         except Exception:
             pass
-        # Summed again only when something was added: prefetch runs before every evaluation.
-        state = (len(self._templates), self._host_inputs_bytes)
+        return self.kept()
+
+    def kept(self):
+        """kept_bytes(), summed again only when something was added or the draws' users changed:
+        the worker asks before every problem it opens, and prefetch before every evaluation."""
+        state = (len(self._templates), self._draws.bytes, self._draws.users)
         if self._kept is None or self._kept[0] != state:
             self._kept = (state, self.kept_bytes())
         return self._kept[1]
 
     def kept_bytes(self):
-        """Host memory this problem keeps: the trials' CPU draws and the reference's CPU copies."""
-        kept = self._host_inputs_bytes
+        """Host memory this problem keeps: its share of its source's trial draws (summed over the
+        worker's problems, each draw counts once) and the reference's CPU copies."""
+        kept = self._draws.bytes // max(self._draws.users, 1)
         for model in self._templates.values():
             try:
                 kept += tensor_bytes(list(model.state_dict().values()))
