@@ -121,11 +121,12 @@
 #   rl-ab      a change to the collection's rate, side by side: RL_AB_PAIRS (default 2) pairs of
 #              collections over one set (RL_SETS' first, default kb_leaderboard), A with RL_COLLECT_ARG,
 #              B with RL_AB_ARG added (split at spaces, e.g. "--timing-max-time=0.5"), in the order
-#              A B A B, each with a cold compile cache, one warm-up for all; the last line gives each
-#              pair's B/A and their geometric mean, and whether every run's verdicts matched the
-#              one-at-a-time run's. The host's speed moves between calls by up to 14% (bench/realworld
-#              RESULTS.md, runs W-Y), so a change is judged by pairs of one call (~8 min for 2 pairs
-#              on a warm machine)
+#              A B A B, each with a cold compile cache, one warm-up for all; the last lines give each
+#              pair's B/A and their geometric mean, whether every run's verdicts matched the
+#              one-at-a-time run's, and each run's compilers' CPU seconds (the host's speed), naming
+#              a pair whose two differ by over 10%. The host's speed moved by 29% within one call
+#              (bench/realworld/RESULTS.md, thirty-sixth session): a change of a few percent needs
+#              more pairs than one call holds (~8 min for 2 pairs on a warm machine)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
 #              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
 #              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
@@ -399,7 +400,11 @@ def run(tag):
     text = (out / f"rl-ab-{tag}.log").read_text(errors="replace") if (out / f"rl-ab-{tag}.log").exists() else ""
     m = re.search(r"^collect rc=0: .*?: ([0-9.]+) answers per minute", text, re.M)
     same = re.search(r"^verdicts against \S+: (\d+) of (\d+) the same", text, re.M)
-    return (float(m.group(1)) if m else None), (same is not None and same.group(1) == same.group(2))
+    # The host's speed of the moment: the compilers' CPU seconds for the same builds (the cpu: line).
+    cpu = re.search(r"^cpu: .*?by program \(CPU s\): ([^;]*)", text, re.M)
+    progs = dict((k, float(v)) for k, v in re.findall(r"([\w+.-]+) ([0-9.]+)", cpu.group(1))) if cpu else {}
+    compilers = sum(progs.get(k, 0.0) for k in ("cc1plus", "cudafe++", "cicc")) or None
+    return (float(m.group(1)) if m else None), (same is not None and same.group(1) == same.group(2)), compilers
 rows = [(run(f"{i}A"), run(f"{i}B")) for i in range(1, pairs + 1)]
 ratios = [b[0] / a[0] for a, b in rows if a[0] and b[0]]
 geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float("nan")
@@ -407,6 +412,12 @@ fmt = lambda v: "-" if v is None else f"{v:.1f}"
 print(f"ab: B = A + {arg}: A {' '.join(fmt(a[0]) for a, b in rows)}; B {' '.join(fmt(b[0]) for a, b in rows)} "
       f"answers a minute; B/A by pair {' '.join(f'{r:.3f}' for r in ratios)}, geometric mean {geo:.3f}; "
       f"verdicts as one at a time in {sum(a[1] + b[1] for a, b in rows)} of {2 * pairs} runs")
+# Within one call the host's speed moved by 29% (thirty-sixth session, bench/realworld/RESULTS.md):
+# a pair whose builds took CPU seconds that far apart says the host's change, not B's.
+hosts = [f"{fmt(a[2])}/{fmt(b[2])}" for a, b in rows]
+moved = [i + 1 for i, (a, b) in enumerate(rows) if a[2] and b[2] and max(a[2], b[2]) / min(a[2], b[2]) > 1.1]
+print(f"ab: the compilers' CPU s (the host's speed) by pair, A/B: {' '.join(hosts)}"
+      + (f"; pair {' '.join(map(str, moved))} moved over 10%: its ratio is the host's as much as B's" if moved else ""))
 PY
     ;;
   equivalence)
