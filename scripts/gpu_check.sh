@@ -18,7 +18,7 @@
 #   sandbox-official  the acts once each on KernelBench's level1/26_GELU_ at its official size (~5 min)
 #   sandbox-mechanisms  which process limits CUDA tolerates here (pids cgroup, PID and user
 #              namespaces), and `kagent eval`'s sandbox section (~1 min)
-#   timer      timer and profiler GPU tests, the solve replay test (~1 min)
+#   timer      timer, profiler and KAGENT_GPU_WAIT GPU tests, the solve replay test (~1 min)
 #   timer-only the timer's GPU tests alone, the launch hold among them (~20 s)
 #   timing-probe  launch vs gpu timing samples of a host-bound reference, CPU idle and busy, in
 #              two processes (bench/timing/sample_probe.py; no build; ~30 s)
@@ -120,7 +120,8 @@
 #              trainer's steady state; the compile cache stays cold)
 #   rl-ab      a change to the collection's rate, side by side: RL_AB_PAIRS (default 2) pairs of
 #              collections over one set (RL_SETS' first, default kb_leaderboard), A with RL_COLLECT_ARG,
-#              B with RL_AB_ARG added (split at spaces, e.g. "--timing-max-time=0.5"), in the order
+#              B with RL_AB_ARG added (split at spaces, e.g. "--timing-max-time=0.5") and RL_AB_ENV's
+#              VAR=value words in its environment (e.g. "KAGENT_GPU_WAIT=block"), in the order
 #              A B A B, each with a cold compile cache, one warm-up for all; the last lines give each
 #              pair's B/A and their geometric mean, whether every run's verdicts matched the
 #              one-at-a-time run's, and each run's compilers' CPU seconds (the host's speed), naming
@@ -166,11 +167,13 @@ run_suite() {
 }
 
 # rl_collect NAME SUMMARY_REGEX TOTAL_S SET_DIR STATE OUT PHASES WORKERS [ARG...]: one collection of
-# a real set by bench/realworld/realworld_bench.py under run_suite (rl-throughput, rl-ab).
+# a real set by bench/realworld/realworld_bench.py under run_suite (rl-throughput, rl-ab), with
+# RL_RUN_ENV's VAR=value words (split at spaces) in its environment.
 rl_collect() {
   local name=$1 summary=$2 total=$3 set_dir=$4 state=$5 out=$6 phases=$7 workers=$8
   shift 8
-  run_suite "$name" "$total" "$summary" env KAGENT_REALWORLD_DIR="$set_dir" KAGENT_REALWORLD_STATE="$state" \
+  local extra=(); for e in ${RL_RUN_ENV:-}; do extra+=("$e"); done
+  run_suite "$name" "$total" "$summary" env "${extra[@]}" KAGENT_REALWORLD_DIR="$set_dir" KAGENT_REALWORLD_STATE="$state" \
     "$PY" bench/realworld/realworld_bench.py --kagent $B/kagent --compile-answers $B/bench/compile/compile_answers \
     --out "$out" --python "$PY" --phases "$phases" --total-s $(( total - 20 )) --budget collect=$(( total - 60 )) \
     --workers-per-gpu "$workers" "$@"
@@ -243,7 +246,7 @@ for suite in "${suites[@]}"; do
   verdicts) targets+=(kagent_gpu_suite_tests) ;;
   guards) targets+=(kagent_guard_suite_tests) ;;
   sandbox | sandbox-official) targets+=(kagent_sandbox_suite_tests) ;;
-  timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests) ;;
+  timer) targets+=(kagent_timer_gpu_tests kagent_profiler_gpu_tests kagent_solve_gpu_tests kagent_gpu_wait_gpu_tests) ;;
   timer-only) targets+=(kagent_timer_gpu_tests) ;;
   profiler) targets+=(kagent_profiler_gpu_tests) ;;
   baselines) targets+=(kagent_baselines_gpu_tests) ;;
@@ -286,6 +289,7 @@ for suite in "${suites[@]}"; do
     env BUILD=$B PY="$PY" bash scripts/sandbox_mechanisms.sh ;;
   timer)
     run_suite timer 90 "test cases|FAILED" $B/tests/gpu/kagent_timer_gpu_tests
+    run_suite gpu-wait 60 "test cases|FAILED" $B/tests/gpu/kagent_gpu_wait_gpu_tests
     run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests
     run_suite solve-gpu 120 "Solve replay:|test cases" $B/tests/gpu/kagent_solve_gpu_tests ;;
   timing-probe) run_suite timing-probe 90 "^sample_probe:" bash -c "for i in 1 2; do \"$PY\" bench/timing/sample_probe.py; done" ;;
@@ -376,7 +380,7 @@ for suite in "${suites[@]}"; do
     ab_set=${RL_SETS:-kb_leaderboard}; ab_set=${ab_set//,/ }; ab_set=${ab_set%% *}
     ab_dir=${RL_SETS_DIR:-.carry/realworld}/$ab_set
     [ -d "$ab_dir" ] || { echo "rl-ab: no set $ab_set under ${RL_SETS_DIR:-.carry/realworld}"; failed=1; continue; }
-    [ -n "${RL_AB_ARG:-}" ] || { echo "rl-ab: RL_AB_ARG (the B side's flags) is not set"; failed=1; continue; }
+    [ -n "${RL_AB_ARG:-}${RL_AB_ENV:-}" ] || { echo "rl-ab: neither RL_AB_ARG (the B side's flags) nor RL_AB_ENV (its environment) is set"; failed=1; continue; }
     ab_ref=bench/realworld/verdicts_one_at_a_time_$ab_set.jsonl ab_refarg=()
     [ -f "$ab_ref" ] && ab_refarg=(--reference-verdicts "$ab_ref")
     ab_a=(); for a in ${RL_COLLECT_ARG:-}; do ab_a+=(--collect-arg="$a"); done
@@ -384,7 +388,7 @@ for suite in "${suites[@]}"; do
     ab_phases=warmup,collect
     for ab_i in $(seq 1 "${RL_AB_PAIRS:-2}"); do
       for ab_side in A B; do
-        if [ $ab_side = A ]; then ab_args=("${ab_a[@]}"); else ab_args=("${ab_b[@]}"); fi
+        if [ $ab_side = A ]; then ab_args=("${ab_a[@]}") RL_RUN_ENV=; else ab_args=("${ab_b[@]}") RL_RUN_ENV=${RL_AB_ENV:-}; fi
         # One state folder: the warm-up's headers serve every run; each collection starts from
         # them alone (realworld_bench's fresh cache), its compile and baseline caches cold.
         rl_collect "rl-ab-$ab_i$ab_side" "^collect rc|^verdicts against" "${RL_TOTAL_S:-200}" "$ab_dir" \
@@ -392,10 +396,11 @@ for suite in "${suites[@]}"; do
         ab_phases=collect
       done
     done
-    "$PY" - "$OUT" "${RL_AB_PAIRS:-2}" "${RL_AB_ARG}" <<'PY'
+    RL_RUN_ENV=
+    "$PY" - "$OUT" "${RL_AB_PAIRS:-2}" "${RL_AB_ARG:-} ${RL_AB_ENV:-}" <<'PY'
 import math, re, sys
 from pathlib import Path
-out, pairs, arg = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+out, pairs, arg = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].strip()
 def run(tag):
     text = (out / f"rl-ab-{tag}.log").read_text(errors="replace") if (out / f"rl-ab-{tag}.log").exists() else ""
     m = re.search(r"^collect rc=0: .*?: ([0-9.]+) answers per minute", text, re.M)

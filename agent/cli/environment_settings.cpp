@@ -8,6 +8,7 @@
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
 #include "sandbox/sandbox_section.h"
+#include "worker/protocol/gpu_wait_setting.h"
 #include "worker/protocol/idle_release_setting.h"
 
 namespace kagent::cli {
@@ -16,6 +17,9 @@ std::optional<std::string> wrong_environment_setting(bool cache_dir_flag_given) 
   if (const char* idle = std::getenv(worker::kIdleReleaseEnv); !worker::parse_idle_release(idle))
     return fmt::format("{}={} is not a whole number of milliseconds (0 turns the idle release off)",
                        worker::kIdleReleaseEnv, idle);
+  if (const char* wait = std::getenv(worker::kGpuWaitEnv); !worker::parse_gpu_wait(wait))
+    return fmt::format("{}={} is not spin, yield or block (how the workers wait for the GPU outside their timings)",
+                       worker::kGpuWaitEnv, wait);
   if (!cache_dir_flag_given)
     if (auto why = folder_nvcc_cannot_take(cache_root())) return *why;
   try {

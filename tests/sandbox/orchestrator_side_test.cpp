@@ -188,6 +188,11 @@ TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line,
   CHECK(idle.status == 2);
   CHECK(idle.err_lines() == 1);
   CHECK(testing::has(idle.err, "KAGENT_GPU_IDLE_RELEASE_MS=10ms is not a whole number of milliseconds"));
+  // And how the workers wait for the GPU: one of three words.
+  auto wait = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_GPU_WAIT=sleep"}, dir.str());
+  CHECK(wait.status == 2);
+  CHECK(wait.err_lines() == 1);
+  CHECK(testing::has(wait.err, "KAGENT_GPU_WAIT=sleep is not spin, yield or block"));
   // Required and held: the worker starts (its hello), and the refusal names what is missing
   // when the same worker lacks one.
   ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);

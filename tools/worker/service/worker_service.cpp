@@ -18,6 +18,7 @@
 #include "worker/service/calls.h"
 #include "worker/service/evaluation.h"
 #include "worker/service/gpu_memory.h"
+#include "worker/service/gpu_wait.h"
 #include "worker/service/phase_runner.h"
 #include "worker/service/worker_state.h"
 
@@ -68,6 +69,9 @@ void WorkerService::open_timing_lock() {
   // Created by the orchestrator (the sandbox refuses opens for writing); missing: unlocked,
   // which the hello says, and the orchestrator then counts every other process as contention.
   const std::string path = gpu_timing_lock_path(folder, device_.uuid);
+  // CUDA has started: how the worker waits for the GPU outside its timings (gpu_wait.h).
+  if (int device = 0; cudaGetDevice(&device) == cudaSuccess) (void)process_gpu_wait().start(device);
+  else (void)cudaGetLastError();
   if (lock_ && lock_->path() == path) return;  // joined before CUDA started, the right GPU's
   lock_.reset();  // another GPU's (one description per process: two would wait on each other)
   lock_ = GpuTimingLock::open(path, timing_lock_hooks(progress_));

@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "worker/protocol/protocol.h"
+#include "worker/service/gpu_wait.h"
 
 namespace kagent::worker {
 
@@ -19,7 +20,10 @@ GpuTimingLock::Hooks timing_lock_hooks(Progress progress) {
     if (progress) progress(protocol::lock_line(e));
   };
   hooks.waiting = [say](LockMode wanted) { say({protocol::LockEvent::Kind::Waiting, wanted, 0, ""}); };
-  hooks.changed = [say](LockMode now, double waited) { say({protocol::LockEvent::Kind::Held, now, waited, ""}); };
+  hooks.changed = [say](LockMode now, double waited) {
+    process_gpu_wait().lock_changed(now);  // spin inside a timing, KAGENT_GPU_WAIT's way outside
+    say({protocol::LockEvent::Kind::Held, now, waited, ""});
+  };
   hooks.broken = [say](const std::string& why) {
     std::fprintf(stderr, "kagent-worker: the GPU's timing lock is broken, timings run unlocked: %s\n", why.c_str());
     say({protocol::LockEvent::Kind::Broken, LockMode::None, 0, why});
