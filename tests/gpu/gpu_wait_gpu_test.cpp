@@ -47,6 +47,19 @@ TEST_CASE("the scheduling flags follow the timing lock: spin inside an exclusive
   }
 }
 
+TEST_CASE("a broken lock: spin from then on, whatever the lock says") {
+  REQUIRE(cudaFree(nullptr) == cudaSuccess);
+  GpuWaitSwitch s(GpuWait::Block);
+  REQUIRE_FALSE(s.start(0));
+  CHECK(s.current_flags() == unsigned{CU_CTX_SCHED_BLOCKING_SYNC});
+  s.spin_for_good();
+  CHECK(s.current_flags() == unsigned{CU_CTX_SCHED_SPIN});
+  s.lock_changed(LockMode::Exclusive);
+  s.lock_changed(LockMode::None);
+  CHECK(s.current_flags() == unsigned{CU_CTX_SCHED_SPIN});
+  wait_for_gpu();
+}
+
 TEST_CASE("spin, the default, leaves the flags as CUDA set them") {
   REQUIRE(cudaFree(nullptr) == cudaSuccess);
   GpuWaitSwitch yield(GpuWait::Yield);

@@ -65,6 +65,14 @@ void GpuWaitSwitch::lock_changed(LockMode now) {
   (void)set(exclusive ? GpuWait::Spin : outside_);
 }
 
+void GpuWaitSwitch::spin_for_good() {
+  if (outside_ == GpuWait::Spin) return;
+  std::lock_guard lock(mu_);
+  if (device_ < 0 || refused_) return;
+  if (!exclusive_) (void)set(GpuWait::Spin);
+  refused_ = true;
+}
+
 std::optional<std::string> GpuWaitSwitch::set(GpuWait w) {
   const Driver d = driver();
   std::string why;

@@ -30,6 +30,9 @@ class GpuWaitSwitch {
   // idle release's thread only moves a shared hold, which touches no CUDA here.
   void lock_changed(LockMode now);
 
+  // The lock broke (unlocked from now on): spin, as without the setting, and switch no more.
+  void spin_for_good();
+
   GpuWait outside() const { return outside_; }
   // The scheduling flags the primary context has now (CU_CTX_SCHED_*), for tests and logs.
   std::optional<unsigned> current_flags() const;

@@ -69,13 +69,18 @@ void WorkerService::open_timing_lock() {
   // Created by the orchestrator (the sandbox refuses opens for writing); missing: unlocked,
   // which the hello says, and the orchestrator then counts every other process as contention.
   const std::string path = gpu_timing_lock_path(folder, device_.uuid);
+  if (!lock_ || lock_->path() != path) {  // else joined before CUDA started, the right GPU's
+    lock_.reset();  // another GPU's (one description per process: two would wait on each other)
+    lock_ = GpuTimingLock::open(path, timing_lock_hooks(progress_));
+  }
+  if (!lock_) {
+    std::fprintf(stderr, "kagent-worker: no GPU timing lock at %s: timings run unlocked\n", path.c_str());
+    return;  // and the worker spins throughout: no lock says when it times
+  }
+  if (lock_->broken()) return;  // unlocked for good already: the worker spins throughout
   // CUDA has started: how the worker waits for the GPU outside its timings (gpu_wait.h).
   if (int device = 0; cudaGetDevice(&device) == cudaSuccess) (void)process_gpu_wait().start(device);
   else (void)cudaGetLastError();
-  if (lock_ && lock_->path() == path) return;  // joined before CUDA started, the right GPU's
-  lock_.reset();  // another GPU's (one description per process: two would wait on each other)
-  lock_ = GpuTimingLock::open(path, timing_lock_hooks(progress_));
-  if (!lock_) std::fprintf(stderr, "kagent-worker: no GPU timing lock at %s: timings run unlocked\n", path.c_str());
 }
 
 ProblemSession& WorkerService::problem(const std::string& path) {

@@ -25,6 +25,7 @@ GpuTimingLock::Hooks timing_lock_hooks(Progress progress) {
     say({protocol::LockEvent::Kind::Held, now, waited, ""});
   };
   hooks.broken = [say](const std::string& why) {
+    process_gpu_wait().spin_for_good();  // unlocked from now on: nothing says when a timing runs
     std::fprintf(stderr, "kagent-worker: the GPU's timing lock is broken, timings run unlocked: %s\n", why.c_str());
     say({protocol::LockEvent::Kind::Broken, LockMode::None, 0, why});
   };
