@@ -6,16 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "cuda/cuda_error.h"
 
 namespace kagent::worker {
 
 namespace {
-
-using DeviceGet = CUresult (*)(CUdevice*, int);
-using PrimaryState = CUresult (*)(CUdevice, unsigned*, int*);
-using PrimarySetFlags = CUresult (*)(CUdevice, unsigned);
 
 unsigned sched_flag(GpuWait w) {
   switch (w) {
@@ -29,30 +26,28 @@ unsigned sched_flag(GpuWait w) {
   return CU_CTX_SCHED_SPIN;
 }
 
-struct Driver {
-  DeviceGet device_get = nullptr;
-  PrimaryState state = nullptr;
-  PrimarySetFlags set_flags = nullptr;
-};
-
-Driver driver() {
-  Driver d;
-  d.device_get = reinterpret_cast<DeviceGet>(cuda::driver_entry_point("cuDeviceGet"));
-  d.state = reinterpret_cast<PrimaryState>(cuda::driver_entry_point("cuDevicePrimaryCtxGetState"));
-  d.set_flags = reinterpret_cast<PrimarySetFlags>(cuda::driver_entry_point("cuDevicePrimaryCtxSetFlags"));
-  return d;
-}
-
 }  // namespace
 
 std::optional<std::string> GpuWaitSwitch::start(int device) {
   std::lock_guard lock(mu_);
-  device_ = device;
-  if (outside_ == GpuWait::Spin) return std::nullopt;
-  auto refused = set(outside_);
-  if (!refused)
-    std::fprintf(stderr, "kagent-worker: %s=%s: waits for the GPU that way outside its timings\n", kGpuWaitEnv,
-                 std::string(gpu_wait_name(outside_)).c_str());
+  using DeviceGet = CUresult (*)(CUdevice*, int);
+  const auto device_get = reinterpret_cast<DeviceGet>(cuda::driver_entry_point("cuDeviceGet"));
+  state_ = reinterpret_cast<PrimaryState>(cuda::driver_entry_point("cuDevicePrimaryCtxGetState"));
+  set_flags_ = reinterpret_cast<PrimarySetFlags>(cuda::driver_entry_point("cuDevicePrimaryCtxSetFlags"));
+  started_ = true;
+  std::optional<std::string> refused;
+  if (!device_get || !state_ || !set_flags_) {
+    state_ = nullptr;
+    refused = refuse("the driver lacks cuDevicePrimaryCtxSetFlags");
+  } else if (const CUresult e = device_get(&device_, device); e != CUDA_SUCCESS) {
+    state_ = nullptr;
+    refused = refuse("cuDeviceGet failed with CUDA driver error " + std::to_string(static_cast<int>(e)));
+  } else if (outside_ != GpuWait::Spin) {
+    refused = set(outside_);
+    if (!refused)
+      std::fprintf(stderr, "kagent-worker: %s=%s: waits for the GPU that way outside its timings\n", kGpuWaitEnv,
+                   std::string(gpu_wait_name(outside_)).c_str());
+  }
   return refused;
 }
 
@@ -60,7 +55,7 @@ void GpuWaitSwitch::lock_changed(LockMode now) {
   if (outside_ == GpuWait::Spin) return;
   std::lock_guard lock(mu_);
   const bool exclusive = now == LockMode::Exclusive;
-  if (device_ < 0 || refused_ || exclusive == exclusive_) return;
+  if (!started_ || refused_ || exclusive == exclusive_) return;
   exclusive_ = exclusive;
   (void)set(exclusive ? GpuWait::Spin : outside_);
 }
@@ -68,31 +63,27 @@ void GpuWaitSwitch::lock_changed(LockMode now) {
 void GpuWaitSwitch::spin_for_good() {
   if (outside_ == GpuWait::Spin) return;
   std::lock_guard lock(mu_);
-  if (device_ < 0 || refused_) return;
+  if (!started_ || refused_) return;
   if (!exclusive_) (void)set(GpuWait::Spin);
   refused_ = true;
 }
 
 std::optional<std::string> GpuWaitSwitch::set(GpuWait w) {
-  const Driver d = driver();
-  std::string why;
-  if (!d.device_get || !d.state || !d.set_flags) {
-    why = "the driver lacks cuDevicePrimaryCtxSetFlags";
-  } else {
-    try {
-      CUdevice dev{};
-      cuda::check(d.device_get(&dev, device_), "cuDeviceGet");
-      unsigned flags = 0;
-      int active = 0;
-      cuda::check(d.state(dev, &flags, &active), "cuDevicePrimaryCtxGetState");
-      cuda::check(d.set_flags(dev, (flags & ~static_cast<unsigned>(CU_CTX_SCHED_MASK)) | sched_flag(w)),
-                  "cuDevicePrimaryCtxSetFlags");
-      return std::nullopt;
-    } catch (const std::exception& e) {
-      why = e.what();
-    }
+  try {
+    unsigned flags = 0;
+    int active = 0;
+    cuda::check(state_(device_, &flags, &active), "cuDevicePrimaryCtxGetState");
+    cuda::check(set_flags_(device_, (flags & ~static_cast<unsigned>(CU_CTX_SCHED_MASK)) | sched_flag(w)),
+                "cuDevicePrimaryCtxSetFlags");
+    return std::nullopt;
+  } catch (const std::exception& e) {
+    return refuse(e.what());
   }
+}
+
+std::optional<std::string> GpuWaitSwitch::refuse(std::string why) {
   refused_ = true;  // spinning everywhere, as without the setting
+  if (outside_ == GpuWait::Spin) return why;  // nothing was asked of the flags: nothing to say
   std::fprintf(stderr, "kagent-worker: %s=%s not applied, the worker spins as CUDA's default: %s\n", kGpuWaitEnv,
                std::string(gpu_wait_name(outside_)).c_str(), why.c_str());
   return why;
@@ -100,12 +91,10 @@ std::optional<std::string> GpuWaitSwitch::set(GpuWait w) {
 
 std::optional<unsigned> GpuWaitSwitch::current_flags() const {
   std::lock_guard lock(mu_);
-  const Driver d = driver();
-  if (!d.device_get || !d.state || device_ < 0) return std::nullopt;
-  CUdevice dev{};
+  if (!state_) return std::nullopt;
   unsigned flags = 0;
   int active = 0;
-  if (d.device_get(&dev, device_) != CUDA_SUCCESS || d.state(dev, &flags, &active) != CUDA_SUCCESS) return std::nullopt;
+  if (state_(device_, &flags, &active) != CUDA_SUCCESS) return std::nullopt;
   return flags & static_cast<unsigned>(CU_CTX_SCHED_MASK);
 }
 

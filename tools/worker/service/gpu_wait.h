@@ -6,10 +6,11 @@
 // are never touched.
 #pragma once
 
-#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
+
+#include <cuda.h>
 
 #include "worker/protocol/gpu_timing_lock.h"
 #include "worker/protocol/gpu_wait_setting.h"
@@ -33,18 +34,25 @@ class GpuWaitSwitch {
   // The lock broke (unlocked from now on): spin, as without the setting, and switch no more.
   void spin_for_good();
 
-  GpuWait outside() const { return outside_; }
   // The scheduling flags the primary context has now (CU_CTX_SCHED_*), for tests and logs.
   std::optional<unsigned> current_flags() const;
 
  private:
-  std::optional<std::string> set(GpuWait w);
+  std::optional<std::string> set(GpuWait w);     // under mu_, once started
+  std::optional<std::string> refuse(std::string why);  // logs it; no more switching
+
+  // The driver's functions, found once at start (twice an evaluation would be on its path).
+  using PrimaryState = CUresult (*)(CUdevice, unsigned*, int*);
+  using PrimarySetFlags = CUresult (*)(CUdevice, unsigned);
 
   const GpuWait outside_;
   mutable std::mutex mu_;
-  int device_ = -1;             // set by start
+  bool started_ = false;
+  CUdevice device_{};
+  PrimaryState state_ = nullptr;
+  PrimarySetFlags set_flags_ = nullptr;
   bool exclusive_ = false;
-  bool refused_ = false;        // the driver said no once: the flags are left as they are
+  bool refused_ = false;  // the driver said no once: the flags are left as they are
 };
 
 // The process's one switch (the flags are the process's primary context's), from KAGENT_GPU_WAIT.

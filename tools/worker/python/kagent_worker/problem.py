@@ -137,7 +137,7 @@ class Problem:
         self._templates = {}  # seed -> the reference Model as built on the CPU, never run
         self._draws = _host_draws_of(self)  # the trials' CPU draws (kernelbench_inputs), shared by source
         self._trial_device = None  # trial_inputs_device(), once known
-        self._kept = None  # ((templates, draws' bytes, their users), kept_bytes()) as prefetch last summed it
+        self._kept = None  # ((templates, draws' bytes, their users), kept_bytes()) as kept() last summed it
 
     def _call(self, fn_name):
         try:
