@@ -384,7 +384,7 @@ for suite in "${suites[@]}"; do
     ab_ref=bench/realworld/verdicts_one_at_a_time_$ab_set.jsonl ab_refarg=()
     [ -f "$ab_ref" ] && ab_refarg=(--reference-verdicts "$ab_ref")
     ab_a=(); for a in ${RL_COLLECT_ARG:-}; do ab_a+=(--collect-arg="$a"); done
-    ab_b=("${ab_a[@]}"); for a in ${RL_AB_ARG}; do ab_b+=(--collect-arg="$a"); done
+    ab_b=("${ab_a[@]}"); for a in ${RL_AB_ARG:-}; do ab_b+=(--collect-arg="$a"); done
     ab_phases=warmup,collect
     for ab_i in $(seq 1 "${RL_AB_PAIRS:-2}"); do
       for ab_side in A B; do
