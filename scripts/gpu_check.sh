@@ -27,6 +27,9 @@
 #   rounds-probe  which estimate of a microsecond speedup repeats between evaluations (processes):
 #              one round, the rounds' median, their geometric mean; 5 rounds, then 10
 #              (bench/timing/rounds_probe.py; ~2 min; last output in bench/timing/RESULTS.md)
+#   draw-probe where a worker's prefetch goes on the leaderboard's ten largest trial draws: the CPU's
+#              generator, the copy into the kept mapping three ways, cudaHostRegister, the copies to
+#              the GPU pinned and pageable (bench/realworld/draw_probe.py; needs .carry/realworld; ~2 min)
 #   ncu        the profiler against Nsight Compute on the same kernels, and the profiler's cost (~3 min)
 #   profiler   the profiler's GPU tests alone (activity, attribution, range profiler; ~10 s)
 #   range-cost what the range profiler's steps cost per profile by metric set, launches and range mode (~20 s)
@@ -297,6 +300,8 @@ for suite in "${suites[@]}"; do
       "for i in 1 2 3; do \"$PY\" bench/timing/placement_probe.py; done; \"$PY\" bench/timing/placement_probe.py --rows 128 --cols 4096" ;;
   rounds-probe) run_suite rounds-probe 150 "^rounds_probe:" bash -c \
       "\"$PY\" bench/timing/rounds_probe.py --rounds 5; \"$PY\" bench/timing/rounds_probe.py --rounds 10" ;;
+  draw-probe) run_suite draw-probe 300 "^draw_probe:" "$PY" bench/realworld/draw_probe.py \
+      --problems "${RL_SETS_DIR:-.carry/realworld}/kb_leaderboard/problems" ;;
   timer-only) run_suite timer 90 "test cases|FAILED|^issue:|^launch latency:" $B/tests/gpu/kagent_timer_gpu_tests ;;
   profiler) run_suite profiler-gpu 90 "profiler gpu:|range profiler:|test cases" $B/tests/gpu/kagent_profiler_gpu_tests ;;
   # What the range profiler's steps cost per profile by metric set, launches and range mode.
