@@ -113,3 +113,23 @@ def test_reading_a_class_annotations_is_no_patch_but_replacing_a_method_is():
     finally:
         cls.forward = saved
     assert guard_tampering(snap) == []
+
+
+def test_trial_inputs_changed_after_the_candidate_loaded_are_rejected_once(tmp_path):
+    # The trials take the kept draws after the candidate loaded: one it changed is drawn again
+    # (problem.py) and the candidate is rejected for it, under both policies (inputs_modified).
+    from kagent_worker.problem import open_problem, verify_kept
+    path = tmp_path / "p.py"
+    path.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+                    "def get_inputs():\n    return [torch.randn(4, 4)]\ndef get_init_inputs():\n    return []\n")
+    problem = open_problem(str(path))
+    problem.prefetch(42, 5)  # the request's start: verify_kept, then the draws
+    snap = guard_snapshot()  # before the candidate loads
+    assert guard_tampering(snap) == []
+    seed = problem.trial_seeds(42, 5)[0]
+    problem._draws.by_seed[seed][0].zero_()  # the candidate, at load
+    problem.kernelbench_inputs("cpu", seed)  # a trial
+    found = [f for f in guard_tampering(snap) if f["name"] == "inputs_modified"]
+    assert len(found) == 1 and found[0]["action"] == "reject" and f"seed {seed}" in found[0]["message"]
+    assert guard_tampering(snap) == []  # reported once
+    assert verify_kept() == []

@@ -220,6 +220,60 @@ def test_problems_of_the_same_text_share_their_trials_draws(tmp_path):
     assert other.kept() == 0 and not other._draws.by_seed  # another text draws its own
 
 
+def _fresh_draw(seed, shape=(3, 8)):
+    torch.manual_seed(seed)
+    return torch.randn(*shape)
+
+
+@pytest.mark.parametrize("change", ["zeroed in place", "storage replaced", "list entry replaced"])
+def test_a_kept_draw_changed_by_a_candidate_is_drawn_again_at_its_use_and_noted(tmp_path, change):
+    # A candidate runs in the worker's process, after the trials' draws were kept (prefetch) and
+    # before the trials take them: draws it zeroed would decide its own trials (a kernel that
+    # returns zeros would match), and a later candidate's.
+    import kagent_worker.problem as kp
+    problem = open_problem(write(tmp_path, "p.py", GELU))
+    problem.prefetch(42, 5)
+    seed = problem.trial_seeds(42, 5)[0]
+    kept = problem._draws.by_seed[seed]
+    if change == "zeroed in place":
+        kept[0].zero_()
+    elif change == "storage replaced":
+        kept[0].data = torch.zeros(3, 8)
+    else:
+        kept[0] = torch.zeros(3, 8)
+    got = problem.kernelbench_inputs("cpu", seed)
+    assert torch.equal(got[0], _fresh_draw(seed)) and got[1] == 2
+    found = kp.take_modified()
+    assert len(found) == 1 and f"seed {seed}" in found[0]
+    assert kp.take_modified() == []  # taken once
+    assert torch.equal(problem.kernelbench_inputs("cpu", seed)[0], _fresh_draw(seed))  # kept again, as drawn
+    assert kp.take_modified() == []
+    assert problem.kept_bytes() == 5 * 3 * 8 * 4 + (8 * 4 + 4) * 4  # the bytes counted once
+
+
+def test_kept_values_an_earlier_candidate_changed_are_dropped_before_the_next_request(tmp_path):
+    # prefetch opens every request before its candidate runs: what it finds changed, an earlier
+    # candidate of the worker did (its verdict is given); made again, and not charged to this one.
+    import kagent_worker.problem as kp
+    problem = open_problem(write(tmp_path, "p.py", COUNTED))
+    other = open_problem(write(tmp_path, "q.py", GELU))
+    problem.prefetch(42, 5)
+    other.prefetch(42, 5)
+    seed = problem.trial_seeds(42, 5)[1]
+    other._draws.by_seed[seed][0].fill_(float("nan"))  # another problem's draw: a later victim's
+    with torch.no_grad():
+        problem._templates[42].linear.weight.zero_()  # the reference's kept CPU copy
+    problem._templates[42].forward = lambda x: x  # and a forward set on the instance
+    assert problem.module.builds[0] == 1
+    problem.prefetch(42, 5)
+    assert kp.take_modified() == []  # found before this request's candidate ran: not its doing
+    assert torch.equal(other.kernelbench_inputs("cpu", seed)[0], _fresh_draw(seed))
+    assert problem.module.builds[0] == 2  # the reference's copy built again
+    torch.manual_seed(42)
+    assert torch.equal(problem.make_model("cpu", 42).linear.weight, torch.nn.Linear(4, 3).weight)
+    assert kp.verify_kept() == []  # all as kept now
+
+
 def test_prefetch_leaves_errors_to_the_calls_that_report_them(tmp_path):
     broken = open_problem(write(tmp_path, "p.py", COUNTED.replace("return [torch.randn(2, 4)]", "raise ValueError('no')")))
     assert broken.prefetch(42, 5) >= 0

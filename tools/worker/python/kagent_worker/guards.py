@@ -8,6 +8,8 @@ import threading
 
 import torch
 
+from kagent_worker import problem as _problem
+
 
 def finding(name, action, message):
     return {"name": name, "action": action, "message": message}
@@ -163,6 +165,12 @@ def guard_tampering(snapshot):
                                  "precision settings changed by the candidate (process-wide: they apply to the "
                                  "reference's computation too, where it uses those ops): "
                                  + "; ".join(settings)))
+    kept = _problem.take_modified()
+    if kept:
+        findings.append(finding("inputs_modified", "reject",
+                                "values kagent keeps between evaluations were changed after the candidate loaded ("
+                                + "; ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
+                                + "): drawn again from their seeds for the trials, as they were before"))
     return findings + _autotuning_finding(snapshot)
 
 

@@ -37,11 +37,92 @@ class _HostDraws:
 
     def __init__(self):
         self.by_seed = {}  # seed -> the inputs as drawn (page-locked)
+        self.fingerprints = {}  # seed -> _fingerprint(by_seed[seed]) when it was kept
+        self.sizes = {}  # seed -> its bytes when it was kept
         self.bytes = 0
         self.users = 0  # live Problem objects of this source: each counts an equal share of bytes
 
+    def keep(self, seed, inputs, size):
+        self.by_seed[seed] = inputs
+        self.fingerprints[seed] = _fingerprint(inputs)
+        self.sizes[seed] = size
+        self.bytes += size
+
+    def drop(self, seed):
+        self.by_seed.pop(seed, None)
+        self.fingerprints.pop(seed, None)
+        self.bytes -= self.sizes.pop(seed, 0)
+
 
 _HOST_DRAWS = {}  # sha256 -> _HostDraws, while a Problem of that source is alive
+_PROBLEMS = weakref.WeakSet()  # every live Problem: their kept reference copies (verify_kept)
+# What the kept draws were found changed at their use since the last verify_kept(): a candidate
+# of this evaluation changed them (guards.guard_tampering reports it; take_modified()).
+_MODIFIED = []
+
+# Kept values are checked by a fingerprint, not in full: up to this many elements of each tensor,
+# spread over it, with its address, shape, strides and dtype. A candidate runs in this process
+# and could change what kagent keeps between evaluations (the trials' CPU draws, the reference's
+# CPU copy): zeroed or replaced wholesale, they would decide its own trials, or a later
+# candidate's. A change aimed at unsampled elements is not seen; nothing in-process can be
+# proof against code that studies kagent's own structures.
+_FINGERPRINT_SAMPLES = 1024
+
+
+def _fingerprint(value):
+    """A cheap identity of a kept value (a tensor, or a list or tuple of values)."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, len(value), tuple(_fingerprint(v) for v in value))
+    if not isinstance(value, torch.Tensor):
+        return ("value", repr(value))
+    t = value.detach()
+    if t.layout != torch.strided or t.device.type != "cpu":
+        return ("tensor", id(value), t.layout, t.device.type, tuple(t.shape), t.dtype)
+    # The bytes of its storage, sampled: a view of any layout, never a copy of the whole.
+    raw = torch.empty(0, dtype=torch.uint8).set_(t.untyped_storage())
+    n = raw.numel()
+    if n > _FINGERPRINT_SAMPLES:
+        raw = raw[:: n // _FINGERPRINT_SAMPLES][:_FINGERPRINT_SAMPLES]
+    sample = hashlib.blake2b(raw.contiguous().numpy(), digest_size=16).digest() if n else b""
+    return ("tensor", id(value), t.data_ptr(), tuple(t.shape), t.stride(), t.storage_offset(), t.dtype, sample)
+
+
+def _model_fingerprint(model):
+    """The reference's kept CPU copy: its modules' types and public instance attributes (a
+    forward set on an instance), and every parameter and buffer."""
+    modules = tuple((name, type(m), tuple(sorted(k for k in vars(m) if not k.startswith("_"))))
+                    for name, m in model.named_modules())
+    return (id(model), modules, tuple((k, _fingerprint(v)) for k, v in model.state_dict(keep_vars=True).items()))
+
+
+def verify_kept():
+    """Drops whatever kept value changed since it was kept (the trials' draws, the reference's CPU
+    copies), so that it is made again when next needed; returns what was dropped. Called before
+    every request's evaluation (Problem.prefetch), while nothing of its candidate has run: what
+    it finds, an earlier candidate changed. Forgets what take_modified() would have returned."""
+    dropped = []
+    for sha256, draws in list(_HOST_DRAWS.items()):
+        for seed in list(draws.by_seed):
+            if _fingerprint(draws.by_seed[seed]) != draws.fingerprints.get(seed):
+                draws.drop(seed)
+                dropped.append(f"the trial inputs of seed {seed} (source {sha256[:12]})")
+    for problem in list(_PROBLEMS):
+        for seed in list(problem._templates):
+            if _model_fingerprint(problem._templates[seed]) != problem._template_fingerprints.get(seed):
+                problem._drop_template(seed)
+                dropped.append(f"the reference's CPU copy of {problem.name} (seed {seed})")
+    if dropped:
+        print("kagent: kept values changed since they were kept, by an earlier candidate of this worker; made "
+              "again: " + "; ".join(dropped), file=sys.stderr)
+    _MODIFIED.clear()
+    return dropped
+
+
+def take_modified():
+    """What was found changed at its use since the last verify_kept() (and taken back)."""
+    found = list(_MODIFIED)
+    _MODIFIED.clear()
+    return found
 
 
 def _host_draws_of(problem):
@@ -135,9 +216,11 @@ class Problem:
         self.sha256 = hashlib.sha256(data).hexdigest()
         self.name = os.path.splitext(os.path.basename(self.path))[0]
         self._templates = {}  # seed -> the reference Model as built on the CPU, never run
+        self._template_fingerprints = {}  # seed -> _model_fingerprint(its template) when it was kept
         self._draws = _host_draws_of(self)  # the trials' CPU draws (kernelbench_inputs), shared by source
         self._trial_device = None  # trial_inputs_device(), once known
         self._kept = None  # ((templates, draws' bytes, their users), kept_bytes()) as kept() last summed it
+        _PROBLEMS.add(self)
 
     def _call(self, fn_name):
         try:
@@ -168,12 +251,20 @@ class Problem:
                 pass
         model = self._construct_seeded(cls, device, seed)
         if cls is None:
-            self._templates[seed] = model
+            self._keep_template(seed, model)
             try:
                 return copy.deepcopy(model).to(device)
             except Exception:
-                del self._templates[seed]
+                self._drop_template(seed)
         return model.to(device)
+
+    def _keep_template(self, seed, model):
+        self._templates[seed] = model
+        self._template_fingerprints[seed] = _model_fingerprint(model)
+
+    def _drop_template(self, seed):
+        self._templates.pop(seed, None)
+        self._template_fingerprints.pop(seed, None)
 
     def _construct_seeded(self, cls, device, seed):
         """KernelBench's order: seed, get_init_inputs() with its tensors moved to `device`, seed
@@ -236,17 +327,22 @@ class Problem:
         return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
 
     def _host_draw(self, seed):
-        """A trial's inputs as KernelBench draws them on the CPU, kept while HOST_INPUTS_BYTES allows."""
+        """A trial's inputs as KernelBench draws them on the CPU, kept while HOST_INPUTS_BYTES allows.
+        A kept draw changed since it was kept is drawn again, and the change noted (take_modified):
+        the trials are run after the candidate loaded, which could have changed them."""
         draws = self._draws
         inputs = draws.by_seed.get(seed)
+        if inputs is not None and _fingerprint(inputs) != draws.fingerprints.get(seed):
+            _MODIFIED.append(f"the kept CPU draw of the trial inputs of {self.name}, seed {seed}")
+            draws.drop(seed)
+            inputs = None
         if inputs is None:
             kernelbench_seed(seed)
             inputs = list(self._call("get_inputs"))
             size = tensor_bytes(inputs)
             if size + draws.bytes <= HOST_INPUTS_BYTES:
                 inputs = [page_locked_copy(x) for x in inputs]
-                draws.by_seed[seed] = inputs
-                draws.bytes += size
+                draws.keep(seed, inputs, size)
         return inputs
 
     def prefetch(self, seed, trials=0):
@@ -257,9 +353,10 @@ class Problem:
         inputs hold tensors is left to make_model (KernelBench moves them to the GPU first).
         Errors are left to the calls that need these objects, which report them in their phase.
         Returns the bytes this problem keeps on the host."""
+        verify_kept()  # before the request's candidate runs: a change found now is an earlier one's
         try:
             if seed not in self._templates and not any(isinstance(x, torch.Tensor) for x in self.init_inputs()):
-                self._templates[seed] = self._construct_seeded(None, "cpu", seed)
+                self._keep_template(seed, self._construct_seeded(None, "cpu", seed))
             if trials > 0 and self.trial_inputs_device() == "cpu":
                 for s in self.trial_seeds(seed, trials):
                     self._host_draw(s)
