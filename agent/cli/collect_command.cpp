@@ -317,6 +317,14 @@ int run_collect(CollectArgs a) {
                           {"evals_per_gpu_minute", per_gpu_minute},
                           {"per_gpu", per_gpu},
                           {"gpu_locks", gpu_locks},
+                          // The trials' CPU draws made ahead of the workers (evaluation/draw_ahead.h).
+                          {"draws_ahead", {{"processes_running", counters.draws.running},
+                                           {"problems_asked", counters.draws.asked},
+                                           {"problems_drawn", counters.draws.drawn},
+                                           {"problems_skipped", counters.draws.skipped},
+                                           {"seconds", counters.draws.seconds},
+                                           {"bytes", counters.draws.bytes},
+                                           {"ended", counters.draws.ended}}},
                           {"updated_at", traj::now_iso8601()}}),
                               2) +
                         "\n");

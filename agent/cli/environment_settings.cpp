@@ -7,6 +7,7 @@
 
 #include "common/paths.h"
 #include "compiler/nvcc_command.h"
+#include "evaluation/draw_ahead.h"
 #include "sandbox/sandbox_section.h"
 #include "worker/protocol/gpu_wait_setting.h"
 #include "worker/protocol/idle_release_setting.h"
@@ -20,6 +21,9 @@ std::optional<std::string> wrong_environment_setting(bool cache_dir_flag_given) 
   if (const char* wait = std::getenv(worker::kGpuWaitEnv); !worker::parse_gpu_wait(wait))
     return fmt::format("{}={} is not spin, yield or block (how the workers wait for the GPU outside their timings)",
                        worker::kGpuWaitEnv, wait);
+  if (const char* draws = std::getenv(kDrawAheadEnv); !parse_draw_processes(draws))
+    return fmt::format("{}={} is not a count of draw processes from 0 to 16 (0: the workers draw the trials' inputs)",
+                       kDrawAheadEnv, draws);
   if (!cache_dir_flag_given)
     if (auto why = folder_nvcc_cannot_take(cache_root())) return *why;
   try {

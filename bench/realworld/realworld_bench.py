@@ -481,6 +481,12 @@ def main():
             + (f", {s['compile_slots']} compiles at once on {s.get('compiler_cpus') or 'any'} cores, order {s.get('order')}"
                if s.get("compile_slots") else "") + f"; verdicts {counts}; "
             f"the process {wall:.1f} s with its start (workers, problems)")
+        if s.get("draws_ahead"):
+            d = s["draws_ahead"]
+            summary["collect"]["draws_ahead"] = d
+            say(f"draws ahead: {d.get('problems_drawn', 0)} of {d.get('problems_asked', 0)} problems drawn by the draw "
+                f"process in {d.get('seconds', 0):.1f} s ({d.get('bytes', 0) / 2**30:.1f} GiB), "
+                f"{d.get('problems_skipped', 0)} left to the workers")
         summary["collect"]["cpu"] = cpu_use.summary()
         say(cpu_use.report())
         summary["collect"]["gpu_busy"] = gpu_busy.summary()

@@ -193,6 +193,11 @@ TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line,
   CHECK(wait.status == 2);
   CHECK(wait.err_lines() == 1);
   CHECK(testing::has(wait.err, "KAGENT_GPU_WAIT=sleep is not spin, yield or block"));
+  // And the trials' draw processes: a count.
+  auto draws = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_DRAW_AHEAD=-1"}, dir.str());
+  CHECK(draws.status == 2);
+  CHECK(draws.err_lines() == 1);
+  CHECK(testing::has(draws.err, "KAGENT_DRAW_AHEAD=-1 is not a count of draw processes from 0 to 16"));
   // Required and held: the worker starts (its hello), and the refusal names what is missing
   // when the same worker lacks one.
   ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);

@@ -70,6 +70,18 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   if (!guessed_device_.uuid.empty() && guessed_device_.measured_dram_gbps)
     worker_env.push_back(known_dram_env(guessed_device_.uuid, *guessed_device_.measured_dram_gbps));
   const std::string pycache = worker_bytecode_folder(cache_).string();  // one folder for all the workers
+  // Only where trials can run: a machine without NVIDIA's device nodes (CI) runs none, and a
+  // draw process there would only import torch beside every test's workers.
+  if (!settings_.hide_gpus && settings_.options.trials > 0 && draw_ahead_enabled() && sandbox::gpu_nodes_present()) {
+    DrawAheadOptions d;
+    d.worker_path = default_worker_path();
+    d.env = worker_env;
+    d.seed = settings_.options.seed;
+    d.trials = settings_.options.trials;
+    d.processes = draw_processes();
+    draws_ = std::make_unique<DrawAhead>(std::move(d));
+    if (!draws_->folder().empty()) worker_env.push_back("KAGENT_DRAW_DIR=" + draws_->folder());
+  }
   // One lock usage per distinct GPU (a GPU named twice in --gpus has twice the workers on it).
   const auto usage_of = [&](std::optional<int> g) -> GpuLockUsage& {
     for (auto& [gpu, usage] : lock_usage_)
@@ -266,6 +278,7 @@ PoolCounters EvaluationPool::counters() const {
   c.compiles = compiles_;
   c.compiling = compiling_;
   c.compile_waiting = compile_waiting_;
+  if (draws_) c.draws = draws_->counters();
   const auto now = std::chrono::steady_clock::now();
   const double pending = !queue_.empty() ? std::chrono::duration<double>(now - last_change_).count() : 0.0;
   for (const auto& w : workers_) {

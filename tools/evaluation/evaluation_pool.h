@@ -21,6 +21,7 @@
 
 #include "compiler/compile_pool.h"
 #include "evaluation/baseline_memo.h"
+#include "evaluation/draw_ahead.h"
 #include "evaluation/gpu_lock_usage.h"
 #include "result/device_info.h"
 #include "worker/client/worker_client.h"
@@ -82,6 +83,7 @@ struct PoolCounters {
   double worker_busy_seconds = 0;         // the workers' eval_seconds, summed
   std::vector<WorkerCounters> workers;    // per worker, in --gpus order
   std::vector<GpuLockCounters> gpu_locks; // per GPU, in --gpus order
+  DrawAheadCounters draws;                // the trials' CPU draws made ahead (evaluation/draw_ahead.h)
 };
 
 class EvaluationPool {
@@ -184,6 +186,9 @@ class EvaluationPool {
 
   PoolCounters counters() const;
 
+  // The trials' draws made ahead of the workers (nullptr: off, no GPU, no trials).
+  DrawAhead* draw_ahead() { return draws_.get(); }
+
   // The baselines this process measured, by problem (shared by every session on this pool).
   BaselineMemo& baseline_memo() { return baseline_memo_; }
 
@@ -196,6 +201,7 @@ class EvaluationPool {
   std::string cache_;
   // Declared before the workers, whose observers feed them: destroyed after them.
   std::vector<std::pair<int, std::unique_ptr<GpuLockUsage>>> lock_usage_;  // per GPU
+  std::unique_ptr<DrawAhead> draws_;  // before the workers, which read its folder
   std::vector<std::unique_ptr<Worker>> workers_;
   size_t gpu_count_ = 1;
   int workers_per_gpu_ = 1;

@@ -1,6 +1,7 @@
 #include "evaluation/evaluation_session.h"
 
 #include <chrono>
+#include <filesystem>
 #include <tuple>
 
 #include "common/elapsed.h"
@@ -139,6 +140,11 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   CandidateRef cand{format, {}, {}, path, {}};
   std::string source, arch;
   std::optional<double> compile_wait;  // seconds the prebuilt compile kept this evaluation waiting
+  // The trials' CPU draws start now, beside the compile, in the pool's draw process (draws of
+  // other seeds than the pool's would be of no use to the worker).
+  const EvalOptions& pool_options = pool_->settings().options;
+  const bool pool_seeds = !options || (options->seed == pool_options.seed && options->trials == pool_options.trials);
+  DrawAhead::Ticket draws(pool_seeds ? pool_->draw_ahead() : nullptr, std::filesystem::absolute(problem_).string());
   // Compile first (native: on the pool's compile threads; load_inline extensions: on this
   // thread), while the workers start.
   if (format == "cuda") {

@@ -29,9 +29,10 @@ enum class PyFn {
   ModuleState,
   ModuleStateChanged,
   RestoreModuleState,
+  DrawAheadServe,
 };
 
-inline constexpr EnumNames<PyFn, 21> kPyFunctionNames{{
+inline constexpr EnumNames<PyFn, 22> kPyFunctionNames{{
     {PyFn::Preload, "preload"},
     {PyFn::DeviceInfo, "device_info"},
     {PyFn::OpenProblem, "open_problem"},
@@ -53,6 +54,7 @@ inline constexpr EnumNames<PyFn, 21> kPyFunctionNames{{
     {PyFn::ModuleState, "module_state"},
     {PyFn::ModuleStateChanged, "module_state_changed"},
     {PyFn::RestoreModuleState, "restore_module_state"},
+    {PyFn::DrawAheadServe, "draw_ahead_serve"},
 }};
 
 }  // namespace kagent::worker

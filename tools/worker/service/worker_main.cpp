@@ -30,6 +30,8 @@
 
 namespace {
 
+constexpr const char* kDrawAheadArg = "--draw-ahead";  // FOLDER BUDGET_BYTES (evaluation/draw_ahead.h)
+
 void write_start_error(int fd, const std::string& message) {
   try {
     kagent::write_json_line(fd, kagent::protocol::error_line("worker_start", message));
@@ -67,6 +69,34 @@ int probe_cuda(const std::string& python) {
   }
 }
 
+// Draw-ahead mode (kagent_worker/draw_ahead.py, evaluation/draw_ahead.h): the trials' CPU
+// draws of the problems the pool names, into `folder`. It runs problem files, so under the
+// workers' sandbox, whose scratch folder `folder` is (the pool makes it and sets the policy so):
+// the only place it writes, and one that the workers' sandboxes read and cannot write.
+int draw_ahead(const std::string& python, const std::string& folder, const std::string& budget) {
+  constexpr int kRequestFd = 3, kReplyFd = 4;
+  std::unique_ptr<kagent::sandbox::Sandbox> sandbox;
+  try {
+    sandbox = kagent::sandbox::Sandbox::enter(kagent::sandbox::SandboxPolicy::from_environment(), {{python}});
+    sandbox->watch_orchestrator();
+    kagent::worker::PythonRuntime py(python);
+    sandbox->limit_resources();
+    namespace kw = kagent::worker;
+    kw::PyRef dir = kw::check(PyUnicode_FromString(folder.c_str()));
+    kw::PyRef bytes = kw::check(PyLong_FromString(budget.c_str(), nullptr, 10));
+    kw::PyRef in = kw::check(PyLong_FromLong(kRequestFd)), out = kw::check(PyLong_FromLong(kReplyFd));
+    py.call(kw::PyFn::DrawAheadServe, {dir, bytes, in, out});
+    sandbox->leave_if_orchestrator_gone();
+    return 0;
+  } catch (const kagent::worker::PythonError& e) {
+    std::fprintf(stderr, "kagent-worker --draw-ahead: %s\n%s\n", e.message.c_str(), e.traceback.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kagent-worker --draw-ahead: %s\n", e.what());
+  }
+  if (sandbox) sandbox->leave_if_orchestrator_gone();
+  return 1;
+}
+
 // The candidates' working directory: the scratch folder, the one place the sandbox lets them
 // write. An answer that builds its extension in a folder relative to it
 // (`build_directory="cuda_extensions"`, `os.makedirs(...)`) works there as it does in
@@ -101,9 +131,15 @@ int main(int argc, char** argv) {
   constexpr int kRequestFd = 3, kReplyFd = 4;
   const std::string python = kagent::worker_python();
   if (argc == 2 && std::string(argv[1]) == kagent::sandbox::kCudaProbeArg) return probe_cuda(python);
+  const bool draw_mode = argc == 4 && std::string(argv[1]) == kDrawAheadArg;
   if (::fcntl(kRequestFd, F_GETFD) < 0 || ::fcntl(kReplyFd, F_GETFD) < 0) {
     std::fprintf(stderr, "kagent-worker: speaks JSON on fds 3 and 4 and is started by kagent, not by hand\n");
     return 2;
+  }
+  if (draw_mode) {
+    kagent::ignore_stop_signals();
+    ::signal(SIGPIPE, SIG_IGN);
+    return draw_ahead(python, argv[2], argv[3]);
   }
   // A stop from outside is kagent's to act on (common/stop_signals.h): a worker it killed
   // mid-evaluation would hand the candidate the signal's crash as its verdict. Their monitors end

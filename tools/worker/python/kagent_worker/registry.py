@@ -4,7 +4,7 @@ lists the same names; a test fails when the two lists differ)."""
 import faulthandler
 import signal
 
-from kagent_worker import device, guards, hygiene, module_state, precision, problem, shapes, source_scan
+from kagent_worker import device, draw_ahead, guards, hygiene, module_state, precision, problem, shapes, source_scan
 
 # SIGUSR1 writes every Python thread's stack to the worker's log (its stderr): what a stuck worker
 # was doing, which the chaos suite asks for before it kills a repetition that ran past its limit.
@@ -32,4 +32,5 @@ FUNCTIONS = {
     "module_state": module_state.plain_tensor_state,
     "module_state_changed": module_state.changed_state,
     "restore_module_state": module_state.restore_state,
+    "draw_ahead_serve": draw_ahead.serve,
 }

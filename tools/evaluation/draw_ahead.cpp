@@ -1,0 +1,190 @@
+#include "evaluation/draw_ahead.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "common/json_lines.h"
+#include "common/subprocess.h"
+#include "sandbox/cuda_probe.h"
+#include "sandbox/sandbox_policy.h"
+#include "sandbox/scratch_dir.h"
+
+namespace kagent {
+
+namespace fs = std::filesystem;
+
+std::optional<int> parse_draw_processes(const char* text) {
+  if (!text || !*text) return kDefaultDrawProcesses;
+  if (std::strspn(text, "0123456789") != std::strlen(text) || std::strlen(text) > 2) return std::nullopt;
+  const int n = std::atoi(text);
+  return n <= 16 ? std::optional<int>(n) : std::nullopt;
+}
+
+int draw_processes() { return parse_draw_processes(std::getenv(kDrawAheadEnv)).value_or(kDefaultDrawProcesses); }
+
+uint64_t default_draw_budget_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+  const uint64_t ram = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  return std::clamp<uint64_t>(ram / 8, uint64_t{1} << 30, uint64_t{16} << 30);
+}
+
+DrawAhead::DrawAhead(DrawAheadOptions options) : options_(std::move(options)) {
+  if (!options_.budget_bytes) options_.budget_bytes = default_draw_budget_bytes();
+  // Where a worker's scratch folder would go: the sandbox's uid reaches it there.
+  const fs::path parent = sandbox::default_scratch_parent(fs::temp_directory_path().string());
+  for (int i = 0; i < options_.processes; ++i) {
+    std::string pattern = (parent / "kagent-draws-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) {
+      fmt::print(stderr, "kagent: a draw process is off: cannot make a folder in {}: {}\n", parent.string(),
+                 std::strerror(errno));
+      continue;
+    }
+    auto& d = *drawers_.emplace_back(std::make_unique<Drawer>());
+    d.folder = pattern;
+    folders_ += (folders_.empty() ? "" : ":") + d.folder;
+  }
+  for (auto& d : drawers_) d->thread = std::thread([this, &d = *d] { run(d); });
+}
+
+DrawAhead::~DrawAhead() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& d : drawers_) {
+    // A write to a drawer that stopped reading would block its thread: the drawer goes first.
+    if (const pid_t pid = d->pid.load(); pid > 0) ::kill(-pid, SIGKILL);
+    if (d->thread.joinable()) d->thread.join();
+    sandbox::remove_tree(d->folder);
+  }
+}
+
+void DrawAhead::want(const std::string& problem) {
+  if (drawers_.empty()) return;
+  std::lock_guard lock(mu_);
+  InFlight& f = in_flight_[problem];
+  if (f.evaluations++ > 0) return;
+  size_t best = 0;  // the process with the fewest draws outstanding
+  for (size_t i = 1; i < drawers_.size(); ++i)
+    if (drawers_[i]->outstanding < drawers_[best]->outstanding) best = i;
+  f.drawer = best;
+  ++counters_.asked;
+  ++drawers_[best]->outstanding;
+  drawers_[best]->outbox.push_back(
+      nlohmann::json{{"op", "draw"}, {"path", problem}, {"seed", options_.seed}, {"trials", options_.trials}}.dump());
+  wake_.notify_all();
+}
+
+void DrawAhead::done(const std::string& problem) {
+  if (drawers_.empty()) return;
+  std::lock_guard lock(mu_);
+  auto it = in_flight_.find(problem);
+  if (it == in_flight_.end() || --it->second.evaluations > 0) return;
+  drawers_[it->second.drawer]->outbox.push_back(nlohmann::json{{"op", "drop"}, {"path", problem}}.dump());
+  in_flight_.erase(it);
+  wake_.notify_all();
+}
+
+DrawAhead::Ticket::Ticket(DrawAhead* draw, std::string problem) : draw_(draw), problem_(std::move(problem)) {
+  if (draw_) draw_->want(problem_);
+}
+
+DrawAhead::Ticket::~Ticket() {
+  if (draw_) draw_->done(problem_);
+}
+
+DrawAheadCounters DrawAhead::counters() const {
+  std::lock_guard lock(mu_);
+  DrawAheadCounters c = counters_;
+  c.running = static_cast<int>(std::count_if(drawers_.begin(), drawers_.end(), [](const auto& d) { return d->running; }));
+  return c;
+}
+
+void DrawAhead::run(Drawer& d) {
+  // The workers' sandbox, with the folder as the scratch folder: the drawer's only writable
+  // place. No GPU: the drawer never touches one.
+  SpawnOptions so;
+  const uint64_t budget = options_.budget_bytes / std::max<size_t>(drawers_.size(), 1);
+  so.argv = {options_.worker_path, "--draw-ahead", d.folder, std::to_string(budget)};
+  so.protocol_pipes = true;
+  so.output_file = (fs::path(d.folder) / "drawer.log").string();
+  so.die_with_parent = true;  // this thread lives as long as the pool (and the sandbox's monitor watches us too)
+  so.env_set = options_.env;
+  so.env_set.insert(so.env_set.end(), {"CUDA_VISIBLE_DEVICES=", std::string(sandbox::kCudaCheckedEnv) + "=1"});
+  std::optional<Subprocess> proc;
+  try {
+    sandbox::SandboxPolicy policy = sandbox::SandboxPolicy::from_environment();
+    policy.scratch = d.folder;
+    policy.scratch_disposable = false;  // ours to remove: the workers may still read it
+    policy.orchestrator_pid = ::getpid();
+    for (auto& kv : policy.to_environment()) so.env_set.push_back(std::move(kv));
+    proc.emplace(so);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kagent: a draw process is off: {}\n", e.what());
+    return;
+  }
+  d.pid = proc->pid();
+  JsonLineReader reader(proc->reply_fd());
+  for (;;) {
+    std::vector<std::string> lines;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stop_ || !d.outbox.empty(); });
+      if (stop_) break;
+      lines.swap(d.outbox);
+    }
+    try {
+      for (const auto& line : lines) write_json_line(proc->request_fd(), nlohmann::json::parse(line));
+      for (;;) {
+        // A few milliseconds: the reader rounds what is left down to whole ones and, at 0, does not look.
+        auto r = reader.read(std::chrono::milliseconds(10));
+        if (r.state != JsonLineReader::State::Message) break;
+        std::lock_guard lock(mu_);
+        if (r.message.contains("ready")) {
+          d.running = true;
+          continue;
+        }
+        --d.outstanding;
+        if (r.message.contains("drawn")) {
+          ++counters_.drawn;
+          counters_.seconds += r.message.value("seconds", 0.0);
+          counters_.bytes += r.message.value("bytes", int64_t{0});
+        } else {
+          ++counters_.skipped;
+        }
+      }
+    } catch (const std::exception& e) {  // its pipe broke: it ended, or broke the protocol
+      std::lock_guard lock(mu_);
+      if (!stop_) counters_.ended = e.what();
+      if (!stop_ && d.running)
+        fmt::print(stderr, "kagent: a draw process stopped ({}); the workers draw for themselves\n", e.what());
+      break;
+    }
+    if (auto exit = proc->poll()) {
+      std::lock_guard lock(mu_);
+      // One that ends before it is ready met what the workers meet too (a sandbox requirement
+      // the machine cannot hold, a broken Python), which they report: only the counters say it.
+      if (!stop_) counters_.ended = fmt::format("{} ({})", exit->describe(), d.running ? "while drawing" : "at its start");
+      if (!stop_ && d.running)
+        fmt::print(stderr, "kagent: a draw process ended ({}); the workers draw for themselves\n", exit->describe());
+      break;
+    }
+  }
+  std::lock_guard lock(mu_);
+  d.running = false;
+  d.outstanding = 1 << 20;  // never chosen again
+}
+
+}  // namespace kagent

@@ -1,0 +1,273 @@
+"""The trials' CPU draws made ahead, once per problem text, by a process of their own.
+
+KernelBench draws a correctness trial's inputs on the CPU from its seed (problem.py,
+kernelbench_inputs): seconds of torch's CPU generator for a level-1 or level-2 problem at its
+official size, which a worker spent in every evaluation's `prefetch` while answers queued for
+it (14 s of a worker's 92 s over the leaderboard, bench/realworld/RESULTS.md). The generator is
+the process's one and the worker's main thread seeds and draws from it too, so the draws cannot
+move to a thread of the worker without changing the numbers. They move to this process instead
+(`kagent-worker --draw-ahead FOLDER`, started by the evaluation pool, evaluation/draw_ahead.h):
+the pool names each problem as its answer enters the pipeline (before its compile), this process
+draws the problem's trial inputs from the same seeds and writes them to FOLDER, and a worker
+whose evaluation needs them reads them (take) instead of drawing. The numbers are the same:
+the same file run fresh, the same seeds, the same torch.
+
+KAGENT_DRAW_DIR lists the pool's folders, ':'-separated (one per draw process; a problem is
+drawn by one of them, and its lock file says which). Only the drawer writes FOLDER: it is its sandbox's scratch folder, which the workers' sandboxes
+can read and not write (Landlock), so a candidate cannot plant the next candidate's inputs. A
+worker that finds nothing (not drawn yet, not shareable, no drawer) draws as before; one that
+finds the draw in progress waits for it, up to a bound.
+
+Protocol: JSON lines on fd 3 ({"op": "draw", "path", "seed", "trials"}; {"op": "drop", "path"}),
+{"ready": true} on fd 4 once started, then one reply line per draw ({"path", "drawn": files,
+"bytes", "seconds"} or {"path", "skipped": why})."""
+
+import fcntl
+import json
+import mmap
+import os
+import select
+import time
+
+import torch
+
+MAGIC = b"KADRAW01"
+_ALIGN = 4096
+# How long a worker waits for a draw this process has begun before drawing it itself: the
+# largest draws take about 2 s each on an H200 host (bench/realworld/RESULTS.md, draw-probe).
+TAKE_WAIT_S = 30.0
+_SCALARS = (bool, int, float, str, type(None))
+# Problems whose trial inputs are smaller are left to the worker: tens of milliseconds of its own
+# generator against a file written, read and copied. The drawers drew all 133 leaderboard texts
+# once (2 processes, 59 s of CPU on a host that was short of cores), most of them that small.
+MIN_TRIAL_BYTES = 16 << 20
+
+
+def draw_base(folder, sha256, seed):
+    return os.path.join(folder, f"{sha256}-{int(seed)}")
+
+
+def _shareable(values):
+    """Why `values` cannot be written and read back as the same objects, or None."""
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            if type(v) is not torch.Tensor or v.device.type != "cpu" or v.layout != torch.strided:
+                return "a tensor that is not a plain CPU tensor"
+            if not v.is_contiguous() or v.requires_grad or v.is_conj() or v.is_neg() or v.is_quantized:
+                return "a tensor with strides, a gradient or a view bit"
+        elif not isinstance(v, _SCALARS):
+            return f"a value of type {type(v).__name__}"
+    return None
+
+
+def write_draw(path, values):
+    """`values` (get_inputs()'s list) at `path`: a header of the values, then each tensor's
+    bytes, page-aligned. Written under a temporary name and renamed: a reader sees all or none."""
+    entries, offset, blobs = [], 0, []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            offset = -(-offset // _ALIGN) * _ALIGN
+            entries.append({"tensor": {"dtype": str(v.dtype).removeprefix("torch."), "shape": list(v.shape),
+                                       "offset": offset, "nbytes": v.nbytes}})
+            blobs.append((offset, v))
+            offset += v.nbytes
+        else:
+            entries.append({"value": v})
+    header = json.dumps({"values": entries}).encode()
+    start = -(-(len(MAGIC) + 8 + len(header)) // _ALIGN) * _ALIGN
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(MAGIC + len(header).to_bytes(8, "little") + header)
+        for off, v in blobs:
+            f.seek(start + off)
+            if v.nbytes:
+                f.write(memoryview(v.reshape(-1).view(torch.uint8).numpy()))
+        f.truncate(start + offset)
+    os.rename(tmp, path)
+
+
+def read_draw(path):
+    """The values write_draw wrote, the tensors on a private (copy-on-write) mapping of the file."""
+    with open(path, "rb") as f:
+        head = f.read(len(MAGIC) + 8)
+        if len(head) != len(MAGIC) + 8 or head[:len(MAGIC)] != MAGIC:
+            raise ValueError(f"not a draw: {path}")
+        size = int.from_bytes(head[len(MAGIC):], "little")
+        header = json.loads(f.read(size))
+        start = -(-(len(MAGIC) + 8 + size) // _ALIGN) * _ALIGN
+        length = os.fstat(f.fileno()).st_size
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) if length > start else None
+    values = []
+    for e in header["values"]:
+        if "tensor" not in e:
+            values.append(e["value"])
+            continue
+        t = e["tensor"]
+        dtype = getattr(torch, t["dtype"])
+        count = t["nbytes"] // torch.empty((), dtype=dtype).element_size()
+        if t["nbytes"] == 0:
+            values.append(torch.empty(t["shape"], dtype=dtype))
+            continue
+        if start + t["offset"] + t["nbytes"] > length:
+            raise ValueError(f"a draw cut short: {path}")
+        x = torch.frombuffer(mm, dtype=dtype, count=count, offset=start + t["offset"])
+        values.append(x.view(t["shape"]))
+    return values
+
+
+def take(sha256, seed, wait_s=TAKE_WAIT_S):
+    """The trial inputs of the problem text `sha256` for `seed` as the drawer drew them, or None
+    (no drawer, not drawn, not shareable, or not done within `wait_s`: the caller draws)."""
+    for folder in filter(None, os.environ.get("KAGENT_DRAW_DIR", "").split(":")):
+        base = draw_base(folder, sha256, seed)
+        try:
+            lock = os.open(base + ".lock", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            continue  # not this process's
+        return _taken(base, lock, wait_s)
+    return None
+
+
+def _taken(base, lock, wait_s):
+    """The draw at `base` once the drawer that holds `lock` is done with it, within `wait_s`."""
+    try:  # the drawer holds it while it draws this seed: wait for the draw
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.01)
+    finally:
+        os.close(lock)
+    try:
+        return read_draw(base + ".draw")
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError):
+        return None
+
+
+class _Drawer:
+    """The drawing process's state: what is asked and not yet drawn (in order), what is drawn."""
+
+    def __init__(self, folder, budget_bytes, request_fd, reply_fd, min_trial_bytes=MIN_TRIAL_BYTES):
+        self.folder = folder
+        self.budget = budget_bytes
+        self.min_trial_bytes = min_trial_bytes
+        self.request_fd = request_fd
+        self.reply_fd = reply_fd
+        self.buffer = b""
+        self.pending = {}  # path -> (seed, trials), oldest first
+        self.drawn = {}  # path -> [files]
+        self.sizes = {}  # path -> bytes on disk
+        self.closed = False
+
+    def used(self):
+        return sum(self.sizes.values())
+
+    def reply(self, obj):
+        os.write(self.reply_fd, (json.dumps(obj) + "\n").encode())
+
+    def read(self, timeout):
+        """Reads the messages that arrive within `timeout` (None: until one does)."""
+        ready, _, _ = select.select([self.request_fd], [], [], timeout)
+        if not ready:
+            return
+        chunk = os.read(self.request_fd, 1 << 16)
+        if not chunk:
+            self.closed = True
+            return
+        self.buffer += chunk
+        *lines, self.buffer = self.buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                self.handle(json.loads(line))
+
+    def handle(self, msg):
+        path = msg.get("path", "")
+        if msg.get("op") == "draw":
+            if path not in self.pending and path not in self.drawn:
+                self.pending[path] = (int(msg.get("seed", 42)), int(msg.get("trials", 5)))
+        elif msg.get("op") == "drop":
+            self.pending.pop(path, None)
+            for f in self.drawn.pop(path, []):
+                for suffix in (".draw", ".lock"):
+                    try:
+                        os.unlink(f + suffix)
+                    except OSError:
+                        pass
+            self.sizes.pop(path, None)
+
+    def draw(self, path, seed, trials):
+        """Draws `path`'s trials; True when done or skipped, False when it waits for room."""
+        from kagent_worker import problem as problems  # noqa: PLC0415 - problem.py imports this module
+
+        start = time.monotonic()
+        try:
+            p = problems.Problem(path)
+            if p.trial_inputs_device() != "cpu":
+                self.reply({"path": path, "skipped": "inputs drawn on the GPU"})
+                return True
+            torch.manual_seed(0)
+            with torch.device("meta"):
+                per_trial = problems.tensor_bytes(list(p._call("get_inputs")))
+            if per_trial < self.min_trial_bytes:
+                self.reply({"path": path, "skipped": f"small: {per_trial} bytes a trial, the worker draws them"})
+                return True
+            estimate = per_trial * trials
+        except Exception as exc:  # noqa: BLE001 - the worker reports the problem's errors itself
+            self.reply({"path": path, "skipped": f"{type(exc).__name__}: {exc}"[:300]})
+            return True
+        if self.used() > 0 and self.used() + estimate > self.budget:
+            return False
+        seeds = p.trial_seeds(seed, trials)
+        bases = [draw_base(self.folder, p.sha256, s) for s in seeds]
+        self.drawn[path] = bases
+        self.sizes[path] = 0
+        locks = []
+        try:
+            for base in bases:  # every seed's lock first: a worker waits for all of them, not the first
+                fd = os.open(base + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                locks.append(fd)
+            for base, s, fd in zip(bases, seeds, locks):
+                if not os.path.exists(base + ".draw"):
+                    problems.kernelbench_seed(s)
+                    values = list(p._call("get_inputs"))
+                    why = _shareable(values)
+                    if why:
+                        self.reply({"path": path, "skipped": why})
+                        return True
+                    write_draw(base + ".draw", values)
+                    self.sizes[path] += os.path.getsize(base + ".draw")
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        except Exception as exc:  # noqa: BLE001
+            self.reply({"path": path, "skipped": f"{type(exc).__name__}: {exc}"[:300]})
+            return True
+        finally:
+            for fd in locks:
+                os.close(fd)
+        self.reply({"path": path, "drawn": len(bases), "bytes": self.sizes[path],
+                    "seconds": round(time.monotonic() - start, 3)})
+        return True
+
+    def run(self):
+        while not self.closed:
+            self.read(0 if self.pending else None)
+            if self.closed or not self.pending:
+                continue
+            path, (seed, trials) = next(iter(self.pending.items()))
+            if self.draw(path, seed, trials):
+                self.pending.pop(path, None)
+            else:
+                self.read(None)  # no room: wait for a drop
+
+
+def serve(folder, budget_bytes, request_fd=3, reply_fd=4, min_trial_bytes=MIN_TRIAL_BYTES):
+    """The drawer's loop, until the pool closes fd 3."""
+    torch.set_num_threads(1)  # the draws are serial; the cores are the compilers' and workers'
+    drawer = _Drawer(folder, int(budget_bytes), request_fd, reply_fd, min_trial_bytes)
+    drawer.reply({"ready": True})  # up: an end from now on is news, one before it a start that failed
+    drawer.run()
+    return 0
