@@ -18,6 +18,7 @@
 #include "evaluation/evaluation_pool.h"
 #include "sandbox/cuda_probe.h"
 #include "support/kernelbench_dir.h"
+#include "support/temp_dir.h"
 #include "worker/client/worker_client.h"
 
 using namespace kagent;
@@ -127,4 +128,35 @@ TEST_CASE("KAGENT_DRAW_AHEAD: a count from 0 to 16, the default when unset, noth
   CHECK(parse_draw_processes("2") == 2);
   CHECK(parse_draw_processes("16") == 16);
   for (const char* bad : {"-1", "17", "two", "1.5", " 1", "100"}) CHECK_MESSAGE(!parse_draw_processes(bad), bad);
+}
+
+TEST_CASE("a draw process stuck in a problem's get_inputs() is killed after its bound; the pool goes on") {
+  const testing::TempDir dir("kagent-draw-stuck");
+  const std::string problem = (dir.path() / "stuck.py").string();
+  write_file_atomic(problem,
+                    "import time, torch\n"
+                    "class Model(torch.nn.Module):\n"
+                    "    def forward(self, x):\n"
+                    "        return x\n"
+                    "def get_inputs():\n"
+                    "    time.sleep(600)\n"
+                    "    return [torch.randn(4)]\n"
+                    "def get_init_inputs():\n"
+                    "    return []\n");
+  DrawAheadOptions o;
+  o.worker_path = default_worker_path();
+  o.processes = 1;
+  o.stuck_after = std::chrono::seconds(3);
+  DrawAhead draws(o);
+  const std::string folder = draws.folder();
+  // Started and ready first (its start-up is not a draw).
+  REQUIRE(wait_until([&] { return draws.counters().running == 1; }, std::chrono::seconds(180)));
+  {
+    DrawAhead::Ticket t(&draws, problem);
+    CHECK(wait_until([&] { return draws.counters().running == 0; }, std::chrono::seconds(30)));
+    CHECK(draws.counters().ended.find("killed: no draw answered in 3 s") != std::string::npos);
+    CHECK(wait_until([&] { return processes_naming(folder) == 0; }, std::chrono::seconds(10)));
+  }
+  DrawAhead::Ticket after(&draws, problem);  // nothing left to ask: a no-op, no hang
+  CHECK(draws.counters().asked == 2);
 }

@@ -137,6 +137,7 @@ void DrawAhead::run(Drawer& d) {
   }
   d.pid = proc->pid();
   JsonLineReader reader(proc->reply_fd());
+  auto progress = std::chrono::steady_clock::now();  // its last answer, or the last room it was given
   for (;;) {
     std::vector<std::string> lines;
     {
@@ -144,6 +145,12 @@ void DrawAhead::run(Drawer& d) {
       wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stop_ || !d.outbox.empty(); });
       if (stop_) break;
       lines.swap(d.outbox);
+      if (d.outstanding == 0) progress = std::chrono::steady_clock::now();  // idle is not stuck
+      for (const auto& line : lines)
+        if (line.find("\"drop\"") != std::string::npos) {
+          d.waiting_for_room = false;
+          progress = std::chrono::steady_clock::now();
+        }
     }
     try {
       for (const auto& line : lines) write_json_line(proc->request_fd(), nlohmann::json::parse(line));
@@ -152,8 +159,13 @@ void DrawAhead::run(Drawer& d) {
         auto r = reader.read(std::chrono::milliseconds(10));
         if (r.state != JsonLineReader::State::Message) break;
         std::lock_guard lock(mu_);
+        progress = std::chrono::steady_clock::now();
         if (r.message.contains("ready")) {
           d.running = true;
+          continue;
+        }
+        if (r.message.contains("waiting")) {
+          d.waiting_for_room = true;
           continue;
         }
         --d.outstanding;
@@ -171,6 +183,18 @@ void DrawAhead::run(Drawer& d) {
       if (!stop_ && d.running)
         fmt::print(stderr, "kagent: a draw process stopped ({}); the workers draw for themselves\n", e.what());
       break;
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (d.outstanding > 0 && !d.waiting_for_room && std::chrono::steady_clock::now() - progress > options_.stuck_after) {
+        counters_.ended = fmt::format("killed: no draw answered in {} s", options_.stuck_after.count() / 1000);
+        fmt::print(stderr, "kagent: a draw process answered nothing in {} s (a problem's get_inputs() that does not "
+                   "return?): killed; the workers draw for themselves\n", options_.stuck_after.count() / 1000);
+        d.running = false;
+        d.outstanding = 1 << 20;
+        proc->kill();
+        return;
+      }
     }
     if (auto exit = proc->poll()) {
       std::lock_guard lock(mu_);

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -51,6 +52,9 @@ struct DrawAheadOptions {
   int processes = kDefaultDrawProcesses;
   uint64_t budget_bytes = 0;           // drawn and not yet dropped, at most, over all the processes;
                                        // 0: default_draw_budget_bytes()
+  // A process with draws asked and no answer for this long (not waiting for room) is stuck in
+  // a problem's get_inputs(): it is killed and the workers draw for themselves.
+  std::chrono::milliseconds stuck_after{std::chrono::seconds(300)};
 };
 
 // An eighth of the machine's memory, at most 16 GiB.
@@ -105,6 +109,7 @@ class DrawAhead {
     std::string folder;
     std::vector<std::string> outbox;  // lines not yet written
     int outstanding = 0;              // draws asked and not yet answered
+    bool waiting_for_room = false;    // it said so: its budget is full until a drop
     bool running = false;             // said it is ready
     std::atomic<pid_t> pid{-1};
     std::thread thread;

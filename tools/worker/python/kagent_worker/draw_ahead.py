@@ -261,6 +261,7 @@ class _Drawer:
             if self.draw(path, seed, trials):
                 self.pending.pop(path, None)
             else:
+                self.reply({"waiting": "room", "path": path})  # not stuck: the pool's watch knows
                 self.read(None)  # no room: wait for a drop
 
 
