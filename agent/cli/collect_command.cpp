@@ -321,6 +321,7 @@ int run_collect(CollectArgs a) {
                           {"draws_ahead", {{"processes_running", counters.draws.running},
                                            {"problems_asked", counters.draws.asked},
                                            {"problems_drawn", counters.draws.drawn},
+                                           {"problems_kept", counters.draws.kept},
                                            {"problems_skipped", counters.draws.skipped},
                                            {"seconds", counters.draws.seconds},
                                            {"bytes", counters.draws.bytes},

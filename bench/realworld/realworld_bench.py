@@ -486,7 +486,7 @@ def main():
             summary["collect"]["draws_ahead"] = d
             say(f"draws ahead: {d.get('problems_drawn', 0)} of {d.get('problems_asked', 0)} problems drawn by the draw "
                 f"process in {d.get('seconds', 0):.1f} s ({d.get('bytes', 0) / 2**30:.1f} GiB), "
-                f"{d.get('problems_skipped', 0)} left to the workers")
+                f"{d.get('problems_kept', 0)} taken again while kept, {d.get('problems_skipped', 0)} left to the workers")
         summary["collect"]["cpu"] = cpu_use.summary()
         say(cpu_use.report())
         summary["collect"]["gpu_busy"] = gpu_busy.summary()

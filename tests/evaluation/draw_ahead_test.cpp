@@ -55,7 +55,7 @@ int processes_naming(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("the draw process draws a named problem's trials, drops them after the last ticket, and leaves nothing") {
+TEST_CASE("the draw process draws a named problem's trials once, keeps them for its next evaluation, and leaves nothing") {
   const std::string problem = fs::absolute(fs::path(kagent::testing::kernelbench_dir()) / "level2" / "55_Matmul_MaxPool_Sum_Scale.py").string();
   REQUIRE(fs::exists(problem));
   std::string folder;
@@ -78,8 +78,14 @@ TEST_CASE("the draw process draws a named problem's trials, drops them after the
       CHECK(c.running);
       CHECK(c.bytes >= 5 * 16 * (int64_t{1} << 20));  // 16 MiB of inputs a trial
     }
-    // The last ticket gone: the draws go.
-    CHECK(wait_until([&] { return count_files(folder, ".draw") == 0; }, std::chrono::seconds(30)));
+    // The last ticket gone: the draws stay while there is room, and the next evaluation of the
+    // problem (a solve's next turn, a server's next request) takes them again, nothing drawn.
+    {
+      DrawAhead::Ticket again(&draws, problem);
+      CHECK(wait_until([&] { return draws.counters().kept == 1; }, std::chrono::seconds(30)));
+      CHECK(draws.counters().drawn == 1);
+      CHECK(count_files(folder, ".draw") == 5);
+    }
     CHECK(processes_naming(folder) >= 1);  // the drawer (and its sandbox's monitor)
   }
   CHECK(!fs::exists(folder));

@@ -169,7 +169,9 @@ void DrawAhead::run(Drawer& d) {
           continue;
         }
         --d.outstanding;
-        if (r.message.contains("drawn")) {
+        if (r.message.contains("kept")) {
+          ++counters_.kept;
+        } else if (r.message.contains("drawn")) {
           ++counters_.drawn;
           counters_.seconds += r.message.value("seconds", 0.0);
           counters_.bytes += r.message.value("bytes", int64_t{0});

@@ -12,7 +12,8 @@
 // The process runs problem files: it runs under the workers' sandbox, the folder being its
 // scratch folder (the workers read it; only it writes there). It dies with the pool (its
 // sandbox monitor watches this process), and draws no more than `budget_bytes` ahead: the pool
-// drops a problem's draws when its last evaluation in flight ends.
+// lets go of a problem's draws when its last evaluation in flight ends: kept until their room is
+// needed, so that the next turn or request of the problem takes them again.
 #pragma once
 
 #include <sys/types.h>
@@ -50,7 +51,7 @@ struct DrawAheadOptions {
   int64_t seed = 42;                   // the evaluations' seed and trials (EvalOptions)
   int trials = 5;
   int processes = kDefaultDrawProcesses;
-  uint64_t budget_bytes = 0;           // drawn and not yet dropped, at most, over all the processes;
+  uint64_t budget_bytes = 0;           // drawn and kept on disk, at most, over all the processes;
                                        // 0: default_draw_budget_bytes()
   // A process with draws asked and no answer for this long (not waiting for room) is stuck in
   // a problem's get_inputs(): it is killed and the workers draw for themselves.
@@ -63,6 +64,7 @@ uint64_t default_draw_budget_bytes();
 struct DrawAheadCounters {
   int64_t asked = 0;      // problems named (first use while none of its evaluations is in flight)
   int64_t drawn = 0;      // problems whose trials were drawn
+  int64_t kept = 0;       // problems asked again while their draws were still kept (nothing drawn)
   int64_t skipped = 0;    // problems the drawer left to the workers (inputs on the GPU, not shareable)
   double seconds = 0;     // the drawer's seconds drawing
   int64_t bytes = 0;      // bytes written
@@ -84,8 +86,9 @@ class DrawAhead {
   const std::string& folder() const { return folders_; }
 
   // An evaluation of `problem` (an absolute path) is coming: its draws are made unless already
-  // there, by the process with the fewest draws outstanding. Pair each with a done(problem); the
-  // draws are dropped when none is in flight.
+  // there, by the process with the fewest draws outstanding. Pair each with a done(problem): with
+  // none in flight the draws are no longer in use, kept until their room is needed (the next
+  // evaluation of the problem takes them again).
   void want(const std::string& problem);
   void done(const std::string& problem);
 

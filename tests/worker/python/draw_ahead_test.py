@@ -135,14 +135,32 @@ def test_a_draw_in_progress_is_waited_for_within_a_bound(tmp_path, monkeypatch):
     same(values, got)
 
 
-def test_drop_removes_a_problems_draws_and_room_is_waited_for(tmp_path):
-    d, _ = drawer(tmp_path, budget=1)  # room for one problem at a time
+def replies(r):
+    return [json.loads(line) for line in os.read(r, 1 << 16).decode().splitlines()]
+
+
+def test_a_dropped_problem_is_kept_until_its_room_is_needed(tmp_path):
+    d, (r, _) = drawer(tmp_path, budget=1)  # room for one problem at a time
     assert d.draw(REAL[0], 42, 2)
-    assert len(os.listdir(tmp_path)) == 4
-    assert not d.draw(REAL[1], 42, 2)  # no room while the first is kept
+    first = sorted(os.listdir(tmp_path))
+    assert len(first) == 4
+    assert not d.draw(REAL[1], 42, 2)  # no room while the first is in use
     d.handle({"op": "drop", "path": REAL[0]})
-    assert os.listdir(tmp_path) == []
-    assert d.draw(REAL[1], 42, 2)
+    assert sorted(os.listdir(tmp_path)) == first  # no longer in use, still kept
+    d.handle({"op": "draw", "path": REAL[0], "seed": 42, "trials": 2})  # asked again: taken, not drawn
+    assert replies(r)[-1] == {"path": REAL[0], "drawn": 2, "bytes": 0, "seconds": 0, "kept": True}
+    assert not d.pending
+    d.handle({"op": "drop", "path": REAL[0]})
+    assert d.draw(REAL[1], 42, 2)  # its room is needed now: the first goes
+    assert not any(f in os.listdir(tmp_path) for f in first) and len(os.listdir(tmp_path)) == 4
+
+
+def test_every_draw_request_gets_one_reply_even_when_dropped_before_it_is_drawn(tmp_path):
+    d, (r, _) = drawer(tmp_path)
+    d.handle({"op": "draw", "path": REAL[0], "seed": 42, "trials": 2})
+    d.handle({"op": "drop", "path": REAL[0]})
+    assert replies(r) == [{"path": REAL[0], "skipped": "dropped before it was drawn"}]
+    assert not d.pending and os.listdir(tmp_path) == []
 
 
 def test_the_process_draws_what_it_is_asked_in_order_and_ends_with_its_pipe(tmp_path):

@@ -149,7 +149,10 @@ def _taken(base, lock, wait_s):
 
 
 class _Drawer:
-    """The drawing process's state: what is asked and not yet drawn (in order), what is drawn."""
+    """The drawing process's state: what is asked and not yet drawn (in order), what is drawn and
+    in use, and what is drawn and no longer in use (kept, oldest first, until its room is needed:
+    `kagent solve`'s next turn and a server's next request for a problem take it again instead of
+    a new draw). Each draw request gets one reply."""
 
     def __init__(self, folder, budget_bytes, request_fd, reply_fd, min_trial_bytes=MIN_TRIAL_BYTES):
         self.folder = folder
@@ -159,8 +162,9 @@ class _Drawer:
         self.reply_fd = reply_fd
         self.buffer = b""
         self.pending = {}  # path -> (seed, trials), oldest first
-        self.drawn = {}  # path -> [files]
-        self.sizes = {}  # path -> bytes on disk
+        self.drawn = {}  # path -> [files], in use
+        self.idle = {}  # path -> [files], dropped by the pool: kept while there is room, oldest first
+        self.sizes = {}  # path -> bytes on disk (drawn and idle)
         self.closed = False
 
     def used(self):
@@ -187,17 +191,27 @@ class _Drawer:
     def handle(self, msg):
         path = msg.get("path", "")
         if msg.get("op") == "draw":
-            if path not in self.pending and path not in self.drawn:
+            if path in self.idle:  # drawn before and still here: in use again, nothing drawn
+                self.drawn[path] = self.idle.pop(path)
+                self.reply({"path": path, "drawn": len(self.drawn[path]), "bytes": 0, "seconds": 0, "kept": True})
+            elif path in self.drawn:
+                self.reply({"path": path, "drawn": len(self.drawn[path]), "bytes": 0, "seconds": 0, "kept": True})
+            elif path not in self.pending:
                 self.pending[path] = (int(msg.get("seed", 42)), int(msg.get("trials", 5)))
         elif msg.get("op") == "drop":
-            self.pending.pop(path, None)
-            for f in self.drawn.pop(path, []):
-                for suffix in (".draw", ".lock"):
-                    try:
-                        os.unlink(f + suffix)
-                    except OSError:
-                        pass
-            self.sizes.pop(path, None)
+            if self.pending.pop(path, None) is not None:
+                self.reply({"path": path, "skipped": "dropped before it was drawn"})
+            if path in self.drawn:
+                self.idle[path] = self.drawn.pop(path)
+
+    def evict(self, path):
+        for f in self.idle.pop(path, []):
+            for suffix in (".draw", ".lock"):
+                try:
+                    os.unlink(f + suffix)
+                except OSError:
+                    pass
+        self.sizes.pop(path, None)
 
     def draw(self, path, seed, trials):
         """Draws `path`'s trials; True when done or skipped, False when it waits for room."""
@@ -219,6 +233,8 @@ class _Drawer:
         except Exception as exc:  # noqa: BLE001 - the worker reports the problem's errors itself
             self.reply({"path": path, "skipped": f"{type(exc).__name__}: {exc}"[:300]})
             return True
+        while self.idle and self.used() + estimate > self.budget:
+            self.evict(next(iter(self.idle)))  # the oldest no longer in use
         if self.used() > 0 and self.used() + estimate > self.budget:
             return False
         seeds = p.trial_seeds(seed, trials)
