@@ -8,10 +8,13 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <vector>
 #include <string>
 #include <thread>
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include "common/files.h"
 #include "evaluation/draw_ahead.h"
@@ -165,4 +168,20 @@ TEST_CASE("a draw process stuck in a problem's get_inputs() is killed after its 
   }
   DrawAhead::Ticket after(&draws, problem);  // nothing left to ask: a no-op, no hang
   CHECK(draws.counters().asked == 2);
+}
+
+TEST_CASE("hundreds of problems named at once are all answered: the pipes never fill both ways") {
+  DrawAheadOptions o;
+  o.worker_path = default_worker_path();
+  o.processes = 1;
+  DrawAhead draws(o);
+  REQUIRE(wait_until([&] { return draws.counters().running == 1; }, std::chrono::seconds(180)));
+  // 600 requests of ~300 bytes each: more than a pipe holds each way, every one answered at once
+  // (no such file), while more are still being written.
+  std::vector<std::unique_ptr<DrawAhead::Ticket>> tickets;
+  const std::string padding(240, 'x');
+  for (int i = 0; i < 600; ++i)
+    tickets.push_back(std::make_unique<DrawAhead::Ticket>(&draws, fmt::format("/nonexistent/{}/{}.py", padding, i)));
+  CHECK(wait_until([&] { return draws.counters().skipped == 600; }, std::chrono::seconds(120)));
+  CHECK(draws.counters().running == 1);
 }

@@ -1,5 +1,6 @@
 #include "evaluation/draw_ahead.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <stdexcept>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -138,6 +141,9 @@ void DrawAhead::run(Drawer& d) {
   d.pid = proc->pid();
   JsonLineReader reader(proc->reply_fd());
   auto progress = std::chrono::steady_clock::now();  // its last answer, or the last room it was given
+  const auto stuck_locked = [&] {
+    return d.outstanding > 0 && !d.waiting_for_room && std::chrono::steady_clock::now() - progress > options_.stuck_after;
+  };
   for (;;) {
     std::vector<std::string> lines;
     {
@@ -153,32 +159,19 @@ void DrawAhead::run(Drawer& d) {
         }
     }
     try {
-      for (const auto& line : lines) write_json_line(proc->request_fd(), nlohmann::json::parse(line));
-      for (;;) {
-        // A few milliseconds: the reader rounds what is left down to whole ones and, at 0, does not look.
-        auto r = reader.read(std::chrono::milliseconds(10));
-        if (r.state != JsonLineReader::State::Message) break;
+      // A line goes out only when its pipe has room, and the replies are read meanwhile: with
+      // both pipes full (hundreds of small problems named at once, each answered at once) a
+      // blocking write here and the drawer's blocking reply would wait for each other.
+      for (size_t sent = 0; sent < lines.size();) {
+        pollfd out{proc->request_fd(), POLLOUT, 0};
+        if (::poll(&out, 1, 100) < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
+        if (out.revents & (POLLERR | POLLHUP)) throw std::runtime_error("the draw process closed its requests");
+        if (out.revents & POLLOUT) write_json_line(proc->request_fd(), nlohmann::json::parse(lines[sent++]));
+        if (!read_replies(d, reader, progress)) break;
         std::lock_guard lock(mu_);
-        progress = std::chrono::steady_clock::now();
-        if (r.message.contains("ready")) {
-          d.running = true;
-          continue;
-        }
-        if (r.message.contains("waiting")) {
-          d.waiting_for_room = true;
-          continue;
-        }
-        --d.outstanding;
-        if (r.message.contains("kept")) {
-          ++counters_.kept;
-        } else if (r.message.contains("drawn")) {
-          ++counters_.drawn;
-          counters_.seconds += r.message.value("seconds", 0.0);
-          counters_.bytes += r.message.value("bytes", int64_t{0});
-        } else {
-          ++counters_.skipped;
-        }
+        if (stop_ || stuck_locked()) break;  // what is left unsent goes with it
       }
+      read_replies(d, reader, progress);
     } catch (const std::exception& e) {  // its pipe broke: it ended, or broke the protocol
       std::lock_guard lock(mu_);
       if (!stop_) counters_.ended = e.what();
@@ -188,7 +181,8 @@ void DrawAhead::run(Drawer& d) {
     }
     {
       std::lock_guard lock(mu_);
-      if (d.outstanding > 0 && !d.waiting_for_room && std::chrono::steady_clock::now() - progress > options_.stuck_after) {
+      if (stop_) break;
+      if (stuck_locked()) {
         counters_.ended = fmt::format("killed: no draw answered in {} s", options_.stuck_after.count() / 1000);
         fmt::print(stderr, "kagent: a draw process answered nothing in {} s (a problem's get_inputs() that does not "
                    "return?): killed; the workers draw for themselves\n", options_.stuck_after.count() / 1000);
@@ -211,6 +205,33 @@ void DrawAhead::run(Drawer& d) {
   std::lock_guard lock(mu_);
   d.running = false;
   d.outstanding = 1 << 20;  // never chosen again
+}
+
+bool DrawAhead::read_replies(Drawer& d, JsonLineReader& reader, std::chrono::steady_clock::time_point& progress) {
+  for (;;) {
+    // A few milliseconds: the reader rounds what is left down to whole ones and, at 0, does not look.
+    auto r = reader.read(std::chrono::milliseconds(10));
+    if (r.state == JsonLineReader::State::Closed) return false;
+    if (r.state != JsonLineReader::State::Message) return true;
+    std::lock_guard lock(mu_);
+    progress = std::chrono::steady_clock::now();
+    if (r.message.contains("ready")) {
+      d.running = true;
+    } else if (r.message.contains("waiting")) {
+      d.waiting_for_room = true;
+    } else {
+      --d.outstanding;
+      if (r.message.contains("kept")) {
+        ++counters_.kept;
+      } else if (r.message.contains("drawn")) {
+        ++counters_.drawn;
+        counters_.seconds += r.message.value("seconds", 0.0);
+        counters_.bytes += r.message.value("bytes", int64_t{0});
+      } else {
+        ++counters_.skipped;
+      }
+    }
+  }
 }
 
 }  // namespace kagent

@@ -32,6 +32,8 @@
 
 namespace kagent {
 
+class JsonLineReader;
+
 // How many draw processes (KAGENT_DRAW_AHEAD: a count; 0 turns them off and the workers draw, as
 // before). One by default: over the leaderboard on one H200 host (bench/realworld/RESULTS.md),
 // one process gave 89.6 answers a minute against 83.7 without, two gave 92.2 against 96.1: the
@@ -118,6 +120,8 @@ class DrawAhead {
     std::thread thread;
   };
   void run(Drawer& d);  // its thread: starts the process, writes the requests, reads the replies
+  // Reads the replies there are (counters, progress); false once the process closed its end.
+  bool read_replies(Drawer& d, JsonLineReader& reader, std::chrono::steady_clock::time_point& progress);
   DrawAheadOptions options_;
   std::vector<std::unique_ptr<Drawer>> drawers_;
   std::string folders_;
