@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from conftest import KERNELBENCH
-from kagent_worker import draw_ahead
+from kagent_worker import draw_ahead, draw_files
 from kagent_worker.problem import Problem, kernelbench_seed, trial_seeds
 
 # Two tensors (level 1) and one (level 2), 8 MiB each set: real problems, cheap to draw.
@@ -68,11 +68,11 @@ def drawer(folder, budget=1 << 30, min_trial_bytes=0):
 def test_a_draw_round_trips_every_kind_of_value(tmp_path):
     values = [torch.randn(3, 5), 7, 0.1 + 0.2, None, True, "s", torch.arange(6, dtype=torch.int64).view(2, 3),
               torch.randn(4).to(torch.bfloat16), torch.empty(0, 3), torch.tensor(2.5)]
-    draw_ahead.write_draw(str(tmp_path / "d.draw"), values)
-    same(values, draw_ahead.read_draw(str(tmp_path / "d.draw")))
-    back = draw_ahead.read_draw(str(tmp_path / "d.draw"))
+    draw_files.write_draw(str(tmp_path / "d.draw"), values)
+    same(values, draw_files.read_draw(str(tmp_path / "d.draw")))
+    back = draw_files.read_draw(str(tmp_path / "d.draw"))
     back[0].zero_()  # a private mapping: the file keeps its numbers
-    same(values, draw_ahead.read_draw(str(tmp_path / "d.draw")))
+    same(values, draw_files.read_draw(str(tmp_path / "d.draw")))
 
 
 @pytest.mark.parametrize("path", REAL)
@@ -109,27 +109,27 @@ def test_mixed_values_are_shared_and_strided_ones_left_to_the_worker(tmp_path, m
         for s in trial_seeds(42, 5):
             same(fresh_draw(str(path), s), p._host_draw(s))
     p = Problem(str(strided))
-    assert draw_ahead.take(p.sha256, trial_seeds(42, 1)[0]) is None
+    assert draw_files.take(p.sha256, trial_seeds(42, 1)[0]) is None
 
 
 def test_a_draw_in_progress_is_waited_for_within_a_bound(tmp_path, monkeypatch):
     monkeypatch.setenv("KAGENT_DRAW_DIR", str(tmp_path))
-    base = draw_ahead.draw_base(str(tmp_path), "ab" * 32, 7)
+    base = draw_files.draw_base(str(tmp_path), "ab" * 32, 7)
     lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(lock, fcntl.LOCK_EX)
     start = time.monotonic()
-    assert draw_ahead.take("ab" * 32, 7, wait_s=0.3) is None  # not done in time: the worker draws
+    assert draw_files.take("ab" * 32, 7, wait_s=0.3) is None  # not done in time: the worker draws
     assert time.monotonic() - start >= 0.3
     values = [torch.randn(16)]
 
     def finish():
         time.sleep(0.3)
-        draw_ahead.write_draw(base + ".draw", values)
+        draw_files.write_draw(base + ".draw", values)
         fcntl.flock(lock, fcntl.LOCK_UN)
 
     t = threading.Thread(target=finish)
     t.start()
-    got = draw_ahead.take("ab" * 32, 7, wait_s=10)
+    got = draw_files.take("ab" * 32, 7, wait_s=10)
     t.join()
     os.close(lock)
     same(values, got)

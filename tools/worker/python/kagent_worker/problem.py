@@ -12,7 +12,7 @@ import weakref
 
 import torch
 
-from kagent_worker import draw_ahead
+from kagent_worker import draw_files
 from kagent_worker.host_memory import page_locked_copy
 from kagent_worker.inline_patch import TURNSTILE_PATIENCE_S, InlineExtensions
 from kagent_worker.loading import KagentError, exec_file, short_exception
@@ -338,7 +338,7 @@ class Problem:
             draws.drop(seed)
             inputs = None
         if inputs is None:
-            inputs = draw_ahead.take(self.sha256, seed)  # the pool's drawer made it, from the same seed
+            inputs = draw_files.take(self.sha256, seed)  # the pool's drawer made it, from the same seed
             if inputs is None:
                 kernelbench_seed(seed)
                 inputs = list(self._call("get_inputs"))
