@@ -30,3 +30,15 @@ TEST_CASE("messages cross a pipe whole, split across writes or several in one") 
   w.reset();
   CHECK(reader.read(1s).state == JsonLineReader::State::Closed);
 }
+
+TEST_CASE("a timeout of 0 looks once: a message already in the pipe is read, none is a timeout") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  Fd r(fds[0]), w(fds[1]);
+  JsonLineReader reader(r.get());
+  CHECK(reader.read(0ms).state == JsonLineReader::State::Timeout);
+  write_json_line(w.get(), {{"a", 1}});
+  auto m = reader.read(0ms);
+  REQUIRE(m.state == JsonLineReader::State::Message);
+  CHECK(m.message["a"] == 1);
+}

@@ -3,6 +3,8 @@
 #include "common/files.h"
 
 #include <poll.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <cerrno>
@@ -33,8 +35,8 @@ JsonLineReader::Result JsonLineReader::read(std::optional<std::chrono::milliseco
     int wait_ms = -1;
     if (timeout) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return {State::Timeout, {}};
-      wait_ms = static_cast<int>(std::min<long long>(left.count(), 1 << 30));
+      // Spent (0 ms asked, or under a millisecond left): one look without waiting, not none.
+      wait_ms = static_cast<int>(std::clamp<long long>(left.count(), 0, 1 << 30));
     }
     pollfd p{fd_, POLLIN, 0};
     int r = ::poll(&p, 1, wait_ms);

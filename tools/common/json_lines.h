@@ -21,7 +21,7 @@ class JsonLineReader {
     State state;
     nlohmann::json message;  // when state == Message
   };
-  // Waits up to `timeout` (forever when nullopt) for one whole message.
+  // Waits up to `timeout` (forever when nullopt) for one whole message; 0 looks once, not waiting.
   // A line that is not JSON throws std::runtime_error: the protocol is broken.
   Result read(std::optional<std::chrono::milliseconds> timeout);
 

@@ -79,14 +79,14 @@ void DrawAhead::want(const std::string& problem) {
   std::lock_guard lock(mu_);
   InFlight& f = in_flight_[problem];
   if (f.evaluations++ > 0) return;
-  size_t best = 0;  // the process with the fewest draws outstanding
-  for (size_t i = 1; i < drawers_.size(); ++i)
-    if (drawers_[i]->outstanding < drawers_[best]->outstanding) best = i;
-  f.drawer = best;
   ++counters_.asked;
-  ++drawers_[best]->outstanding;
-  drawers_[best]->outbox.push_back(
-      nlohmann::json{{"op", "draw"}, {"path", problem}, {"seed", options_.seed}, {"trials", options_.trials}}.dump());
+  std::optional<size_t> best;  // the live process with the fewest draws outstanding
+  for (size_t i = 0; i < drawers_.size(); ++i)
+    if (!drawers_[i]->gone && (!best || drawers_[i]->outstanding < drawers_[*best]->outstanding)) best = i;
+  if (!best) return;  // none left: the workers draw
+  f.drawer = *best;
+  ++drawers_[*best]->outstanding;
+  drawers_[*best]->outbox.push_back({{"op", "draw"}, {"path", problem}, {"seed", options_.seed}, {"trials", options_.trials}});
   wake_.notify_all();
 }
 
@@ -95,7 +95,7 @@ void DrawAhead::done(const std::string& problem) {
   std::lock_guard lock(mu_);
   auto it = in_flight_.find(problem);
   if (it == in_flight_.end() || --it->second.evaluations > 0) return;
-  drawers_[it->second.drawer]->outbox.push_back(nlohmann::json{{"op", "drop"}, {"path", problem}}.dump());
+  if (Drawer& d = *drawers_[it->second.drawer]; !d.gone) d.outbox.push_back({{"op", "drop"}, {"path", problem}});
   in_flight_.erase(it);
   wake_.notify_all();
 }
@@ -136,6 +136,8 @@ void DrawAhead::run(Drawer& d) {
     proc.emplace(so);
   } catch (const std::exception& e) {
     fmt::print(stderr, "kagent: a draw process is off: {}\n", e.what());
+    std::lock_guard lock(mu_);
+    d.gone = true;
     return;
   }
   d.pid = proc->pid();
@@ -145,7 +147,7 @@ void DrawAhead::run(Drawer& d) {
     return d.outstanding > 0 && !d.waiting_for_room && std::chrono::steady_clock::now() - progress > options_.stuck_after;
   };
   for (;;) {
-    std::vector<std::string> lines;
+    std::vector<nlohmann::json> lines;
     {
       std::unique_lock lock(mu_);
       wake_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stop_ || !d.outbox.empty(); });
@@ -153,7 +155,7 @@ void DrawAhead::run(Drawer& d) {
       lines.swap(d.outbox);
       if (d.outstanding == 0) progress = std::chrono::steady_clock::now();  // idle is not stuck
       for (const auto& line : lines)
-        if (line.find("\"drop\"") != std::string::npos) {
+        if (line["op"] == "drop") {  // room given: a drawer that waited for it is no longer stuck
           d.waiting_for_room = false;
           progress = std::chrono::steady_clock::now();
         }
@@ -166,7 +168,7 @@ void DrawAhead::run(Drawer& d) {
         pollfd out{proc->request_fd(), POLLOUT, 0};
         if (::poll(&out, 1, 100) < 0 && errno != EINTR) throw std::system_error(errno, std::generic_category(), "poll");
         if (out.revents & (POLLERR | POLLHUP)) throw std::runtime_error("the draw process closed its requests");
-        if (out.revents & POLLOUT) write_json_line(proc->request_fd(), nlohmann::json::parse(lines[sent++]));
+        if (out.revents & POLLOUT) write_json_line(proc->request_fd(), lines[sent++]);
         if (!read_replies(d, reader, progress)) break;
         std::lock_guard lock(mu_);
         if (stop_ || stuck_locked()) break;  // what is left unsent goes with it
@@ -187,7 +189,7 @@ void DrawAhead::run(Drawer& d) {
         fmt::print(stderr, "kagent: a draw process answered nothing in {} s (a problem's get_inputs() that does not "
                    "return?): killed; the workers draw for themselves\n", options_.stuck_after.count() / 1000);
         d.running = false;
-        d.outstanding = 1 << 20;
+        d.gone = true;
         proc->kill();
         return;
       }
@@ -204,13 +206,12 @@ void DrawAhead::run(Drawer& d) {
   }
   std::lock_guard lock(mu_);
   d.running = false;
-  d.outstanding = 1 << 20;  // never chosen again
+  d.gone = true;  // never chosen again
 }
 
 bool DrawAhead::read_replies(Drawer& d, JsonLineReader& reader, std::chrono::steady_clock::time_point& progress) {
   for (;;) {
-    // A few milliseconds: the reader rounds what is left down to whole ones and, at 0, does not look.
-    auto r = reader.read(std::chrono::milliseconds(10));
+    auto r = reader.read(std::chrono::milliseconds(0));
     if (r.state == JsonLineReader::State::Closed) return false;
     if (r.state != JsonLineReader::State::Message) return true;
     std::lock_guard lock(mu_);

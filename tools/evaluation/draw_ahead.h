@@ -30,6 +30,8 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace kagent {
 
 class JsonLineReader;
@@ -46,7 +48,8 @@ inline constexpr const char* kDrawAheadEnv = "KAGENT_DRAW_AHEAD";
 // command line refuses it before anything starts: agent/cli/environment_settings.h).
 std::optional<int> parse_draw_processes(const char* text);
 int draw_processes();  // this process's setting, the default where it does not parse
-inline bool draw_ahead_enabled() { return draw_processes() > 0; }
+// The variable that gives the workers the folders to read (kagent_worker/draw_files.py).
+inline constexpr const char* kDrawDirEnv = "KAGENT_DRAW_DIR";
 struct DrawAheadOptions {
   std::string worker_path;             // kagent-worker (its --draw-ahead mode)
   std::vector<std::string> env;        // KEY=VALUE for it (the workers' thread settings)
@@ -112,10 +115,11 @@ class DrawAhead {
  private:
   struct Drawer {
     std::string folder;
-    std::vector<std::string> outbox;  // lines not yet written
+    std::vector<nlohmann::json> outbox;  // requests not yet written
     int outstanding = 0;              // draws asked and not yet answered
     bool waiting_for_room = false;    // it said so: its budget is full until a drop
     bool running = false;             // said it is ready
+    bool gone = false;                // ended or killed: asked nothing more
     std::atomic<pid_t> pid{-1};
     std::thread thread;
   };

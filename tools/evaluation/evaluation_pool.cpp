@@ -72,7 +72,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
   const std::string pycache = worker_bytecode_folder(cache_).string();  // one folder for all the workers
   // Only where trials can run: a machine without NVIDIA's device nodes (CI) runs none, and a
   // draw process there would only import torch beside every test's workers.
-  if (!settings_.hide_gpus && settings_.options.trials > 0 && draw_ahead_enabled() && sandbox::gpu_nodes_present()) {
+  if (!settings_.hide_gpus && settings_.options.trials > 0 && draw_processes() > 0 && sandbox::gpu_nodes_present()) {
     DrawAheadOptions d;
     d.worker_path = default_worker_path();
     d.env = worker_env;
@@ -80,7 +80,7 @@ EvaluationPool::EvaluationPool(EvaluationSettings settings) : settings_(std::mov
     d.trials = settings_.options.trials;
     d.processes = draw_processes();
     draws_ = std::make_unique<DrawAhead>(std::move(d));
-    if (!draws_->folder().empty()) worker_env.push_back("KAGENT_DRAW_DIR=" + draws_->folder());
+    if (!draws_->folder().empty()) worker_env.push_back(std::string(kDrawDirEnv) + "=" + draws_->folder());
   }
   // One lock usage per distinct GPU (a GPU named twice in --gpus has twice the workers on it).
   const auto usage_of = [&](std::optional<int> g) -> GpuLockUsage& {

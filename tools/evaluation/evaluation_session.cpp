@@ -1,13 +1,13 @@
 #include "evaluation/evaluation_session.h"
 
 #include <chrono>
-#include <filesystem>
 #include <tuple>
 
 #include "common/elapsed.h"
 #include "common/files.h"
 #include "evaluation/answer_extensions.h"
 #include "problem/spec_cache.h"
+#include "worker/client/request_paths.h"
 #include "worker/protocol/baseline_cache.h"
 
 namespace kagent {
@@ -144,7 +144,7 @@ EvalResult EvaluationSession::evaluate_file(const std::string& path, const std::
   // other seeds than the pool's would be of no use to the worker).
   const EvalOptions& pool_options = pool_->settings().options;
   const bool pool_seeds = !options || (options->seed == pool_options.seed && options->trials == pool_options.trials);
-  DrawAhead::Ticket draws(pool_seeds ? pool_->draw_ahead() : nullptr, std::filesystem::absolute(problem_).string());
+  DrawAhead::Ticket draws(pool_seeds ? pool_->draw_ahead() : nullptr, absolute_path(problem_));
   // Compile first (native: on the pool's compile threads; load_inline extensions: on this
   // thread), while the workers start.
   if (format == "cuda") {

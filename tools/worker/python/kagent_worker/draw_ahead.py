@@ -84,8 +84,7 @@ class _Drawer:
         if msg.get("op") == "draw":
             if path in self.idle:  # drawn before and still here: in use again, nothing drawn
                 self.drawn[path] = self.idle.pop(path)
-                self.reply({"path": path, "drawn": len(self.drawn[path]), "bytes": 0, "seconds": 0, "kept": True})
-            elif path in self.drawn:
+            if path in self.drawn:
                 self.reply({"path": path, "drawn": len(self.drawn[path]), "bytes": 0, "seconds": 0, "kept": True})
             elif path not in self.pending:
                 self.pending[path] = (int(msg.get("seed", 42)), int(msg.get("trials", 5)))
@@ -112,9 +111,10 @@ class _Drawer:
             if p.trial_inputs_device() != "cpu":
                 self.reply({"path": path, "skipped": "inputs drawn on the GPU"})
                 return True
-            torch.manual_seed(0)
-            with torch.device("meta"):
-                per_trial = problems.tensor_bytes(list(p._call("get_inputs")))
+            per_trial = p.trial_input_bytes()
+            if per_trial is None:
+                self.reply({"path": path, "skipped": "get_inputs() does not run on meta: its sizes are not known"})
+                return True
             if per_trial < self.min_trial_bytes:
                 self.reply({"path": path, "skipped": f"small: {per_trial} bytes a trial, the worker draws them"})
                 return True

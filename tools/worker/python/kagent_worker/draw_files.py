@@ -84,7 +84,7 @@ def read_draw(path):
             continue
         t = e["tensor"]
         dtype = getattr(torch, t["dtype"])
-        count = t["nbytes"] // torch.empty((), dtype=dtype).element_size()
+        count = t["nbytes"] // dtype.itemsize
         if t["nbytes"] == 0:
             values.append(torch.empty(t["shape"], dtype=dtype))
             continue

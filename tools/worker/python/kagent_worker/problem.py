@@ -220,6 +220,7 @@ class Problem:
         self._template_fingerprints = {}  # seed -> _model_fingerprint(its template) when it was kept
         self._draws = _host_draws_of(self)  # the trials' CPU draws (kernelbench_inputs), shared by source
         self._trial_device = None  # trial_inputs_device(), once known
+        self._trial_bytes = None  # trial_input_bytes(), once known
         self._kept = None  # ((templates, draws' bytes, their users), kept_bytes()) as kept() last summed it
         _PROBLEMS.add(self)
 
@@ -304,7 +305,7 @@ class Problem:
                 torch.manual_seed(0)
                 with torch.device("meta"):
                     meta = list(self._call("get_inputs"))
-                size = tensor_bytes(meta)
+                size = self._trial_bytes = tensor_bytes(meta)
                 self._trial_device = "cpu" if size <= CPU_TRIAL_INPUT_BYTES else "device"
                 if self._trial_device == "device":
                     print(f"kagent: {self.name}: inputs of {size / 2**20:.0f} MiB: the trials draw them on the GPU",
@@ -312,6 +313,12 @@ class Problem:
             except Exception:
                 self._trial_device = "cpu"
         return self._trial_device
+
+    def trial_input_bytes(self):
+        """A trial's inputs in bytes, from trial_inputs_device()'s draw on meta; None where
+        get_inputs() cannot run there."""
+        self.trial_inputs_device()
+        return self._trial_bytes
 
     def kernelbench_inputs(self, device, seed):
         """Inputs as KernelBench's harness draws a correctness trial's: seed, get_inputs() on
