@@ -168,3 +168,109 @@ TEST_CASE("an answer that includes another torch header is never tried with the 
   CHECK_FALSE(has_step(b, "micro header:"));
   CHECK(b.info.log.find("rebuilt") == std::string::npos);
 }
+
+TEST_CASE("the lean micro header is the default; code that names a stream, std::function or the like gets the full one") {
+  // Plain kernels, the standard names answers take for granted, and words in comments and strings.
+  CHECK_FALSE(micro_needs_full_std("__global__ void k(float* y) { y[0] = std::min(1.f, fmaxf(2.f, 0.f)); }\n"
+                                   "std::vector<int64_t> dims = {1, 2}; printf(\"%d\", (int)std::numeric_limits<int>::max());"));
+  CHECK_FALSE(micro_needs_full_std("// the function below returns a map of sizes\n/* std::cout << x; */\n"
+                                   "TORCH_CHECK(ok, \"std::function and a tuple in a message\");\nchar c = '\"';"));
+  CHECK_FALSE(micro_needs_full_std("torch::Tensor forward(torch::Tensor x) { return x.contiguous(); }"));
+  // What only the full one declares, in code.
+  for (std::string_view code : {"std::cout << x.sizes() << std::endl;", "std::function<void()> f;", "auto p = std::make_unique<int>(1);",
+                                "std::unordered_map<int, int> m;", "auto t = std::make_tuple(1, 2); int a = std::get<0>(t);",
+                                "throw std::runtime_error(\"bad\");", "float s = std::accumulate(v.begin(), v.end(), 0.f);",
+                                "using namespace std;", "std::ostream& operator<<(std::ostream& o, const Pair& p);",
+                                "std::optional<int> o;"})
+    CHECK_MESSAGE(micro_needs_full_std(code), code);
+}
+
+namespace {
+// The folder of the shim an answer's cuda.cu was compiled with (its command's include path).
+fs::path shim_folder_of(const InlineBuild& b) {
+  const std::string marker = "shim-v2/";
+  const std::size_t at = b.info.command.find(marker);
+  if (at == std::string::npos) return {};
+  const std::size_t begin = b.info.command.rfind(' ', at) + 1;
+  const std::size_t end = b.info.command.find_first_of(" '\"", at);
+  std::string path = b.info.command.substr(begin, end - begin);
+  if (path.rfind("-I", 0) == 0) path = path.substr(2);
+  return path;
+}
+}  // namespace
+
+TEST_CASE("TORCH_CHECK's parts under the lean micro header print as torch prints them") {
+  // One message of every kind of part the lean header prints: strings, characters, integers of
+  // each width and sign, bool, float and double (the stream's six digits), a ScalarType, a Device,
+  // a dtype and sizes.
+  const std::string cuda = R"cu(
+torch::Tensor parts(torch::Tensor x, double d) {
+  const std::string s = "str";
+  TORCH_CHECK(x.dim() == 0, "p ", s, ' ', (signed char)66, (unsigned char)67, " ", x.dim(), " ", (int16_t)-5, " ",
+              (uint16_t)7, " ", 5000000000LL, " ", (unsigned long long)18446744073709551615ULL, " ", true, " ",
+              0.1f, " ", d, " ", 1e-7, " ", 123456789.0, " ", x.scalar_type(), " ", x.device(), " ", x.dtype(), " ",
+              x.sizes(), " ", x.strides(), " ", std::string_view("view"));
+  return x;
+}
+)cu";
+  const std::string f = answer_file("micro_parts", "torch::Tensor parts(torch::Tensor x, double d);", cuda, "parts");
+  const InlineCall call = kagent::testing::only_call(f);
+  const std::string check = R"py(
+try:
+    ext.parts(torch.zeros(2, 3, dtype=torch.float64), 2.0 / 3.0)
+    raise AssertionError("no error")
+except RuntimeError as e:
+    print("MESSAGE<" + str(e).splitlines()[0] + ">")
+)py";
+  auto message = [](const RunResult& r) {
+    const std::size_t b = r.output.find("MESSAGE<"), e = r.output.find(">\n", b);
+    return b == std::string::npos || e == std::string::npos ? std::string() : r.output.substr(b + 8, e - b - 8);
+  };
+  const InlineBuild lean = build_call(call);
+  REQUIRE(lean.info.ok);
+  CHECK(lean.info.log.find("rebuilt") == std::string::npos);  // held at micro, lean
+  CHECK(read_file_or_empty(shim_folder_of(lean) / kShimHeader).find("KAGENT_MICRO_FULL_STD") == std::string::npos);
+  const RunResult lr = run_answer(f, call, lean, check);
+  INFO(lr.output);
+  REQUIRE(lr.exit.code == 0);
+
+  CompileOptions off = kagent::testing::compile_options(kCache);
+  off.micro_header = false;  // the slim header: torch's own TORCH_CHECK and stream
+  const InlineBuild slim = build_call(call, off);
+  REQUIRE(slim.info.ok);
+  const RunResult sr = run_answer(f, call, slim, check);
+  INFO(sr.output);
+  REQUIRE(sr.exit.code == 0);
+  CHECK(message(lr) == "p str BC 2 -5 7 5000000000 18446744073709551615 1 0.1 0.666667 1e-07 1.23457e+08 Double cpu double [2, 3] [3, 1] view");
+  CHECK(message(lr) == message(sr));
+}
+
+TEST_CASE("an answer whose CUDA code names std::function is built at micro with the full standard headers") {
+  const std::string cuda = R"cu(
+#include <functional>
+torch::Tensor applied(torch::Tensor x) {
+  std::function<torch::Tensor(const torch::Tensor&)> f = [](const torch::Tensor& t) { return t.clone(); };
+  std::ostringstream why;  // <sstream> came with the micro header before the lean one: still there
+  why << x.sizes();
+  TORCH_CHECK(x.dim() == 1, "want 1-D, got ", why.str());
+  return f(x);
+}
+)cu";
+  const std::string f = answer_file("micro_full_std", "torch::Tensor applied(torch::Tensor x);", cuda, "applied");
+  const InlineCall call = kagent::testing::only_call(f);
+  const InlineBuild b = build_call(call);
+  REQUIRE(b.info.ok);
+  CHECK(b.info.log.find("rebuilt") == std::string::npos);
+  CHECK_FALSE(has_step(b, "micro header:"));
+  CHECK(read_file_or_empty(shim_folder_of(b) / kShimHeader).rfind(std::string(kMicroFullStdDefine), 0) == 0);
+  const RunResult r = run_answer(f, call, b, R"py(
+assert torch.equal(ext.applied(torch.arange(3.0)), torch.arange(3.0))
+try:
+    ext.applied(torch.zeros(2, 2))
+    raise AssertionError("no error")
+except RuntimeError as e:
+    assert "want 1-D, got [2, 2]" in str(e), str(e)
+)py");
+  INFO(r.output);
+  CHECK(r.exit.code == 0);
+}

@@ -153,13 +153,16 @@ void publish_once(const CompileCache& cache, const fs::path& header, std::string
 }
 }  // namespace
 
-fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
+fs::path ensure_shim(const CompileCache& cache, ShimTier tier, MicroStd micro_std) {
   // The shim's text lives in one file; torch/extension.h, torch/torch.h and torch/types.h
   // include it. (Three copies of the text relied on `#pragma once` taking identical files for
   // one: gcc does so only when their mtimes fall in the same second, so a folder written across
   // a second's boundary redefined torch::kUInt8 in every cuda.cu that includes two of them.)
   std::string text = extension_shim_text(tier);
-  if (tier == ShimTier::Micro) text += "\n// micro " + sha256_hex(micro_header_text());  // a folder per micro header
+  if (tier == ShimTier::Micro) {
+    text += "\n// micro " + sha256_hex(micro_header_text());  // a folder per micro header
+    if (micro_std == MicroStd::Full) text = std::string(kMicroFullStdDefine) + text;  // and per flavour
+  }
   std::string ops;
   if (tier == ShimTier::Slim) {
     if (!slim_ops()) throw std::runtime_error("the Slim torch/extension.h needs torch's ATen/ops headers");
@@ -175,9 +178,9 @@ fs::path ensure_shim(const CompileCache& cache, ShimTier tier) {
   return dir;
 }
 
-NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python) {
+NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python, MicroStd micro_std) {
   if (tier != ShimTier::Full) {
-    base.shim_include = ensure_shim(cache, tier);
+    base.shim_include = ensure_shim(cache, tier, micro_std);
   } else if (needs_python) {
     base.python_include = python_include_dir();
   }

@@ -78,8 +78,8 @@ std::filesystem::path ensure_header_folder(const CompileCache& cache, std::strin
 
 // A shim folder (kShimHeader, and torch/extension.h, torch/torch.h, torch/types.h that include
 // it; Slim's operators too),
-// content-addressed inside the cache.
-std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier);
+// content-addressed inside the cache. `micro_std` matters only for the Micro tier.
+std::filesystem::path ensure_shim(const CompileCache& cache, ShimTier tier, MicroStd micro_std = MicroStd::Lean);
 
 // The cheapest light tier: Slim when asked for and torch's headers allow it (slim_ops_text),
 // else Lite.
@@ -106,8 +106,9 @@ std::optional<ShimTier> next_tier(ShimTier tier, std::string_view source, const 
                                   const std::filesystem::path& torch_prefix);
 
 // `base` for a header tier: the shim folder first on the include path, or, for the real
-// header, Python.h's folder (when `needs_python`).
-NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python);
+// header, Python.h's folder (when `needs_python`). `micro_std` matters only for the Micro tier.
+NvccSetup setup_for_tier(NvccSetup base, ShimTier tier, const CompileCache& cache, bool needs_python,
+                         MicroStd micro_std = MicroStd::Lean);
 
 // Builds with `first` tier's header, then with the next tier while the errors show the cheaper
 // one lacked something (never after a limit was hit). `build(tier)` makes one attempt (with

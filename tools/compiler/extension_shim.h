@@ -35,6 +35,12 @@ namespace kagent {
 
 enum class ShimTier { Micro, Slim, Lite, ATen, Full };
 
+// The micro tier's standard headers (micro/micro_tensor.h): Lean, the few it needs and answers
+// take for granted; Full, all it included before (streams, <functional>, <memory>, containers),
+// for an answer whose code names any of them (micro_needs_full_std). Each is a shim folder of its
+// own, so the preprocessor prefixes and precompiled headers of one never serve the other.
+enum class MicroStd { Lean, Full };
+
 std::string to_string(ShimTier tier);
 
 // The header text for a tier (Micro, Slim, Lite or ATen); placed at <dir>/torch/extension.h,

@@ -641,6 +641,9 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   const ShimTier light_tier = first_inline_tier(options);
   const ShimTier first_tier =
       micro_applies(call, all_sources, declarations, options, light_tier) ? ShimTier::Micro : light_tier;
+  // A function of the sources (in the key already), as the tiers are.
+  const MicroStd micro_std =
+      micro_full_std_forced() || micro_needs_full_std(inline_cuda_text(call)) ? MicroStd::Full : MicroStd::Lean;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;
@@ -675,8 +678,8 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
       [&](ShimTier tier) {
         // Only the first light tier's headers are precompiled (and Micro's, before it): the others
         // serve few answers.
-        return build_once(call, declarations, setup_for_tier(setup, tier, cache, /*needs_python=*/true), staging.path(),
-                          ns, options, limits, cache, tier,
+        return build_once(call, declarations, setup_for_tier(setup, tier, cache, /*needs_python=*/true, micro_std),
+                          staging.path(), ns, options, limits, cache, tier,
                           (tier == first_tier || tier == light_tier) && tier != ShimTier::Full);
       },
       [](Attempt& at) -> CompileInfo& { return at.build.info; });

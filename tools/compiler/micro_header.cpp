@@ -1,7 +1,9 @@
 #include "compiler/micro_header.h"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -33,6 +35,68 @@ bool includes_only_shimmed_torch_headers(std::string_view sources) {
       return false;
   }
   return true;
+}
+
+namespace {
+// The code's tokens that matter here: identifiers, and "<" for `get<` and `operator<<`; comments
+// and string literals are skipped ("the function below" in one must not cost the lean headers).
+std::vector<std::string_view> code_words(std::string_view s) {
+  std::vector<std::string_view> out;
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (s.compare(i, 2, "//") == 0) {
+      i = s.find('\n', i);
+      if (i == std::string_view::npos) break;
+    } else if (s.compare(i, 2, "/*") == 0) {
+      i = s.find("*/", i + 2);
+      if (i == std::string_view::npos) break;
+      i += 2;
+    } else if (c == '"' || c == '\'') {
+      for (++i; i < s.size() && s[i] != c && s[i] != '\n'; ++i)
+        if (s[i] == '\\') ++i;
+      ++i;
+    } else if (ident(c)) {
+      const std::size_t b = i;
+      while (i < s.size() && ident(s[i])) ++i;
+      out.push_back(s.substr(b, i - b));
+    } else {
+      if (c == '<') out.push_back(s.substr(i, 1));
+      ++i;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+bool micro_needs_full_std(std::string_view cuda_sources) {
+  // What only the Full flavour's headers declare (and a few names <algorithm> may bring on one
+  // libstdc++ and not another): streams, <functional>, <memory>, the maps, <optional>, <tuple>,
+  // <numeric>, the exception classes.
+  static const std::unordered_set<std::string_view> full = {
+      "cout", "cerr", "clog", "endl", "flush", "ostream", "istream", "iostream", "stringstream", "ostringstream",
+      "istringstream", "fstream", "ofstream", "ifstream", "stringbuf", "setw", "setprecision", "function", "bind",
+      "invoke", "hash", "reference_wrapper", "plus", "minus", "multiplies", "divides", "greater", "less", "equal_to",
+      "map", "multimap", "unordered_map", "unordered_multimap", "unique_ptr", "shared_ptr", "weak_ptr", "make_unique",
+      "make_shared", "optional", "nullopt", "make_optional", "tuple", "make_tuple", "tie", "forward_as_tuple", "apply",
+      "tuple_size", "tuple_element", "accumulate", "iota", "inner_product", "partial_sum", "adjacent_difference",
+      "reduce", "transform_reduce", "gcd", "lcm", "exclusive_scan", "inclusive_scan", "exception", "runtime_error",
+      "invalid_argument", "logic_error", "out_of_range", "domain_error", "length_error", "range_error",
+      "overflow_error", "underflow_error"};
+  const std::vector<std::string_view> w = code_words(cuda_sources);
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    if (full.count(w[i])) return true;
+    const bool next_is_lt = i + 1 < w.size() && w[i + 1] == "<";
+    if (w[i] == "get" && next_is_lt) return true;                                      // std::get<0>(t)
+    if (w[i] == "operator" && next_is_lt && i + 2 < w.size() && w[i + 2] == "<") return true;  // a part it prints
+    if (w[i] == "using" && i + 2 < w.size() && w[i + 1] == "namespace" && w[i + 2] == "std") return true;
+  }
+  return false;
+}
+
+bool micro_full_std_forced() {
+  static const bool on = environment_switch("KAGENT_MICRO_FULL_STD", false);
+  return on;
 }
 
 bool micro_header_enabled() {

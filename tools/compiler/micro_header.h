@@ -29,6 +29,19 @@ std::string_view micro_support_source();
 // the three the shim replaces: any other would declare a second at::Tensor beside the micro one.
 bool includes_only_shimmed_torch_headers(std::string_view sources);
 
+// The line the Full flavour's shim puts before the micro header (MicroStd, extension_shim.h).
+inline constexpr std::string_view kMicroFullStdDefine = "#define KAGENT_MICRO_FULL_STD 1\n";
+
+// Whether an answer's CUDA code (comments aside) names something only the Full flavour's headers
+// declare: a stream, std::function, a smart pointer, a map, a tuple, an exception class, ... or
+// uses `using namespace std` or defines an operator<< (a TORCH_CHECK part the lean one cannot
+// print). A false "no" costs a rebuild with the slim header, never a verdict.
+bool micro_needs_full_std(std::string_view cuda_sources);
+
+// KAGENT_MICRO_FULL_STD=1: every micro answer gets the Full flavour (as before the lean one;
+// for comparisons, and a way back should the lean one ever cost more than it saves).
+bool micro_full_std_forced();
+
 // Whether the micro tier is on for this run: KAGENT_MICRO_HEADER (default 1; 0 turns it off).
 bool micro_header_enabled();
 

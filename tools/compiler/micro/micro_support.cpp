@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <new>
+#include <sstream>
 #include <string>
 
 // The micro header's enum values, checked against torch's.
@@ -66,6 +67,9 @@ Options micro_options(const c10::TensorOptions& t) {
 }  // namespace
 
 KAGENT_MICRO_API std::string scalar_type_name(c10::ScalarType t) { return c10::toString(t); }
+KAGENT_MICRO_API std::string type_meta_name(c10::ScalarType t) {
+  return std::string(caffe2::TypeMeta::fromScalarType(t).name());
+}
 KAGENT_MICRO_API std::size_t scalar_type_size(c10::ScalarType t) { return c10::elementSize(t); }
 KAGENT_MICRO_API c10::DeviceType parse_device(const std::string& s, c10::DeviceIndex* index) {
   const c10::Device d(s);
@@ -77,6 +81,25 @@ KAGENT_MICRO_API std::string device_string(c10::DeviceType t, c10::DeviceIndex i
                                                 const std::string& message) {
   c10::detail::torchCheckFail(func, file, line, message);
 }
+
+// TORCH_CHECK's parts under the lean header (no <sstream> there): each one through a stream
+// here, so it prints as torch's own message would print it. A null C string prints nothing, as a
+// stream does (which then prints nothing more; rare enough not to copy).
+namespace {
+template <typename T>
+void append_streamed(std::string& s, const T& v) {
+  std::ostringstream os;
+  os << v;
+  s += os.str();
+}
+}  // namespace
+KAGENT_MICRO_API void append(std::string& s, const char* p) {
+  if (p) s += p;
+}
+KAGENT_MICRO_API void append(std::string& s, long long v) { append_streamed(s, v); }
+KAGENT_MICRO_API void append(std::string& s, unsigned long long v) { append_streamed(s, v); }
+KAGENT_MICRO_API void append(std::string& s, double v) { append_streamed(s, v); }
+KAGENT_MICRO_API void append(std::string& s, long double v) { append_streamed(s, v); }
 
 KAGENT_MICRO_API void init(at::Tensor* self) noexcept { new (self) at::Tensor(); }
 KAGENT_MICRO_API void copy(at::Tensor* self, const at::Tensor& other) noexcept { new (self) at::Tensor(other); }

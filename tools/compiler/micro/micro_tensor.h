@@ -15,6 +15,11 @@
 // A system header, as torch's are (-isystem): warnings inside it are not the answer's.
 #pragma GCC system_header
 
+// What the header needs, and what answers take for granted after torch's headers (std::min,
+// printf, std::vector): cheap to parse. The rest of what it included before (streams, <functional>,
+// <memory>, containers) doubled cudafe++'s and cicc's time on every answer; an answer whose code
+// names any of it gets the shim that defines KAGENT_MICRO_FULL_STD first (micro_header.h,
+// micro_needs_full_std), and with it what the header included before.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -23,22 +28,26 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <initializer_list>
-#include <iostream>
+#include <iosfwd>
 #include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+#ifdef KAGENT_MICRO_FULL_STD
+#include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
-#include <string>
 #include <tuple>
-#include <type_traits>
 #include <unordered_map>
-#include <utility>
-#include <vector>
+#endif
 
 namespace c10 {
 
@@ -90,6 +99,7 @@ struct Options {
   bool requires_grad = false;
 };
 std::string scalar_type_name(c10::ScalarType t);
+std::string type_meta_name(c10::ScalarType t);  // caffe2::TypeMeta's name: "double", not "Double"
 std::size_t scalar_type_size(c10::ScalarType t);
 c10::DeviceType parse_device(const std::string& s, c10::DeviceIndex* index);
 std::string device_string(c10::DeviceType t, c10::DeviceIndex index);
@@ -99,7 +109,10 @@ std::string device_string(c10::DeviceType t, c10::DeviceIndex index);
 namespace c10 {
 
 inline std::string toString(ScalarType t) { return kagent_micro::scalar_type_name(t); }
-inline std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << kagent_micro::scalar_type_name(t); }
+// The stream operators are templates: <iosfwd> declares the streams, and an answer that prints
+// includes what defines them.
+template <class C, class R>
+std::basic_ostream<C, R>& operator<<(std::basic_ostream<C, R>& os, ScalarType t) { return os << kagent_micro::scalar_type_name(t); }
 inline std::size_t elementSize(ScalarType t) { return kagent_micro::scalar_type_size(t); }
 
 struct Device {
@@ -118,7 +131,8 @@ struct Device {
   DeviceType type_;
   DeviceIndex index_ = -1;
 };
-inline std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+template <class C, class R>
+std::basic_ostream<C, R>& operator<<(std::basic_ostream<C, R>& os, const Device& d) { return os << d.str(); }
 
 template <typename T>
 class ArrayRef {
@@ -157,8 +171,8 @@ class ArrayRef {
   const T* data_ = nullptr;
   std::size_t length_ = 0;
 };
-template <typename T>
-std::ostream& operator<<(std::ostream& os, ArrayRef<T> list) {
+template <typename T, class C, class R>
+std::basic_ostream<C, R>& operator<<(std::basic_ostream<C, R>& os, ArrayRef<T> list) {
   os << "[";
   for (std::size_t i = 0; i < list.size(); ++i) os << (i ? ", " : "") << list[i];
   return os << "]";
@@ -178,7 +192,7 @@ class TypeMeta {
   static TypeMeta fromScalarType(c10::ScalarType t) { return TypeMeta(t); }
   c10::ScalarType toScalarType() const noexcept { return type_; }
   std::size_t itemsize() const { return kagent_micro::scalar_type_size(type_); }
-  std::string name() const { return kagent_micro::scalar_type_name(type_); }
+  std::string name() const { return kagent_micro::type_meta_name(type_); }
   friend bool operator==(TypeMeta a, TypeMeta b) noexcept { return a.type_ == b.type_; }
   friend bool operator!=(TypeMeta a, TypeMeta b) noexcept { return a.type_ != b.type_; }
 
@@ -186,7 +200,8 @@ class TypeMeta {
   explicit TypeMeta(c10::ScalarType t) : type_(t) {}
   c10::ScalarType type_;
 };
-inline std::ostream& operator<<(std::ostream& os, TypeMeta m) { return os << m.name(); }
+template <class C, class R>
+std::basic_ostream<C, R>& operator<<(std::basic_ostream<C, R>& os, TypeMeta m) { return os << m.name(); }
 }  // namespace caffe2
 
 namespace c10 {
@@ -322,12 +337,59 @@ inline std::string check_message(const char* condition) {
          " to be true, but got false.  (Could this error message be improved?  If so, please report an "
          "enhancement request to PyTorch.)";
 }
+#ifdef KAGENT_MICRO_FULL_STD
 template <typename... A>
 std::string check_message(const char*, const A&... parts) {
   std::ostringstream os;
   (void)std::initializer_list<int>{((void)(os << parts), 0)...};
   return os.str();
 }
+#else
+// Without <sstream>: each part appended as an ostream prints it (micro_support.cpp formats the
+// numbers with the stream's defaults). A part of any other type does not compile here, and the
+// answer is built with the slim header, whose message is torch's.
+void append(std::string& s, const char* p);
+void append(std::string& s, long long v);
+void append(std::string& s, unsigned long long v);
+void append(std::string& s, double v);
+void append(std::string& s, long double v);
+inline void append(std::string& s, const std::string& v) { s += v; }
+inline void append(std::string& s, std::string_view v) { s += v; }
+// The character types print as characters, as on a stream.
+inline void append(std::string& s, char c) { s += c; }
+inline void append(std::string& s, signed char c) { s += static_cast<char>(c); }
+inline void append(std::string& s, unsigned char c) { s += static_cast<char>(c); }
+inline void append(std::string& s, float v) { append(s, static_cast<double>(v)); }
+template <typename T>
+constexpr bool kPrintsAsNumber = std::is_integral_v<T> && !std::is_same_v<T, char> && !std::is_same_v<T, signed char> &&
+                                 !std::is_same_v<T, unsigned char> && !std::is_same_v<T, wchar_t> &&
+                                 !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t>;
+template <typename T, std::enable_if_t<kPrintsAsNumber<T>, int> = 0>
+void append(std::string& s, T v) {
+  if constexpr (std::is_signed_v<T>)
+    append(s, static_cast<long long>(v));
+  else
+    append(s, static_cast<unsigned long long>(v));
+}
+inline void append(std::string& s, c10::ScalarType t) { s += scalar_type_name(t); }
+inline void append(std::string& s, const c10::Device& d) { s += d.str(); }
+inline void append(std::string& s, caffe2::TypeMeta m) { s += m.name(); }
+template <typename T>
+void append(std::string& s, c10::ArrayRef<T> list) {
+  s += '[';
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (i) s += ", ";
+    append(s, list[i]);
+  }
+  s += ']';
+}
+template <typename... A>
+std::string check_message(const char*, const A&... parts) {
+  std::string s;
+  (void)std::initializer_list<int>{((void)append(s, parts), 0)...};
+  return s;
+}
+#endif
 }  // namespace kagent_micro
 
 namespace at {
