@@ -118,7 +118,7 @@ def test_a_draw_in_progress_is_waited_for_within_a_bound(tmp_path, monkeypatch):
     lock = os.open(base + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
     fcntl.flock(lock, fcntl.LOCK_EX)
     start = time.monotonic()
-    assert draw_files.take("ab" * 32, 7, wait_s=0.3) is None  # not done in time: the worker draws
+    assert draw_files.take("ab" * 32, 7, draw_files.take_deadline(0.3)) is None  # not done in time: the worker draws
     assert time.monotonic() - start >= 0.3
     values = [torch.randn(16)]
 
@@ -129,10 +129,33 @@ def test_a_draw_in_progress_is_waited_for_within_a_bound(tmp_path, monkeypatch):
 
     t = threading.Thread(target=finish)
     t.start()
-    got = draw_files.take("ab" * 32, 7, wait_s=10)
+    got = draw_files.take("ab" * 32, 7, draw_files.take_deadline(10))
     t.join()
     os.close(lock)
     same(values, got)
+
+
+def test_one_wait_for_the_drawer_bounds_all_of_a_problems_trials(tmp_path, monkeypatch):
+    """A drawer stuck on a problem holds each trial's lock: the worker's prefetch waits for it once
+    (TAKE_WAIT_S), then draws every trial itself, where it waited once per trial before."""
+    problem = tmp_path / "p.py"
+    problem.write_text(MIXED)
+    p = Problem(str(problem))
+    monkeypatch.setenv("KAGENT_DRAW_DIR", str(tmp_path))
+    monkeypatch.setattr(draw_files, "TAKE_WAIT_S", 0.3)
+    seeds = trial_seeds(42, 5)
+    locks = []
+    for s in seeds:
+        locks.append(os.open(draw_files.draw_base(str(tmp_path), p.sha256, s) + ".lock", os.O_RDWR | os.O_CREAT, 0o644))
+        fcntl.flock(locks[-1], fcntl.LOCK_EX)
+    start = time.monotonic()
+    p.prefetch(42, trials=5)
+    waited = time.monotonic() - start
+    for lock in locks:
+        os.close(lock)
+    assert 0.3 <= waited < 0.3 * 2, waited  # one bound, not five
+    for s in seeds:
+        same(fresh_draw(str(problem), s), p._host_draw(s))  # drawn by the worker, from the same seeds
 
 
 def replies(r):

@@ -17,8 +17,10 @@ import torch
 
 MAGIC = b"KADRAW01"
 _ALIGN = 4096
-# How long a worker waits for a draw this process has begun before drawing it itself: the
-# largest draws take about 2 s each on an H200 host (bench/realworld/RESULTS.md, draw-probe).
+# How long a worker waits for the draws of one problem's trials that this process has begun
+# before drawing them itself: the largest draws take about 2 s each on an H200 host
+# (bench/realworld/RESULTS.md, draw-probe). One bound for all of a problem's trials (the caller's
+# `deadline`), not one per trial: five trials would otherwise hold a worker up to 150 s.
 TAKE_WAIT_S = 30.0
 _SCALARS = (bool, int, float, str, type(None))
 
@@ -95,23 +97,28 @@ def read_draw(path):
     return values
 
 
-def take(sha256, seed, wait_s=TAKE_WAIT_S):
+def take_deadline(wait_s=None):
+    """The `deadline` of take() for draws that begin now (TAKE_WAIT_S when `wait_s` is None)."""
+    return time.monotonic() + (TAKE_WAIT_S if wait_s is None else wait_s)
+
+
+def take(sha256, seed, deadline=None):
     """The trial inputs of the problem text `sha256` for `seed` as the drawer drew them, or None
-    (no drawer, not drawn, not shareable, or not done within `wait_s`: the caller draws)."""
+    (no drawer, not drawn, not shareable, or not done by `deadline`, a time.monotonic() value,
+    take_deadline() when None: the caller draws). Past the deadline it still takes a finished draw."""
     for folder in filter(None, os.environ.get("KAGENT_DRAW_DIR", "").split(":")):
         base = draw_base(folder, sha256, seed)
         try:
             lock = os.open(base + ".lock", os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
             continue  # not this process's
-        return _taken(base, lock, wait_s)
+        return _taken(base, lock, take_deadline() if deadline is None else deadline)
     return None
 
 
-def _taken(base, lock, wait_s):
-    """The draw at `base` once the drawer that holds `lock` is done with it, within `wait_s`."""
+def _taken(base, lock, deadline):
+    """The draw at `base` once the drawer that holds `lock` is done with it, by `deadline`."""
     try:  # the drawer holds it while it draws this seed: wait for the draw
-        deadline = time.monotonic() + wait_s
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_SH | fcntl.LOCK_NB)

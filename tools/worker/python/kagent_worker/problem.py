@@ -334,10 +334,11 @@ class Problem:
         inputs = self._host_draw(seed)
         return [x.to(device, copy=True) if isinstance(x, torch.Tensor) else x for x in inputs]
 
-    def _host_draw(self, seed):
+    def _host_draw(self, seed, take_deadline=None):
         """A trial's inputs as KernelBench draws them on the CPU, kept while HOST_INPUTS_BYTES allows.
         A kept draw changed since it was kept is drawn again, and the change noted (take_modified):
-        the trials are run after the candidate loaded, which could have changed them."""
+        the trials are run after the candidate loaded, which could have changed them.
+        `take_deadline`: until when to wait for the pool's drawer (draw_files.take)."""
         draws = self._draws
         inputs = draws.by_seed.get(seed)
         if inputs is not None and _fingerprint(inputs) != draws.fingerprints.get(seed):
@@ -345,7 +346,7 @@ class Problem:
             draws.drop(seed)
             inputs = None
         if inputs is None:
-            inputs = draw_files.take(self.sha256, seed)  # the pool's drawer made it, from the same seed
+            inputs = draw_files.take(self.sha256, seed, take_deadline)  # the pool's drawer made it, from the same seed
             if inputs is None:
                 kernelbench_seed(seed)
                 inputs = list(self._call("get_inputs"))
@@ -368,8 +369,9 @@ class Problem:
             if seed not in self._templates and not any(isinstance(x, torch.Tensor) for x in self.init_inputs()):
                 self._keep_template(seed, self._construct_seeded(None, "cpu", seed))
             if trials > 0 and self.trial_inputs_device() == "cpu":
+                deadline = draw_files.take_deadline()  # one wait for the drawer per problem, not per trial
                 for s in self.trial_seeds(seed, trials):
-                    self._host_draw(s)
+                    self._host_draw(s, deadline)
         except Exception:
             pass
         return self.kept()
