@@ -9,99 +9,11 @@
 
 #include <fmt/format.h>
 
+#include "compiler/cpp_tokens.h"
+
 namespace kagent {
 
 namespace {
-
-enum class Kind { Word, Punct, Literal, Preprocessor };
-
-struct Token {
-  Kind kind;
-  std::string text;
-};
-
-bool word_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
-// Tokens of C++ text, comments dropped, each preprocessor line one token (continuations
-// joined). nullopt on what this reader does not take (raw strings, an unterminated literal).
-std::optional<std::vector<Token>> tokenize(std::string_view s) {
-  std::vector<Token> out;
-  bool line_start = true;
-  size_t i = 0;
-  while (i < s.size()) {
-    const char c = s[i];
-    if (c == '\n') {
-      line_start = true;
-      ++i;
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      ++i;
-      continue;
-    }
-    if (s.compare(i, 2, "//") == 0) {
-      i = s.find('\n', i);
-      if (i == std::string_view::npos) i = s.size();
-      continue;
-    }
-    if (s.compare(i, 2, "/*") == 0) {
-      const size_t end = s.find("*/", i + 2);
-      if (end == std::string_view::npos) return std::nullopt;
-      i = end + 2;
-      continue;
-    }
-    if (c == '#' && line_start) {
-      std::string line;
-      while (i < s.size() && s[i] != '\n') {
-        if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == '\n') {
-          line += ' ';
-          i += 2;
-          continue;
-        }
-        line += s[i++];
-      }
-      while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
-      out.push_back({Kind::Preprocessor, line});
-      continue;
-    }
-    line_start = false;
-    if (word_start(c)) {
-      size_t j = i;
-      while (j < s.size() && word_char(s[j])) ++j;
-      if (j < s.size() && (s[j] == '"' || s[j] == '\'') && s.substr(i, j - i).find('R') != std::string_view::npos)
-        return std::nullopt;  // a raw string literal
-      out.push_back({Kind::Word, std::string(s.substr(i, j - i))});
-      i = j;
-      continue;
-    }
-    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i + 1 < s.size() && std::isdigit(static_cast<unsigned char>(s[i + 1])))) {
-      size_t j = i + 1;
-      while (j < s.size() && (word_char(s[j]) || s[j] == '.' || s[j] == '\'' ||
-                              ((s[j] == '+' || s[j] == '-') && std::strchr("eEpP", s[j - 1]) != nullptr)))
-        ++j;
-      out.push_back({Kind::Literal, std::string(s.substr(i, j - i))});
-      i = j;
-      continue;
-    }
-    if (c == '"' || c == '\'') {
-      size_t j = i + 1;
-      while (j < s.size() && s[j] != c && s[j] != '\n') j += s[j] == '\\' ? 2 : 1;
-      if (j >= s.size() || s[j] != c) return std::nullopt;
-      out.push_back({Kind::Literal, std::string(s.substr(i, j + 1 - i))});
-      i = j + 1;
-      continue;
-    }
-    // `>` stays single, so that `>>` closing two template lists reads as two.
-    static constexpr std::array<std::string_view, 9> kTwo{"::", "->", "&&", "||", "<=", ">=", "==", "!=", "..."};
-    std::string_view p = s.substr(i, 1);
-    for (auto t : kTwo)
-      if (s.compare(i, t.size(), t) == 0) p = t;
-    out.push_back({Kind::Punct, std::string(p)});
-    i += p.size();
-  }
-  return out;
-}
 
 bool is_one_of(std::string_view w, std::initializer_list<std::string_view> set) {
   return std::find(set.begin(), set.end(), w) != set.end();
@@ -130,7 +42,7 @@ struct Statement {
   size_t begin, end;  // token indexes, end is the `;`
 };
 
-std::string join(const std::vector<Token>& t, size_t begin, size_t end) {
+std::string join(const std::vector<CppToken>& t, size_t begin, size_t end) {
   std::string out;
   for (size_t i = begin; i < end; ++i) out += (out.empty() ? "" : " ") + t[i].text;
   return out;
@@ -138,7 +50,7 @@ std::string join(const std::vector<Token>& t, size_t begin, size_t end) {
 
 // Renames the parameters of the declaration whose `(` is at `open` and `)` at `close`; an
 // error text when a parameter is beyond this reader (function pointers, arrays, packs).
-std::string rename_parameters(std::vector<Token>& t, size_t open, size_t close) {
+std::string rename_parameters(std::vector<CppToken>& t, size_t open, size_t close) {
   size_t start = open + 1;
   int next = 0;
   while (start < close) {
@@ -147,7 +59,7 @@ std::string rename_parameters(std::vector<Token>& t, size_t open, size_t close) 
     size_t end = start, assign = close;
     for (; end < close; ++end) {
       const std::string& x = t[end].text;
-      if (t[end].kind != Kind::Punct) continue;
+      if (t[end].kind != CppTokenKind::Punct) continue;
       if (x == "=" && depth == 0 && !after_default) {
         after_default = true;
         assign = end;
@@ -166,11 +78,11 @@ std::string rename_parameters(std::vector<Token>& t, size_t open, size_t close) 
     if (type_end == start) {
       if (!(start == open + 1 && end == close)) return "a parameter is empty";
     } else if (type_end - start >= 2) {
-      Token& last = t[type_end - 1];
-      const Token& before = t[type_end - 2];
-      const bool before_ends_type = (before.kind == Kind::Word && !type_modifier(before.text)) ||
-                                    (before.kind == Kind::Punct && is_one_of(before.text, {">", "&", "&&", "*"}));
-      if (last.kind == Kind::Word && !builtin_type(last.text) && before_ends_type)
+      CppToken& last = t[type_end - 1];
+      const CppToken& before = t[type_end - 2];
+      const bool before_ends_type = (before.kind == CppTokenKind::Word && !type_modifier(before.text)) ||
+                                    (before.kind == CppTokenKind::Punct && is_one_of(before.text, {">", "&", "&&", "*"}));
+      if (last.kind == CppTokenKind::Word && !builtin_type(last.text) && before_ends_type)
         last.text = fmt::format("kagent_p{}", next++);
     }
     start = end + 1;
@@ -187,12 +99,12 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
   SharedDeclarations out;
   std::string joined;
   for (size_t i = 0; i < cpp_sources.size(); ++i) joined += (i ? "\n" : "") + cpp_sources[i];
-  auto tokens = tokenize(joined);
+  auto tokens = cpp_tokens(joined);
   if (!tokens) {
     out.why_not = "cpp_sources has a raw string or an unterminated literal or comment";
     return out;
   }
-  std::vector<Token>& t = *tokens;
+  std::vector<CppToken>& t = *tokens;
   if (functions.empty()) {
     out.why_not = "the call lists no functions";
     return out;
@@ -201,7 +113,7 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
   std::vector<Statement> statements;
   size_t begin = 0;
   for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind == Kind::Preprocessor) {
+    if (t[i].kind == CppTokenKind::Preprocessor) {
       if (begin != i) {
         out.why_not = "a preprocessor line inside a declaration";
         return out;
@@ -209,11 +121,11 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
       begin = i + 1;
       continue;
     }
-    if (t[i].kind == Kind::Punct && (t[i].text == "{" || t[i].text == "}")) {
+    if (t[i].kind == CppTokenKind::Punct && (t[i].text == "{" || t[i].text == "}")) {
       out.why_not = "cpp_sources has a body or a block (not declarations only)";
       return out;
     }
-    if (t[i].kind == Kind::Punct && t[i].text == ";") {
+    if (t[i].kind == CppTokenKind::Punct && t[i].text == ";") {
       statements.push_back({begin, i});
       begin = i + 1;
     }
@@ -223,7 +135,7 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
     return out;
   }
   for (const auto& tok : t)
-    if (tok.kind == Kind::Word && (tok.text.rfind("kagent_", 0) == 0 || tok.text == "TORCH_EXTENSION_NAME" ||
+    if (tok.kind == CppTokenKind::Word && (tok.text.rfind("kagent_", 0) == 0 || tok.text == "TORCH_EXTENSION_NAME" ||
                                    tok.text.rfind("PYBIND11", 0) == 0)) {
       out.why_not = "cpp_sources names " + tok.text;
       return out;
@@ -232,8 +144,8 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
     const std::string name = functions[slot].substr(functions[slot].find('=') + 1);
     std::vector<size_t> at;
     for (size_t i = 0; i < t.size(); ++i) {
-      if (t[i].kind == Kind::Word && t[i].text == name) at.push_back(i);
-      if (t[i].kind == Kind::Preprocessor && t[i].text.find(name) != std::string::npos) {
+      if (t[i].kind == CppTokenKind::Word && t[i].text == name) at.push_back(i);
+      if (t[i].kind == CppTokenKind::Preprocessor && t[i].text.find(name) != std::string::npos) {
         out.why_not = name + " appears in a preprocessor line";
         return out;
       }
@@ -260,7 +172,7 @@ SharedDeclarations shared_declarations(const std::vector<std::string>& cpp_sourc
       }
     }
     for (size_t i = st->begin; i < n; ++i)
-      if (t[i].kind == Kind::Word && unsupported_specifier(t[i].text)) {
+      if (t[i].kind == CppTokenKind::Word && unsupported_specifier(t[i].text)) {
         out.why_not = name + "'s declaration has `" + t[i].text + "`";
         return out;
       }

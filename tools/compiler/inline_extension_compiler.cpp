@@ -641,9 +641,11 @@ InlineBuild compile_inline_extension(const InlineCall& call, const CompileOption
   const ShimTier light_tier = first_inline_tier(options);
   const ShimTier first_tier =
       micro_applies(call, all_sources, declarations, options, light_tier) ? ShimTier::Micro : light_tier;
-  // A function of the sources (in the key already), as the tiers are.
+  // A function of the sources (in the key already), as the tiers are; only micro answers have one.
   const MicroStd micro_std =
-      micro_full_std_forced() || micro_needs_full_std(inline_cuda_text(call)) ? MicroStd::Full : MicroStd::Lean;
+      first_tier == ShimTier::Micro && (micro_full_std_forced() || micro_needs_full_std(inline_cuda_text(call)))
+          ? MicroStd::Full
+          : MicroStd::Lean;
   NvccSetup symbolic = setup;
   if (first_tier != ShimTier::Full) symbolic.shim_include = "<shim>";
   Sha256 h;

@@ -1,7 +1,6 @@
 #include "compiler/micro_header.h"
 
 #include <algorithm>
-#include <cctype>
 #include <regex>
 #include <unordered_set>
 
@@ -11,6 +10,7 @@
 #include "common/subprocess.h"
 #include "common/switch_value.h"
 #include "compiler/cached_artifact.h"
+#include "compiler/cpp_tokens.h"
 #include "compiler/extension_shim.h"
 #include "micro_support_cpp.h"
 #include "micro_tensor_h.h"
@@ -38,31 +38,19 @@ bool includes_only_shimmed_torch_headers(std::string_view sources) {
 }
 
 namespace {
-// The code's tokens that matter here: identifiers, and "<" for `get<` and `operator<<`; comments
-// and string literals are skipped ("the function below" in one must not cost the lean headers).
-std::vector<std::string_view> code_words(std::string_view s) {
-  std::vector<std::string_view> out;
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t i = 0; i < s.size();) {
-    const char c = s[i];
-    if (s.compare(i, 2, "//") == 0) {
-      i = s.find('\n', i);
-      if (i == std::string_view::npos) break;
-    } else if (s.compare(i, 2, "/*") == 0) {
-      i = s.find("*/", i + 2);
-      if (i == std::string_view::npos) break;
-      i += 2;
-    } else if (c == '"' || c == '\'') {
-      for (++i; i < s.size() && s[i] != c && s[i] != '\n'; ++i)
-        if (s[i] == '\\') ++i;
-      ++i;
-    } else if (ident(c)) {
-      const std::size_t b = i;
-      while (i < s.size() && ident(s[i])) ++i;
-      out.push_back(s.substr(b, i - b));
-    } else {
-      if (c == '<') out.push_back(s.substr(i, 1));
-      ++i;
+// The code's words and its `<` (for `get<` and `operator<<`), the words of preprocessor lines
+// included (a macro's body names what it uses too); comments and literals are not code here.
+std::optional<std::vector<std::string>> code_words(std::string_view code) {
+  const auto tokens = cpp_tokens(code);
+  if (!tokens) return std::nullopt;
+  std::vector<std::string> out;
+  for (const CppToken& t : *tokens) {
+    if (t.kind == CppTokenKind::Preprocessor) {
+      const auto inner = code_words(std::string_view(t.text).substr(1));
+      if (!inner) return std::nullopt;
+      out.insert(out.end(), inner->begin(), inner->end());
+    } else if (t.kind == CppTokenKind::Word || (t.kind == CppTokenKind::Punct && t.text == "<")) {
+      out.push_back(t.text);
     }
   }
   return out;
@@ -83,7 +71,9 @@ bool micro_needs_full_std(std::string_view cuda_sources) {
       "reduce", "transform_reduce", "gcd", "lcm", "exclusive_scan", "inclusive_scan", "exception", "runtime_error",
       "invalid_argument", "logic_error", "out_of_range", "domain_error", "length_error", "range_error",
       "overflow_error", "underflow_error"};
-  const std::vector<std::string_view> w = code_words(cuda_sources);
+  const auto words = code_words(cuda_sources);
+  if (!words) return true;  // text the reader does not take (a raw string): the header as it was
+  const std::vector<std::string>& w = *words;
   for (std::size_t i = 0; i < w.size(); ++i) {
     if (full.count(w[i])) return true;
     const bool next_is_lt = i + 1 < w.size() && w[i + 1] == "<";
