@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/paths.h"
+#include "common/switch_value.h"
 #include "compiler/nvcc_command.h"
 #include "evaluation/draw_ahead.h"
 #include "sandbox/sandbox_section.h"
@@ -24,6 +25,12 @@ std::optional<std::string> wrong_environment_setting(bool cache_dir_flag_given) 
   if (const char* draws = std::getenv(kDrawAheadEnv); !parse_draw_processes(draws))
     return fmt::format("{}={} is not a count of draw processes from 0 to 16 (0: the workers draw the trials' inputs)",
                        kDrawAheadEnv, draws);
+  for (const char* name : kEnvironmentSwitches)
+    if (const char* v = std::getenv(name); v && *v && !switch_value(v))
+      return fmt::format("{}={} is not on or off (on/off, 1/0, true/false, yes/no)", name, v);
+  for (const auto& n : kEnvironmentNumbers)
+    if (const char* v = std::getenv(n.name); v && *v && !whole_number_value(v, n.min, n.max))
+      return fmt::format("{}={} is not a whole number from {} to {}", n.name, v, n.min, n.max);
   if (!cache_dir_flag_given)
     if (auto why = folder_nvcc_cannot_take(cache_root())) return *why;
   try {

@@ -66,6 +66,15 @@ std::string ServerMetrics::prometheus(const PoolCounters& pool, const QueueState
   s += "# HELP kagent_serve_compiling KernelBench answers compiling now, and waiting for a compile slot\n"
        "# TYPE kagent_serve_compiling gauge\n";
   s += fmt::format("kagent_serve_compiling {}\nkagent_serve_compile_waiting {}\n", pool.compiling, pool.compile_waiting);
+  // The draw process (evaluation/draw_ahead.h): without these a trainer cannot tell whether the
+  // problems' inputs came from it or from each worker, or that it ended.
+  s += "# HELP kagent_serve_draws_total problems named to the draw process, by what it did with them\n"
+       "# TYPE kagent_serve_draws_total counter\n";
+  for (const auto& [what, n] : {std::pair{"asked", pool.draws.asked}, std::pair{"drawn", pool.draws.drawn},
+                                std::pair{"kept", pool.draws.kept}, std::pair{"skipped", pool.draws.skipped}})
+    s += fmt::format("kagent_serve_draws_total{{what=\"{}\"}} {}\n", what, n);
+  s += "# HELP kagent_serve_draw_processes draw processes up now\n# TYPE kagent_serve_draw_processes gauge\n";
+  s += fmt::format("kagent_serve_draw_processes {}\n", pool.draws.running);
   // How each GPU's timing lock was held (evaluation/gpu_lock_usage.h): the GPU's busy time as the
   // workers used it, exclusive for timings, shared for loads and checks; free, by nobody.
   s += "# HELP kagent_serve_gpu_lock_seconds_total seconds each GPU's timing lock was held, by mode\n"

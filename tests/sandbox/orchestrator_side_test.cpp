@@ -198,6 +198,16 @@ TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line,
   CHECK(draws.status == 2);
   CHECK(draws.err_lines() == 1);
   CHECK(testing::has(draws.err, "KAGENT_DRAW_AHEAD=-1 is not a count of draw processes from 0 to 16"));
+  // And every on/off switch and whole-number setting (common/switch_value.h), where the readers
+  // used to warn and go on with their default.
+  auto micro = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_MICRO_FULL_STD=maybe"}, dir.str());
+  CHECK(micro.status == 2);
+  CHECK(micro.err_lines() == 1);
+  CHECK(testing::has(micro.err, "KAGENT_MICRO_FULL_STD=maybe is not on or off"));
+  auto passes = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_PROFILER_PASSES=17"}, dir.str());
+  CHECK(passes.status == 2);
+  CHECK(passes.err_lines() == 1);
+  CHECK(testing::has(passes.err, "KAGENT_PROFILER_PASSES=17 is not a whole number from 1 to 16"));
   // Required and held: the worker starts (its hello), and the refusal names what is missing
   // when the same worker lacks one.
   ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);

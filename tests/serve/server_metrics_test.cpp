@@ -40,6 +40,10 @@ TEST_CASE("/metrics says where the workers' seconds went, summed over them, and 
   pool.workers = {a, b};
   pool.compiling = 3;
   pool.compile_waiting = 1;
+  pool.draws.asked = 5;
+  pool.draws.drawn = 3;
+  pool.draws.skipped = 2;
+  pool.draws.running = 1;
   const std::string text = m.prometheus(pool, serve::QueueState{});
   CHECK(text.find("kagent_serve_worker_seconds_total{state=\"evaluating\"} 7.500\n") != std::string::npos);
   CHECK(text.find("kagent_serve_worker_seconds_total{state=\"held\"} 10.000\n") != std::string::npos);
@@ -47,4 +51,9 @@ TEST_CASE("/metrics says where the workers' seconds went, summed over them, and 
   CHECK(text.find("kagent_serve_worker_seconds_total{state=\"idle_while_queued\"} 1.250\n") != std::string::npos);
   CHECK(text.find("kagent_serve_worker_restarts_total 3\n") != std::string::npos);
   CHECK(text.find("kagent_serve_compiling 3\nkagent_serve_compile_waiting 1\n") != std::string::npos);
+  CHECK(text.find("kagent_serve_draws_total{what=\"asked\"} 5\n") != std::string::npos);
+  CHECK(text.find("kagent_serve_draws_total{what=\"drawn\"} 3\n") != std::string::npos);
+  CHECK(text.find("kagent_serve_draws_total{what=\"kept\"} 0\n") != std::string::npos);
+  CHECK(text.find("kagent_serve_draws_total{what=\"skipped\"} 2\n") != std::string::npos);
+  CHECK(text.find("kagent_serve_draw_processes 1\n") != std::string::npos);
 }

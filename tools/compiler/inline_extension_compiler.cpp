@@ -221,7 +221,7 @@ ShimTier first_inline_tier(const CompileOptions& options) {
 bool uses_shared_binding(const CompileOptions& o) {
   if (o.shared_binding) return *o.shared_binding;
   // Read once per process: the switch is for a whole run, and a bad value is said once.
-  static const bool on = environment_switch("KAGENT_SHARED_BINDING", true);
+  static const bool on = environment_switch(kSharedBindingEnv, true);
   return on;
 }
 
@@ -257,7 +257,7 @@ PrefixPreprocessRequest preprocess_request(const CompileCache& cache, const Nvcc
 
 bool uses_prefix_preprocess() {
   // Read once per process, as KAGENT_SHARED_BINDING: the switch is for a whole run.
-  static const bool on = environment_switch("KAGENT_PREFIX_PREPROCESS", true);
+  static const bool on = environment_switch(kPrefixPreprocessEnv, true);
   return on;
 }
 

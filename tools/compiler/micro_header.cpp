@@ -85,13 +85,13 @@ bool micro_needs_full_std(std::string_view cuda_sources) {
 }
 
 bool micro_full_std_forced() {
-  static const bool on = environment_switch("KAGENT_MICRO_FULL_STD", false);
+  static const bool on = environment_switch(kMicroFullStdEnv, false);
   return on;
 }
 
 bool micro_header_enabled() {
   // Read once per process, as KAGENT_SHARED_BINDING: the switch is for a whole run.
-  static const bool on = environment_switch("KAGENT_MICRO_HEADER", true);
+  static const bool on = environment_switch(kMicroHeaderEnv, true);
   return on;
 }
 

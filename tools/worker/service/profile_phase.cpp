@@ -22,18 +22,17 @@ namespace {
 
 profiler::RangeProfilerOptions counter_options() {
   profiler::RangeProfilerOptions o;
-  o.keep_session = environment_switch("KAGENT_PROFILER_KEEP_SESSION", true);
+  o.keep_session = environment_switch(kProfilerKeepSessionEnv, true);
   // Off: the counters' image always has room for max_ranges launches instead of twice the
   // traced call's (the cost benchmark's comparison, profiler-cost-fixed).
-  o.size_to_launches = environment_switch("KAGENT_PROFILER_SIZE_RANGES", true);
+  o.size_to_launches = environment_switch(kProfilerSizeRangesEnv, true);
   // One counter pass by default: the speed-of-light metrics. The second pass (the FP instruction
   // counters behind the roofline's FLOPs) doubled the profile's cost per evaluation (0.03 s to
   // 0.07-0.08 s on an H200, over 20% of a warm evaluation); KAGENT_PROFILER_PASSES=2 brings it back.
-  o.max_passes = static_cast<size_t>(environment_number("KAGENT_PROFILER_PASSES", static_cast<long>(kWorkerCounterPasses), 1, 16));
+  o.max_passes = static_cast<size_t>(environment_number(kProfilerPassesEnv, static_cast<long>(kWorkerCounterPasses)));
   // Above this many launches a call's counters are one range over the whole call (default
   // RangeProfilerOptions::per_kernel_launches; 0: one range per launch always).
-  o.per_kernel_launches = static_cast<size_t>(environment_number(
-      "KAGENT_PROFILER_PER_KERNEL_LAUNCHES", static_cast<long>(o.per_kernel_launches), 0, 4096));
+  o.per_kernel_launches = static_cast<size_t>(environment_number(kProfilerPerKernelLaunchesEnv, static_cast<long>(o.per_kernel_launches)));
   return o;
 }
 
