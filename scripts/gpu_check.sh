@@ -132,8 +132,9 @@
 #              (bench/realworld/RESULTS.md, thirty-sixth session): a change of a few percent needs
 #              more pairs than one call holds (~8 min for 2 pairs on a warm machine)
 #   stall      issue 46: 20 correct leaderboard answers collected alone, then beside one whose first
-#              call spins 30 s on the host; their evaluation time within 1.2x, verdicts equal
-#              (tests/gpu/stall/stall.py, STALL_ARGS passed on; needs .carry/realworld; ~3 min);
+#              call spins 30 s on the host, alternated 3 times (STALL_ARGS=--pairs=N); the medians'
+#              evaluation time within 1.2x, verdicts equal (tests/gpu/stall/stall.py, STALL_ARGS
+#              passed on; needs .carry/realworld; ~4 min warm);
 #              KAGENT_GPU_IDLE_RELEASE_MS=0 for the run without the idle release (run it both ways)
 #
 # What the machine lacks travels in .carry (scripts/prepare_carry.sh, run beforehand): OpenSSL
