@@ -65,7 +65,8 @@ std::optional<EvaluatorError> reference_failure(Runner& reference, const Values&
 TEST_CASE("a reference that fails only beside the candidate is the candidate's failure, naming what it changed") {
   const TempDir dir("kagent-reference-check");
   ProblemSession problem(py(), dir.write("linear.py", kLinearProblem));
-  WorkerState state(py(), DeviceInfo{});  // as the request found the worker, before the candidate
+  const DeviceInfo no_device;  // WorkerState keeps a reference: not a temporary's
+  WorkerState state(py(), no_device);  // as the request found the worker, before the candidate
   PythonRunner reference(problem.make_model("cpu", 42));
   const Values inputs = problem.make_inputs("cpu", 42);
   (void)call_reference(reference, inputs);  // runs before the candidate loads
@@ -94,7 +95,8 @@ TEST_CASE("a reference that fails only beside the candidate is the candidate's f
 TEST_CASE("a reference that fails alone too stays kagent's; other evaluator failures are not looked at") {
   const TempDir dir("kagent-reference-check");
   ProblemSession problem(py(), dir.write("linear.py", kLinearProblem));
-  WorkerState state(py(), DeviceInfo{});
+  const DeviceInfo no_device;
+  WorkerState state(py(), no_device);
   PythonRunner reference(problem.make_model("cpu", 42));
   const Values batch_of_3{c10::IValue(at::randn({3, 8}))};
   const auto failure = reference_failure(reference, batch_of_3);

@@ -33,6 +33,9 @@ class WorkerState {
  public:
   // Captures the state now (before a request runs a candidate).
   WorkerState(PythonRuntime& py, const DeviceInfo& device);
+  // It keeps a reference to the device: a temporary would dangle (a test did, and read a stale
+  // `available` once its own code was built at -O1).
+  WorkerState(PythonRuntime& py, DeviceInfo&& device) = delete;
 
   // After the request: what differs, put back where possible. `context_lost`: the evaluation
   // already found the CUDA context gone (the worker exits anyway; nothing else is checked).
