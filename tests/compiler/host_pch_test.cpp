@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <string>
 
@@ -19,6 +20,7 @@
 #include "compiler/nvcc_command.h"
 #include "compiler/nvcc_split.h"
 #include "compile_cache_for_tests.h"
+#include "inline_cache_for_tests.h"
 #include "temp_dir.h"
 
 using namespace kagent;
@@ -26,6 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A cache of this file's own, fresh: its first case is about which answer builds the headers.
 const kagent::testing::TempDir kCacheDir("kagent-host-pch-test");
 
 CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
@@ -88,14 +91,25 @@ TEST_CASE("the host headers are precompiled by the first answer, and the next an
   CHECK_FALSE(has_step(second.info, "shared binding"));  // and the binding too
 
   // Both headers, as the next answer's compiles see them: gcc -H lists a precompiled header it
-  // uses with '!' ('x' when it finds one it cannot use).
-  const CompileCache cache(CompileCache::default_dir(kCacheDir.str()));
-  const NvccSetup setup = setup_for_tier(base_setup(options()), ShimTier::Slim, cache, true);
+  // uses with '!' ('x' when it finds one it cannot use). The slim tier's, from the prepared cache
+  // (inline_cache_for_tests.h), where they are built under the same keys: the answers above are
+  // micro ones and never built the slim cuda.cu prefix here (a whole prefix build, only for this).
+  const CompileCache cache(CompileCache::default_dir(kagent::testing::prepared_inline_cache().str()));
+  const NvccSetup setup = setup_for_tier(base_setup(kagent::testing::prepared_inline_options()), ShimTier::Slim, cache, true);
   const auto prefix = ensure_cuda_part_pch(cache, setup, limits(), nullptr);
   REQUIRE(prefix);
   CHECK(prefix->module_id.find("_7_cuda_cu_") != std::string::npos);
   CHECK(prefix->module_id == cuda_prefix_module_id(setup));  // what compiles start with, before it exists
+  const auto cpp_header = ensure_cpp_part_pch(cache, setup, ShimTier::Slim, limits(), nullptr);
+  REQUIRE(cpp_header);
   kagent::testing::TempDir dir("kagent-host-pch");
+  // The C++ part's compile does not depend on the CUDA part's: it runs beside it.
+  dir.write("main.cpp", "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x; }\n");
+  SpawnOptions cpp;
+  cpp.argv = host_compile_argv(setup, dir.path() / "main.cpp", dir.path() / "main.o");
+  cpp.argv.insert(cpp.argv.end(), {"-DTORCH_EXTENSION_NAME=third_ext", "-Xcompiler", "-include," + cpp_header->string(),
+                                   "-Xcompiler", "-H"});
+  auto cpp_compile = std::async(std::launch::async, [&cpp] { return run_command(cpp, std::chrono::seconds(300)); });
   dir.write("cuda.cu", std::string(kCudaImplicitHeaders) + cuda_call("third_ext", "-x[i]").cuda_sources[0]);
   SpawnOptions so;
   so.argv = candidate_compile_argv(setup, "cuda.cu", "cuda.o");
@@ -114,14 +128,7 @@ TEST_CASE("the host headers are precompiled by the first answer, and the next an
   CHECK(used);
   CHECK(cu.output.find("! " + prefix->header.string() + ".gch") != std::string::npos);
 
-  const auto cpp_header = ensure_cpp_part_pch(cache, setup, ShimTier::Slim, limits(), nullptr);
-  REQUIRE(cpp_header);
-  dir.write("main.cpp", "#include <torch/extension.h>\ntorch::Tensor f(torch::Tensor x) { return x; }\n");
-  SpawnOptions cpp;
-  cpp.argv = host_compile_argv(setup, dir.path() / "main.cpp", dir.path() / "main.o");
-  cpp.argv.insert(cpp.argv.end(), {"-DTORCH_EXTENSION_NAME=third_ext", "-Xcompiler", "-include," + cpp_header->string(),
-                                   "-Xcompiler", "-H"});
-  const RunResult cr = run_command(cpp, std::chrono::seconds(300));
+  const RunResult cr = cpp_compile.get();
   INFO(cr.output.substr(0, 4000));
   REQUIRE(cr.succeeded());
   CHECK(cr.output.find("! " + cpp_header->string() + ".gch") != std::string::npos);
@@ -143,7 +150,7 @@ TEST_CASE("an answer that needs more than the slim torch/extension.h builds with
   // (so the lite header has it) and the slim one leaves out.
   InlineCall c = cuda_call("context_ext", "x[i]");
   c.cuda_sources[0] += "bool deterministic() { return at::globalContext().deterministicAlgorithms(); }\n";
-  const InlineBuild b = compile_inline_extension(c, options());
+  const InlineBuild b = compile_inline_extension(c, kagent::testing::prepared_inline_options());
   INFO("errors: " << b.info.errors << "\nlog: " << b.info.log.substr(0, 3000));
   REQUIRE(b.fallback.empty());
   CHECK(b.info.ok);

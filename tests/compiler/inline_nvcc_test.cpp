@@ -5,6 +5,7 @@
 // compile error with its file and line, and so is a function it names but never declares; an answer that includes <ATen/ATen.h> skips the slim header.
 #include <chrono>
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -14,6 +15,7 @@
 #include "compiler/inline_call_reader.h"
 #include "compiler/inline_extension_compiler.h"
 #include "compile_cache_for_tests.h"
+#include "inline_cache_for_tests.h"
 #include "inline_call_for_tests.h"
 
 using namespace kagent;
@@ -23,9 +25,8 @@ namespace {
 
 std::string answer(const char* name) { return std::string(KAGENT_SOURCE_DIR) + "/tests/worker/python/answers/" + name; }
 
-const kagent::testing::TempDir kCacheDir("kagent-inline-test");
-
-CompileOptions options() { return kagent::testing::compile_options(kCacheDir); }
+// The prepared cache of the whole executable (inline_cache_for_tests.h).
+CompileOptions options() { return kagent::testing::prepared_inline_options(); }
 
 using kagent::testing::only_call;
 
@@ -41,8 +42,11 @@ InlineCall cpp_call(std::string name, std::string source, std::vector<std::strin
 }  // namespace
 
 TEST_CASE("KernelBench's example answer builds with ptxas resources; the second build is a cache hit") {
-  const InlineCall call = only_call(answer("elementwise_add.py"));
-  const InlineBuild b = compile_inline_extension(call, options());
+  // Its first build is the prepared cache's first compile (inline_cache_for_tests.h), which the
+  // last case of this file checks too: one cold build of the answer serves both.
+  const InlineCall& call = kagent::testing::prepared_inline().example_call;
+  const InlineBuild& b = kagent::testing::prepared_inline().example;
+  CHECK_FALSE(b.info.cache_hit);
   INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
   REQUIRE(b.fallback.empty());
   REQUIRE(b.info.ok);
@@ -99,27 +103,38 @@ print(json.dumps(p.records))
 }
 
 TEST_CASE("a function the binding cannot take falls back to torch; the answer's own error is a compile error") {
+  // The three builds do not depend on each other: they run side by side (each is mostly one g++).
   // Overloaded: which one to bind is ambiguous (pybind11 would refuse too), so torch decides.
-  const InlineBuild overloaded = compile_inline_extension(
-      cpp_call("overloaded_ext", "int64_t twice(int64_t x) { return 2 * x; }\ndouble twice(double x) { return 2 * x; }\n",
-               {"twice"}),
-      options());
+  auto overloaded_build = std::async(std::launch::async, [] {
+    return compile_inline_extension(
+        cpp_call("overloaded_ext", "int64_t twice(int64_t x) { return 2 * x; }\ndouble twice(double x) { return 2 * x; }\n",
+                 {"twice"}),
+        options());
+  });
+  auto broken_build = std::async(std::launch::async, [] {
+    return compile_inline_extension(
+        cpp_call("broken_ext", "int64_t twice(int64_t x) {\n  return 2 * y;\n}\n", {"twice"}), options());
+  });
+  // functions= names a function cpp_sources never declares (CUDA-L1: cpp_sources=""): torch's
+  // main.cpp cannot bind it either, so it is the answer's compile error, not a fallback.
+  auto undeclared_build = std::async(std::launch::async, [] {
+    return compile_inline_extension(
+        cpp_call("undeclared_ext", "int64_t other(int64_t x) { return x; }\n", {"twice"}), options());
+  });
+
+  const InlineBuild overloaded = overloaded_build.get();
   INFO("log: " << overloaded.info.log);
   CHECK_FALSE(overloaded.info.ok);
   CHECK(overloaded.fallback.find("kagent's build of overloaded_ext failed outside the answer's own code") == 0);
 
-  const InlineBuild broken = compile_inline_extension(
-      cpp_call("broken_ext", "int64_t twice(int64_t x) {\n  return 2 * y;\n}\n", {"twice"}), options());
+  const InlineBuild broken = broken_build.get();
   INFO("errors: " << broken.info.errors);
   CHECK_FALSE(broken.info.ok);
   CHECK(broken.fallback.empty());
   CHECK(broken.info.errors.find("broken_ext/main.cpp:3:") != std::string::npos);
   CHECK(broken.info.errors.find("return 2 * y;") != std::string::npos);
 
-  // functions= names a function cpp_sources never declares (CUDA-L1: cpp_sources=""): torch's
-  // main.cpp cannot bind it either, so it is the answer's compile error, not a fallback.
-  const InlineBuild undeclared = compile_inline_extension(
-      cpp_call("undeclared_ext", "int64_t other(int64_t x) { return x; }\n", {"twice"}), options());
+  const InlineBuild undeclared = undeclared_build.get();
   INFO("errors: " << undeclared.info.errors);
   CHECK_FALSE(undeclared.info.ok);
   CHECK(undeclared.fallback.empty());
@@ -148,13 +163,14 @@ TEST_CASE("an answer that includes <ATen/ATen.h> is built with the lite header a
 TEST_CASE("the precompiled headers prepared ahead are the ones an answer's compile then uses") {
   // A collection of KernelBench answers prepares them while its workers start
   // (EvaluationSettings::prepare_inline_headers): the first compiles must find them, not build
-  // their own under other keys.
-  const kagent::testing::TempDir cache("kagent-inline-prepared");
-  const CompileOptions o = kagent::testing::compile_options(cache);
-  prepare_inline_headers(o);
-  const InlineBuild b = compile_inline_extension(only_call(answer("elementwise_add.py")), o);
+  // their own under other keys. The prepared cache of this executable is that: a fresh cache,
+  // prepare_inline_headers, then KernelBench's example answer as its first compile, whose build
+  // the first case of this file checks as well (inline_cache_for_tests.h).
+  const CompileOptions o = options();
+  const InlineBuild& b = kagent::testing::prepared_inline().example;
   INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
   REQUIRE(b.info.ok);
+  REQUIRE_FALSE(b.info.cache_hit);  // a compile, not an entry made before
   bool host_compile = false;
   for (const auto& step : b.info.steps) {
     INFO(step.name);

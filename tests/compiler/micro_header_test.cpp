@@ -3,6 +3,7 @@
 // torch header, and its functions run through the shared binding with torch's results and torch's
 // errors; an answer that uses more is built with the slim header, with the outcome it always had.
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include <doctest/doctest.h>
@@ -16,6 +17,7 @@
 #include "compiler/micro_header.h"
 #include "compile_cache_for_tests.h"
 #include "inline_answer_for_tests.h"
+#include "inline_cache_for_tests.h"
 #include "inline_call_for_tests.h"
 
 using namespace kagent;
@@ -23,7 +25,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const kagent::testing::TempDir kCache("kagent-micro-test");
 const kagent::testing::TempDir kAnswers("kagent-micro-answers");
 
 std::string answer_file(const std::string& name, const std::string& cpp, const std::string& cuda,
@@ -31,7 +32,10 @@ std::string answer_file(const std::string& name, const std::string& cpp, const s
   return kagent::testing::inline_answer_file(kAnswers.str(), name, cpp, cuda, function);
 }
 
-InlineBuild build_call(const InlineCall& call, CompileOptions options = kagent::testing::compile_options(kCache)) {
+// The prepared cache of the whole executable (inline_cache_for_tests.h).
+CompileOptions cache_options() { return kagent::testing::prepared_inline_options(); }
+
+InlineBuild build_call(const InlineCall& call, CompileOptions options = cache_options()) {
   const InlineBuild b = compile_inline_extension(call, options);
   INFO("errors: " << b.info.errors << "\nlog: " << b.info.log);
   return b;
@@ -77,6 +81,13 @@ TEST_CASE("an answer that uses only the micro header's Tensor is built without t
   const std::string f =
       answer_file("micro_ok", "std::vector<torch::Tensor> scaled(torch::Tensor x, double s);", std::string(kMicroCuda), "scaled");
   const InlineCall call = kagent::testing::only_call(f);
+  // Switched off (CompileOptions::micro_header, $KAGENT_MICRO_HEADER=0), checked last: that build
+  // does not depend on the rest, so it runs beside it.
+  auto slim_build = std::async(std::launch::async, [&call] {
+    CompileOptions off = cache_options();
+    off.micro_header = false;
+    return build_call(call, off);
+  });
   const InlineBuild b = build_call(call);
   REQUIRE(b.info.ok);
   REQUIRE_FALSE(b.binding.empty());
@@ -120,10 +131,8 @@ except RuntimeError as e:
   CHECK(r.exit.code == 0);
   CHECK(r.output.find(R"("name": "micro_ok", "built_by": "kagent")") != std::string::npos);
 
-  // Switched off (CompileOptions::micro_header, $KAGENT_MICRO_HEADER=0): the slim header, another entry.
-  CompileOptions off = kagent::testing::compile_options(kCache);
-  off.micro_header = false;
-  const InlineBuild slim = build_call(call, off);
+  // Switched off: the slim header, another entry.
+  const InlineBuild slim = slim_build.get();
   CHECK(slim.info.ok);
   CHECK_FALSE(slim.info.cache_hit);
   for (const auto& e : fs::directory_iterator(fs::path(slim.info.artifact).parent_path()))
@@ -131,14 +140,19 @@ except RuntimeError as e:
 }
 
 TEST_CASE("an answer that uses more than the micro header has is built with the slim one, with the same outcome") {
-  // A Tensor operator and a reduction: torch has them, the micro header does not.
+  // The broken answer checked below is built beside this one (they do not depend on each other).
+  auto broken = std::async(std::launch::async, [] { return &kagent::testing::broken_cuda_answer(); });
+  // A Tensor method and a reduction: torch has them, the micro header does not. Methods, not the
+  // operator (`x - x.mean()` before): slim has no Tensor operators either, so that answer went on
+  // past slim to a third compile with the ATen header, and this case never saw slim hold.
   const std::string f = answer_file("micro_more", "torch::Tensor centred(torch::Tensor x);",
-                                    "torch::Tensor centred(torch::Tensor x) {\n  return x - x.mean();\n}\n", "centred");
+                                    "torch::Tensor centred(torch::Tensor x) {\n  return x.sub(x.mean());\n}\n", "centred");
   const InlineCall call = kagent::testing::only_call(f);
   const InlineBuild b = build_call(call);
   REQUIRE(b.info.ok);
   CHECK(b.info.log.find("kagent: rebuilt with the slim torch/extension.h (the build with the micro one failed)") == 0);
   CHECK(has_step(b, "micro header: cuda.cu"));
+  CHECK_FALSE(has_step(b, "slim header:"));  // slim held: no later tier
   const RunResult r = run_answer(f, call, b, R"py(
 x = torch.tensor([1.0, 2.0, 6.0])
 assert torch.equal(ext.centred(x), x - 3.0)
@@ -147,12 +161,14 @@ assert torch.equal(ext.centred(x), x - 3.0)
   CHECK(r.exit.code == 0);
 
   // The answer's own error is the slim tier's, as before: its line, and nothing of the micro header.
-  const std::string e = answer_file("micro_broken", "torch::Tensor neg(torch::Tensor x);",
-                                    "torch::Tensor neg(torch::Tensor x) {\n  return x.neg() + undefined_name;\n}\n", "neg");
-  const InlineBuild be = build_call(kagent::testing::only_call(e));
+  // The answer and its build are shared_binding_test.cpp's too (inline_cache_for_tests.h): one
+  // build on the one path both check (micro, slim, lite), each for what it is about.
+  const InlineBuild& be = broken.get()->build;
+  INFO("errors: " << be.info.errors << "\nlog: " << be.info.log);
+  CHECK(has_step(be, "micro header: cuda.cu"));  // tried with the micro header first
   CHECK_FALSE(be.info.ok);
   CHECK(be.fallback.empty());
-  CHECK(be.info.errors.find("micro_broken/cuda.cu:5:") != std::string::npos);
+  CHECK(be.info.errors.find("broken_cuda_ext/cuda.cu:5:") != std::string::npos);
   CHECK(be.info.errors.find("undefined_name") != std::string::npos);
   CHECK(be.info.errors.find("micro_tensor.h") == std::string::npos);
 }
@@ -226,6 +242,12 @@ except RuntimeError as e:
     const std::size_t b = r.output.find("MESSAGE<"), e = r.output.find(">\n", b);
     return b == std::string::npos || e == std::string::npos ? std::string() : r.output.substr(b + 8, e - b - 8);
   };
+  // The slim build (checked second) does not depend on the lean one: it runs beside it.
+  auto slim_build = std::async(std::launch::async, [&call] {
+    CompileOptions off = cache_options();
+    off.micro_header = false;  // the slim header: torch's own TORCH_CHECK and stream
+    return build_call(call, off);
+  });
   const InlineBuild lean = build_call(call);
   REQUIRE(lean.info.ok);
   CHECK(lean.info.log.find("rebuilt") == std::string::npos);  // held at micro, lean
@@ -234,9 +256,7 @@ except RuntimeError as e:
   INFO(lr.output);
   REQUIRE(lr.exit.code == 0);
 
-  CompileOptions off = kagent::testing::compile_options(kCache);
-  off.micro_header = false;  // the slim header: torch's own TORCH_CHECK and stream
-  const InlineBuild slim = build_call(call, off);
+  const InlineBuild slim = slim_build.get();
   REQUIRE(slim.info.ok);
   const RunResult sr = run_answer(f, call, slim, check);
   INFO(sr.output);
