@@ -178,36 +178,25 @@ TEST_CASE("KAGENT_SANDBOX_REQUIRE: a missing property refuses the run, one line,
   CHECK(testing::has(refused.err, "processes"));
   CHECK(testing::has(refused.err, "KAGENT_SANDBOX_REQUIRE"));
   CHECK_FALSE(testing::has(refused.err, "network ("));  // held: not named
-  // An unknown property is a usage error of the setting, said in one line.
-  auto unknown = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_SANDBOX_REQUIRE=gpus"}, dir.str());
-  CHECK(unknown.status == 2);
-  CHECK(unknown.err_lines() == 1);
-  CHECK(testing::has(unknown.err, "unknown property 'gpus'"));
-  // So is the idle release's (issue 46): a usage error, as a bad flag value is.
-  auto idle = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_GPU_IDLE_RELEASE_MS=10ms"}, dir.str());
-  CHECK(idle.status == 2);
-  CHECK(idle.err_lines() == 1);
-  CHECK(testing::has(idle.err, "KAGENT_GPU_IDLE_RELEASE_MS=10ms is not a whole number of milliseconds"));
-  // And how the workers wait for the GPU: one of three words.
-  auto wait = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_GPU_WAIT=sleep"}, dir.str());
-  CHECK(wait.status == 2);
-  CHECK(wait.err_lines() == 1);
-  CHECK(testing::has(wait.err, "KAGENT_GPU_WAIT=sleep is not spin, yield or block"));
-  // And the trials' draw processes: a count.
-  auto draws = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_DRAW_AHEAD=-1"}, dir.str());
-  CHECK(draws.status == 2);
-  CHECK(draws.err_lines() == 1);
-  CHECK(testing::has(draws.err, "KAGENT_DRAW_AHEAD=-1 is not a count of draw processes from 0 to 16"));
-  // And every on/off switch and whole-number setting (common/switch_value.h), where the readers
+  // A setting's wrong value is a usage error: exit 2, one line that says what is wrong with it.
+  const auto usage_error = [&](const std::string& setting, const std::string& says) {
+    auto r = testing::run_kagent({"eval", problem, candidate}, {setting}, dir.str());
+    CHECK_MESSAGE(r.status == 2, setting);
+    CHECK_MESSAGE(r.err_lines() == 1, setting);
+    CHECK_MESSAGE(testing::has(r.err, says), r.err);
+  };
+  // An unknown property of the sandbox's requirement.
+  usage_error("KAGENT_SANDBOX_REQUIRE=gpus", "unknown property 'gpus'");
+  // The idle release's (issue 46), as a bad flag value is.
+  usage_error("KAGENT_GPU_IDLE_RELEASE_MS=10ms", "KAGENT_GPU_IDLE_RELEASE_MS=10ms is not a whole number of milliseconds");
+  // How the workers wait for the GPU: one of three words.
+  usage_error("KAGENT_GPU_WAIT=sleep", "KAGENT_GPU_WAIT=sleep is not spin, yield or block");
+  // The trials' draw processes: a count.
+  usage_error("KAGENT_DRAW_AHEAD=-1", "KAGENT_DRAW_AHEAD=-1 is not a count of draw processes from 0 to 16");
+  // Every on/off switch and whole-number setting (common/switch_value.h), where the readers
   // used to warn and go on with their default.
-  auto micro = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_MICRO_FULL_STD=maybe"}, dir.str());
-  CHECK(micro.status == 2);
-  CHECK(micro.err_lines() == 1);
-  CHECK(testing::has(micro.err, "KAGENT_MICRO_FULL_STD=maybe is not on or off"));
-  auto passes = testing::run_kagent({"eval", problem, candidate}, {"KAGENT_PROFILER_PASSES=17"}, dir.str());
-  CHECK(passes.status == 2);
-  CHECK(passes.err_lines() == 1);
-  CHECK(testing::has(passes.err, "KAGENT_PROFILER_PASSES=17 is not a whole number from 1 to 16"));
+  usage_error("KAGENT_MICRO_FULL_STD=maybe", "KAGENT_MICRO_FULL_STD=maybe is not on or off");
+  usage_error("KAGENT_PROFILER_PASSES=17", "KAGENT_PROFILER_PASSES=17 is not a whole number from 1 to 16");
   // Required and held: the worker starts (its hello), and the refusal names what is missing
   // when the same worker lacks one.
   ::setenv("KAGENT_SANDBOX_REQUIRE", "network,filesystem", 1);
